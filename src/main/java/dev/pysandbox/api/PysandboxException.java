@@ -1,0 +1,28 @@
+package dev.pysandbox.api;
+
+import java.util.Objects;
+
+/** A failure with one of the closed set of {@link ErrorCode}s and a self-diagnosing message. */
+public class PysandboxException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
+  private final ErrorCode code;
+
+  public PysandboxException(ErrorCode code, String message) {
+    super(message);
+    this.code = Objects.requireNonNull(code);
+  }
+
+  public PysandboxException(ErrorCode code, String message, Throwable cause) {
+    super(message, cause);
+    this.code = Objects.requireNonNull(code);
+  }
+
+  public ErrorCode code() {
+    return code;
+  }
+
+  public static PysandboxException invalid(String message) {
+    return new PysandboxException(ErrorCode.INVALID_ARGUMENT, message);
+  }
+}

@@ -1,0 +1,309 @@
+package dev.pysandbox.api;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A run: one execution of code, as recorded and as returned by {@code run_python} and
+ * {@code get_run}. The server, not the sandbox, sets status, timings and artifacts.
+ *
+ * @param runId run id, {@code run_} and 20 hex digits
+ * @param sessionId session it ran in; {@code null} for one-shot runs
+ * @param parentRunId the run this one re-ran, or {@code null}
+ * @param description caller's free text, data only
+ * @param status where the run is in its life
+ * @param message why it ended this way, for statuses other than succeeded (limit, elapsed time, exit code)
+ * @param code the source that ran (omitted when not asked for)
+ * @param codeHash sha256 of the code's UTF-8 bytes
+ * @param stdout captured standard output (head and tail when truncated)
+ * @param stderr captured standard error (head and tail when truncated)
+ * @param stdoutTruncated true when stdout exceeded the cap
+ * @param stderrTruncated true when stderr exceeded the cap
+ * @param stdoutBytes total stdout bytes produced, kept or not
+ * @param stderrBytes total stderr bytes produced, kept or not
+ * @param exitCode 0 on success, 1 for an exception, the code of {@code sys.exit(n)} or of a process that exited; {@code null} when killed
+ * @param error the exception, or {@code null}
+ * @param result MIME bundle of the trailing expression, or {@code null}
+ * @param displays MIME bundles from {@code display()} and matplotlib figures
+ * @param outputs the {@code __outputs__} dict; values that are not JSON are given as repr and type
+ * @param outputsNonJson keys of {@code outputs} whose values were not JSON
+ * @param artifacts workspace files created, changed or deleted, measured by the server
+ * @param artifactsDir host directory holding this run's files, or {@code null}
+ * @param timeoutSeconds the wall-clock limit applied
+ * @param backend the sandbox backend that ran it
+ * @param createdAt ISO-8601 instant the run was recorded
+ * @param finishedAt ISO-8601 instant it finished, or {@code null}
+ * @param durationMs wall time of the execution measured by the server, or {@code null}
+ * @param riskFindings findings of the risk analysis (empty until it runs)
+ * @param notebookPath where the run's notebook was saved, or {@code null}
+ * @param viewCommand a command that shows this run
+ */
+public record RunRecord(
+    String runId,
+    String sessionId,
+    String parentRunId,
+    String description,
+    RunStatus status,
+    String message,
+    String code,
+    String codeHash,
+    String stdout,
+    String stderr,
+    boolean stdoutTruncated,
+    boolean stderrTruncated,
+    long stdoutBytes,
+    long stderrBytes,
+    Integer exitCode,
+    ErrorInfo error,
+    Map<String, Object> result,
+    List<Map<String, Object>> displays,
+    Map<String, Object> outputs,
+    List<String> outputsNonJson,
+    List<Artifact> artifacts,
+    String artifactsDir,
+    int timeoutSeconds,
+    String backend,
+    String createdAt,
+    String finishedAt,
+    Long durationMs,
+    List<Map<String, Object>> riskFindings,
+    String notebookPath,
+    String viewCommand) {
+
+  public RunRecord {
+    displays = displays == null ? List.of() : List.copyOf(displays);
+    artifacts = artifacts == null ? List.of() : List.copyOf(artifacts);
+    outputs = outputs == null ? Map.of() : outputs;
+    outputsNonJson = outputsNonJson == null ? List.of() : List.copyOf(outputsNonJson);
+    riskFindings = riskFindings == null ? List.of() : List.copyOf(riskFindings);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  public Builder toBuilder() {
+    Builder b = new Builder();
+      b.runId = runId;
+      b.sessionId = sessionId;
+      b.parentRunId = parentRunId;
+      b.description = description;
+      b.status = status;
+      b.message = message;
+      b.code = code;
+      b.codeHash = codeHash;
+      b.stdout = stdout;
+      b.stderr = stderr;
+      b.stdoutTruncated = stdoutTruncated;
+      b.stderrTruncated = stderrTruncated;
+      b.stdoutBytes = stdoutBytes;
+      b.stderrBytes = stderrBytes;
+      b.exitCode = exitCode;
+      b.error = error;
+      b.result = result;
+      b.displays = displays;
+      b.outputs = outputs;
+      b.outputsNonJson = outputsNonJson;
+      b.artifacts = artifacts;
+      b.artifactsDir = artifactsDir;
+      b.timeoutSeconds = timeoutSeconds;
+      b.backend = backend;
+      b.createdAt = createdAt;
+      b.finishedAt = finishedAt;
+      b.durationMs = durationMs;
+      b.riskFindings = riskFindings;
+      b.notebookPath = notebookPath;
+      b.viewCommand = viewCommand;
+    return b;
+  }
+
+  /** Mutable builder; not thread-safe. */
+  public static final class Builder {
+    private String runId;
+    private String sessionId;
+    private String parentRunId;
+    private String description;
+    private RunStatus status;
+    private String message;
+    private String code;
+    private String codeHash;
+    private String stdout;
+    private String stderr;
+    private boolean stdoutTruncated;
+    private boolean stderrTruncated;
+    private long stdoutBytes;
+    private long stderrBytes;
+    private Integer exitCode;
+    private ErrorInfo error;
+    private Map<String, Object> result;
+    private List<Map<String, Object>> displays;
+    private Map<String, Object> outputs;
+    private List<String> outputsNonJson;
+    private List<Artifact> artifacts;
+    private String artifactsDir;
+    private int timeoutSeconds;
+    private String backend;
+    private String createdAt;
+    private String finishedAt;
+    private Long durationMs;
+    private List<Map<String, Object>> riskFindings;
+    private String notebookPath;
+    private String viewCommand;
+
+    private Builder() {}
+
+    public Builder runId(String runId) {
+      this.runId = runId;
+      return this;
+    }
+
+    public Builder sessionId(String sessionId) {
+      this.sessionId = sessionId;
+      return this;
+    }
+
+    public Builder parentRunId(String parentRunId) {
+      this.parentRunId = parentRunId;
+      return this;
+    }
+
+    public Builder description(String description) {
+      this.description = description;
+      return this;
+    }
+
+    public Builder status(RunStatus status) {
+      this.status = status;
+      return this;
+    }
+
+    public Builder message(String message) {
+      this.message = message;
+      return this;
+    }
+
+    public Builder code(String code) {
+      this.code = code;
+      return this;
+    }
+
+    public Builder codeHash(String codeHash) {
+      this.codeHash = codeHash;
+      return this;
+    }
+
+    public Builder stdout(String stdout) {
+      this.stdout = stdout;
+      return this;
+    }
+
+    public Builder stderr(String stderr) {
+      this.stderr = stderr;
+      return this;
+    }
+
+    public Builder stdoutTruncated(boolean stdoutTruncated) {
+      this.stdoutTruncated = stdoutTruncated;
+      return this;
+    }
+
+    public Builder stderrTruncated(boolean stderrTruncated) {
+      this.stderrTruncated = stderrTruncated;
+      return this;
+    }
+
+    public Builder stdoutBytes(long stdoutBytes) {
+      this.stdoutBytes = stdoutBytes;
+      return this;
+    }
+
+    public Builder stderrBytes(long stderrBytes) {
+      this.stderrBytes = stderrBytes;
+      return this;
+    }
+
+    public Builder exitCode(Integer exitCode) {
+      this.exitCode = exitCode;
+      return this;
+    }
+
+    public Builder error(ErrorInfo error) {
+      this.error = error;
+      return this;
+    }
+
+    public Builder result(Map<String, Object> result) {
+      this.result = result;
+      return this;
+    }
+
+    public Builder displays(List<Map<String, Object>> displays) {
+      this.displays = displays;
+      return this;
+    }
+
+    public Builder outputs(Map<String, Object> outputs) {
+      this.outputs = outputs;
+      return this;
+    }
+
+    public Builder outputsNonJson(List<String> outputsNonJson) {
+      this.outputsNonJson = outputsNonJson;
+      return this;
+    }
+
+    public Builder artifacts(List<Artifact> artifacts) {
+      this.artifacts = artifacts;
+      return this;
+    }
+
+    public Builder artifactsDir(String artifactsDir) {
+      this.artifactsDir = artifactsDir;
+      return this;
+    }
+
+    public Builder timeoutSeconds(int timeoutSeconds) {
+      this.timeoutSeconds = timeoutSeconds;
+      return this;
+    }
+
+    public Builder backend(String backend) {
+      this.backend = backend;
+      return this;
+    }
+
+    public Builder createdAt(String createdAt) {
+      this.createdAt = createdAt;
+      return this;
+    }
+
+    public Builder finishedAt(String finishedAt) {
+      this.finishedAt = finishedAt;
+      return this;
+    }
+
+    public Builder durationMs(Long durationMs) {
+      this.durationMs = durationMs;
+      return this;
+    }
+
+    public Builder riskFindings(List<Map<String, Object>> riskFindings) {
+      this.riskFindings = riskFindings;
+      return this;
+    }
+
+    public Builder notebookPath(String notebookPath) {
+      this.notebookPath = notebookPath;
+      return this;
+    }
+
+    public Builder viewCommand(String viewCommand) {
+      this.viewCommand = viewCommand;
+      return this;
+    }
+
+    public RunRecord build() {
+      return new RunRecord(runId, sessionId, parentRunId, description, status, message, code, codeHash, stdout, stderr, stdoutTruncated, stderrTruncated, stdoutBytes, stderrBytes, exitCode, error, result, displays, outputs, outputsNonJson, artifacts, artifactsDir, timeoutSeconds, backend, createdAt, finishedAt, durationMs, riskFindings, notebookPath, viewCommand);
+    }
+  }
+}

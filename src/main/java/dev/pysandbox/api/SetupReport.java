@@ -1,0 +1,33 @@
+package dev.pysandbox.api;
+
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What {@code check_setup} and {@code pysandbox doctor} report: whether code can run here, and
+ * if not, what is missing and how to install it.
+ *
+ * @param ready true when a sandbox can be started
+ * @param dataDir the data directory in use
+ * @param backends every backend tried, in order, with why it is unavailable
+ * @param interpreter path, version and the data-science packages' versions
+ * @param sandboxUser the host user sandboxes run as
+ * @param limits the limits applied to runs
+ * @param pool warm pool size, ready sandboxes and preloaded modules
+ * @param problems what is missing, each with the command that fixes it
+ * @param settings every setting with its value and where it came from
+ */
+public record SetupReport(
+    boolean ready,
+    String dataDir,
+    List<BackendStatus> backends,
+    Map<String, Object> interpreter,
+    String sandboxUser,
+    Map<String, Object> limits,
+    Map<String, Object> pool,
+    List<String> problems,
+    Map<String, String> settings) {
+
+  /** One backend's availability. */
+  public record BackendStatus(String name, boolean available, String reason) {}
+}

@@ -1,0 +1,23 @@
+package dev.pysandbox.backend;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * What the configured interpreter is, found once by running it on the host with a fixed probe.
+ *
+ * @param path the configured path
+ * @param version e.g. {@code 3.11.2}
+ * @param realExecutable the binary after symlinks
+ * @param basePrefix {@code sys.base_prefix}
+ * @param sysPath the import path a normal start would have (site directories included)
+ * @param packages versions of the data-science packages, {@code null} values when absent
+ */
+public record InterpreterInfo(
+    Path path,
+    String version,
+    Path realExecutable,
+    Path basePrefix,
+    List<String> sysPath,
+    Map<String, String> packages) {}

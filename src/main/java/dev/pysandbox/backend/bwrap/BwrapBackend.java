@@ -1,0 +1,328 @@
+package dev.pysandbox.backend.bwrap;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.HostUser;
+import dev.pysandbox.backend.InterpreterInfo;
+import dev.pysandbox.backend.InterpreterProbe;
+import dev.pysandbox.backend.ProcessTable;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.backend.SandboxBackend;
+import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.worker.WorkerConnection;
+import dev.pysandbox.worker.WorkerHub;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Predicate;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The default backend: each sandbox is a bubblewrap process tree (see {@link BwrapCommand})
+ * started by the launcher helper. When the server runs as root, sandboxes run as the
+ * configured unprivileged host user, and the sandbox directory is bind-mounted by the launcher
+ * at a path that user can reach.
+ */
+public final class BwrapBackend implements SandboxBackend {
+  private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
+  private static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
+
+  private final PysandboxConfig config;
+  private final DataLayout layout;
+  private final WorkerHub hub;
+  private final String instanceId;
+  private final Executor blocking;
+  private final AtomicLong counter = new AtomicLong();
+  private final Map<String, BwrapSandbox> live = new ConcurrentHashMap<>();
+
+  private volatile Setup setup;
+  private String unavailable;
+  private LauncherClient launcher;
+
+  /** Everything found once at set-up. */
+  private record Setup(
+      InterpreterInfo python, HostUser runAs, Path visibleRoot, String runnerName, String launcherName) {
+    Path visibleLib() {
+      return visibleRoot.resolve("lib");
+    }
+
+    Path visibleWorkspaces() {
+      return visibleRoot.resolve("workspaces");
+    }
+  }
+
+  /**
+   * @param instanceId this server process's id; it prefixes every sandbox id so that start-up
+   *     hygiene can tell whose sandboxes are whose
+   * @param blocking runs the blocking parts of starting and killing
+   */
+  public BwrapBackend(
+      PysandboxConfig config,
+      DataLayout layout,
+      WorkerHub hub,
+      String instanceId,
+      Executor blocking) {
+    this.config = config;
+    this.layout = layout;
+    this.hub = hub;
+    this.instanceId = instanceId;
+    this.blocking = blocking;
+  }
+
+  @Override
+  public String name() {
+    return "bwrap";
+  }
+
+  @Override
+  public synchronized Optional<String> unavailableReason() {
+    if (setup == null && unavailable == null) {
+      try {
+        setup = setUp();
+      } catch (PysandboxException e) {
+        unavailable = e.getMessage();
+      }
+    }
+    return Optional.ofNullable(unavailable);
+  }
+
+  /** The interpreter sandboxes run, once set-up has succeeded. */
+  public Optional<InterpreterInfo> interpreter() {
+    Setup s = setup;
+    return s == null ? Optional.empty() : Optional.of(s.python());
+  }
+
+  /** The host user sandboxes run as. */
+  public Optional<HostUser> sandboxUser() {
+    Setup s = setup;
+    return s == null ? Optional.empty() : Optional.of(s.runAs());
+  }
+
+  private Setup setUp() {
+    Path bwrap = config.bwrap();
+    if (!Files.isExecutable(bwrap)) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "bwrap: " + bwrap + " not found: install bubblewrap (Debian: apt-get install bubblewrap)");
+    }
+    InterpreterInfo python = InterpreterProbe.probe(config.python());
+    int uid = HostUser.currentUid();
+    HostUser runAs;
+    Path visibleRoot = layout.sandboxRoot();
+    LauncherClient.Stage stage = null;
+    if (uid == 0) {
+      runAs =
+          HostUser.lookup(config.sandboxUser())
+              .orElseThrow(
+                  () ->
+                      new PysandboxException(
+                          ErrorCode.BACKEND_UNAVAILABLE,
+                          "bwrap: the server runs as root, so sandboxes run as the unprivileged"
+                              + " user '"
+                              + config.sandboxUser()
+                              + "', which does not exist: create it with 'useradd --system"
+                              + " --no-create-home --shell /usr/sbin/nologin "
+                              + config.sandboxUser()
+                              + "' (scripts/setup.sh does) or set PYSANDBOX_SANDBOX_USER"));
+      if (runAs.uid() == 0) {
+        throw new PysandboxException(
+            ErrorCode.BACKEND_UNAVAILABLE, "bwrap: sandbox_user must not have uid 0");
+      }
+      String hash = SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
+      visibleRoot = STAGE_BASE.resolve(hash.substring(0, 12));
+      stage = new LauncherClient.Stage(layout.sandboxRoot(), visibleRoot);
+    } else {
+      runAs = new HostUser(System.getProperty("user.name"), uid, -1);
+    }
+    String runnerName;
+    String launcherName;
+    try {
+      Files.createDirectories(layout.workspacesDir());
+      Files.createDirectories(layout.runtimeDir());
+      Files.setPosixFilePermissions(layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
+      Files.setPosixFilePermissions(layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
+      runnerName = SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", layout.libDir());
+      SandboxFiles.installEtc(layout.libDir());
+      launcherName =
+          SandboxFiles.installScript(
+              "/dev/pysandbox/backend/bwrap/launcher.py", "launcher", layout.runtimeDir());
+    } catch (IOException | UncheckedIOException e) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(), e);
+    }
+    try {
+      launcher =
+          LauncherClient.start(
+              python.path(),
+              layout.runtimeDir().resolve(launcherName),
+              uid == 0 ? runAs.uid() : null,
+              uid == 0 ? runAs.gid() : null,
+              stage);
+    } catch (IOException e) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot start the sandbox launcher: " + e.getMessage(), e);
+    }
+    Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName);
+    log.info(
+        "bwrap backend ready: python {} ({}), sandboxes run as {} (uid {})",
+        python.version(),
+        python.path(),
+        runAs.name(),
+        runAs.uid());
+    return s;
+  }
+
+  private synchronized LauncherClient launcher() {
+    if (launcher == null || !launcher.isAlive()) {
+      Setup s = setup;
+      log.warn("the sandbox launcher is gone; starting a new one");
+      try {
+        boolean root = HostUser.currentUid() == 0;
+        launcher =
+            LauncherClient.start(
+                s.python().path(),
+                layout.runtimeDir().resolve(s.launcherName()),
+                root ? s.runAs().uid() : null,
+                root ? s.runAs().gid() : null,
+                root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
+      } catch (IOException e) {
+        throw new PysandboxException(
+            ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot restart the sandbox launcher: " + e.getMessage(), e);
+      }
+    }
+    return launcher;
+  }
+
+  @Override
+  public CompletableFuture<Sandbox> start(SandboxSpec spec) {
+    Optional<String> reason = unavailableReason();
+    if (reason.isPresent()) {
+      return CompletableFuture.failedFuture(
+          new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, reason.get()));
+    }
+    Setup s = setup;
+    String id = "sbx-" + instanceId + "-" + Long.toHexString(counter.incrementAndGet());
+    Path workspace = layout.workspacesDir().resolve(id);
+    WorkerConnection worker;
+    LauncherClient.Child child;
+    LauncherClient client;
+    try {
+      Files.createDirectory(workspace);
+      Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
+      if (HostUser.currentUid() == 0) {
+        Files.setAttribute(workspace, "unix:uid", s.runAs().uid());
+        Files.setAttribute(workspace, "unix:gid", s.runAs().gid());
+      }
+      worker = hub.expect(id, spec.outputLimit());
+      List<String> argv =
+          BwrapCommand.build(
+              config.bwrap(),
+              s.python(),
+              s.visibleWorkspaces().resolve(id),
+              s.visibleLib(),
+              s.runnerName(),
+              spec.preload());
+      client = launcher();
+      child = client.spawn(id, argv, hub.socketPath(), WorkerHub.token(worker));
+    } catch (IOException | RuntimeException e) {
+      return CompletableFuture.failedFuture(
+          new PysandboxException(
+              ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot start sandbox " + id + ": " + e.getMessage(), e));
+    }
+    BwrapSandbox sandbox = new BwrapSandbox(id, workspace, worker, child, client, blocking);
+    live.put(id, sandbox);
+    sandbox.exited().whenComplete((exit, err) -> live.remove(id));
+    long timeout = config.startupTimeoutSeconds();
+    return worker
+        .ready()
+        .orTimeout(timeout, TimeUnit.SECONDS)
+        .handle(
+            (ready, err) -> {
+              if (err == null) {
+                return (Sandbox) sandbox;
+              }
+              String printed = worker.partial().stderr().text().strip();
+              sandbox.kill("failed to start");
+              String why =
+                  err instanceof java.util.concurrent.TimeoutException
+                          || err.getCause() instanceof java.util.concurrent.TimeoutException
+                      ? "not ready after " + timeout + " s (startup_timeout)"
+                      : "its runner stopped before it was ready";
+              throw new PysandboxException(
+                  ErrorCode.BACKEND_UNAVAILABLE,
+                  "bwrap: sandbox "
+                      + id
+                      + " "
+                      + why
+                      + (printed.isEmpty() ? "" : "; it printed: " + printed));
+            });
+  }
+
+  /**
+   * Kills sandboxes that server processes now dead left behind, found by their command lines.
+   *
+   * @param instanceAlive tells whether a server instance id belongs to a live server
+   * @return how many processes were killed
+   */
+  public int reapOrphans(Predicate<String> instanceAlive) {
+    Setup s = setup;
+    Path root = s != null ? s.visibleWorkspaces() : layout.workspacesDir();
+    String marker = root + "/sbx-";
+    int killed = 0;
+    for (long pid : ProcessTable.withCommandLineContaining(marker)) {
+      String instance = instanceOf(commandLineAfter(pid, marker));
+      if (instance != null && !instanceAlive.test(instance)) {
+        ProcessTable.killNow(pid);
+        killed++;
+      }
+    }
+    return killed;
+  }
+
+  private static String commandLineAfter(long pid, String marker) {
+    try {
+      String cmd =
+          new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
+              .replace('\0', ' ');
+      int i = cmd.indexOf(marker);
+      return i < 0 ? null : "sbx-" + cmd.substring(i + marker.length());
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  /** The server instance a sandbox id or workspace name belongs to, or {@code null}. */
+  public static String instanceOf(String sandboxId) {
+    if (sandboxId == null || !sandboxId.startsWith("sbx-")) {
+      return null;
+    }
+    String[] parts = sandboxId.split("[-/ ]");
+    return parts.length >= 3 ? parts[1] : null;
+  }
+
+  @Override
+  public void close() {
+    for (BwrapSandbox s : live.values()) {
+      s.kill("server shutting down");
+    }
+    synchronized (this) {
+      if (launcher != null) {
+        launcher.close();
+      }
+    }
+  }
+}

@@ -1,0 +1,133 @@
+package dev.pysandbox.backend.bwrap;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.backend.InterpreterInfo;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The bubblewrap command line of one sandbox: every namespace, an allow-list filesystem
+ * (read-only system paths, a stub {@code /etc}, tmpfs {@code /tmp}, the workspace at {@code
+ * /mnt/data}), no capabilities, a cleared environment and the runner as its only program.
+ */
+final class BwrapCommand {
+  /** The uid and gid the code sees inside; unprivileged, and distinct from overflow 65534. */
+  static final int SANDBOX_UID = 1000;
+
+  static final String WORKSPACE = "/mnt/data";
+  static final String RUNNER = "/opt/pysandbox/runner.py";
+
+  /** Host files the interpreter and the data stack read; each is bound only if present. */
+  private static final List<String> HOST_ETC =
+      List.of(
+          "/etc/alternatives",
+          "/etc/ld.so.cache",
+          "/etc/localtime",
+          "/etc/fonts",
+          "/etc/matplotlibrc",
+          "/etc/mime.types",
+          "/etc/python3",
+          "/etc/python3.11");
+
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private BwrapCommand() {}
+
+  /**
+   * @param workspace the workspace as bwrap (running as the sandbox user) can reach it
+   * @param lib the library directory as bwrap can reach it (runner and stub /etc files)
+   * @param runnerName file name of the runner inside {@code lib}
+   */
+  static List<String> build(
+      Path bwrap,
+      InterpreterInfo python,
+      Path workspace,
+      Path lib,
+      String runnerName,
+      List<String> preload) {
+    List<String> a = new ArrayList<>();
+    a.add(bwrap.toString());
+    add(a, "--unshare-user", "--disable-userns");
+    add(a, "--uid", Integer.toString(SANDBOX_UID), "--gid", Integer.toString(SANDBOX_UID));
+    add(a, "--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts");
+    add(a, "--unshare-cgroup-try");
+    add(a, "--ro-bind", "/usr", "/usr");
+    add(a, "--symlink", "usr/lib", "/lib", "--symlink", "usr/lib64", "/lib64");
+    add(a, "--symlink", "usr/bin", "/bin", "--symlink", "usr/sbin", "/sbin");
+    for (String etc : HOST_ETC) {
+      add(a, "--ro-bind-try", etc, etc);
+    }
+    for (String stub : List.of("passwd", "group", "hosts", "nsswitch.conf")) {
+      add(a, "--ro-bind", lib.resolve("etc").resolve(stub).toString(), "/etc/" + stub);
+    }
+    for (Path p : interpreterPaths(python)) {
+      add(a, "--ro-bind-try", p.toString(), p.toString());
+    }
+    add(a, "--proc", "/proc", "--dev", "/dev");
+    add(a, "--tmpfs", "/tmp");
+    add(a, "--bind", workspace.toString(), WORKSPACE);
+    add(a, "--ro-bind", lib.resolve(runnerName).toString(), RUNNER);
+    add(a, "--chdir", WORKSPACE);
+    add(a, "--remount-ro", "/");
+    add(a, "--hostname", "sandbox");
+    add(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL");
+    add(a, "--clearenv");
+    for (Map.Entry<String, String> e : environment().entrySet()) {
+      add(a, "--setenv", e.getKey(), e.getValue());
+    }
+    add(a, "--info-fd", "4");
+    add(a, python.path().toString(), "-I", "-S", RUNNER, runnerOptions(python, preload));
+    return List.copyOf(a);
+  }
+
+  /** The only environment the code sees: nothing of the server's. */
+  static Map<String, String> environment() {
+    Map<String, String> env = new LinkedHashMap<>();
+    env.put("PATH", "/usr/local/bin:/usr/bin:/bin");
+    env.put("HOME", "/tmp");
+    env.put("TMPDIR", "/tmp");
+    env.put("LANG", "C.UTF-8");
+    env.put("USER", "sandbox");
+    env.put("MPLBACKEND", "Agg");
+    env.put("MPLCONFIGDIR", "/tmp/.matplotlib");
+    env.put("PYTHONDONTWRITEBYTECODE", "1");
+    return env;
+  }
+
+  /** Interpreter directories outside /usr (a Python built under /opt, say) must be bound too. */
+  private static List<Path> interpreterPaths(InterpreterInfo python) {
+    List<Path> extra = new ArrayList<>();
+    Path usr = Path.of("/usr");
+    for (Path p : List.of(python.basePrefix(), python.realExecutable().getParent())) {
+      if (!p.startsWith(usr) && !extra.contains(p)) {
+        extra.add(p);
+      }
+    }
+    for (String entry : python.sysPath()) {
+      Path p = Path.of(entry);
+      if (!p.startsWith(usr) && extra.stream().noneMatch(p::startsWith)) {
+        extra.add(p);
+      }
+    }
+    return extra;
+  }
+
+  private static String runnerOptions(InterpreterInfo python, List<String> preload) {
+    Map<String, Object> options = new LinkedHashMap<>();
+    options.put("path", python.sysPath());
+    options.put("preload", preload);
+    try {
+      return JSON.writeValueAsString(options);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  private static void add(List<String> argv, String... parts) {
+    argv.addAll(List.of(parts));
+  }
+}

@@ -1,0 +1,226 @@
+package dev.pysandbox.backend.bwrap;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.backend.SandboxExit;
+import java.io.BufferedReader;
+import java.io.Closeable;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The server's side of {@code launcher.py}: one helper process that forks, reaps and kills
+ * every sandbox, so that the JVM keeps one reaper thread in all instead of one per sandbox.
+ * Replies and events arrive on one reader thread and complete the futures of the sandbox they
+ * name. If the helper dies, its sandboxes die with it (they are started with
+ * {@code --die-with-parent}); every pending future then completes and the next spawn starts a
+ * new helper.
+ */
+final class LauncherClient implements Closeable {
+  private static final Logger log = LoggerFactory.getLogger(LauncherClient.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  /** What the launcher reported about one sandbox. */
+  static final class Child {
+    final String id;
+    final CompletableFuture<Long> spawned = new CompletableFuture<>();
+    final CompletableFuture<Long> pidNamespace = new CompletableFuture<>();
+    final CompletableFuture<SandboxExit> exited = new CompletableFuture<>();
+    volatile boolean killRequested;
+
+    Child(String id) {
+      this.id = id;
+    }
+  }
+
+  /** Optional bind mount the launcher makes in its own mount namespace (see launcher.py). */
+  record Stage(Path source, Path target) {}
+
+  private final Process process;
+  private final OutputStream stdin;
+  private final Map<String, Child> children = new ConcurrentHashMap<>();
+  private final Thread reader;
+  private volatile boolean alive = true;
+
+  private LauncherClient(Process process) {
+    this.process = process;
+    this.stdin = process.getOutputStream();
+    this.reader = new Thread(this::readLoop, "pysandbox-launcher");
+    reader.setDaemon(true);
+  }
+
+  /**
+   * Starts the helper.
+   *
+   * @param uid host user the sandboxes run as, or {@code null} to keep the server's
+   * @param stage a bind mount to make first, or {@code null}
+   */
+  static LauncherClient start(Path python, Path script, Integer uid, Integer gid, Stage stage)
+      throws IOException {
+    ProcessBuilder pb = new ProcessBuilder(python.toString(), "-I", "-S", script.toString());
+    pb.redirectError(ProcessBuilder.Redirect.INHERIT);
+    pb.environment().clear();
+    pb.environment().put("PATH", "/usr/bin:/bin");
+    Process p = pb.start();
+    LauncherClient client = new LauncherClient(p);
+    ObjectNode setup = JSON.createObjectNode();
+    setup.put("parent", ProcessHandle.current().pid());
+    if (uid != null) {
+      setup.put("uid", uid);
+      setup.put("gid", gid);
+    }
+    if (stage != null) {
+      ObjectNode s = setup.putObject("stage");
+      s.put("source", stage.source().toString());
+      s.put("target", stage.target().toString());
+    }
+    client.reader.start();
+    client.write(setup);
+    return client;
+  }
+
+  boolean isAlive() {
+    return alive && process.isAlive();
+  }
+
+  /**
+   * Forks a sandbox. The child connects three sockets to {@code socket} (hello lines carry
+   * {@code id} and {@code token}), drops privileges and execs {@code argv}.
+   */
+  Child spawn(String id, List<String> argv, Path socket, String token) {
+    Child child = new Child(id);
+    if (children.putIfAbsent(id, child) != null) {
+      throw new IllegalArgumentException("duplicate sandbox id " + id);
+    }
+    ObjectNode req = JSON.createObjectNode();
+    req.put("op", "spawn");
+    req.put("id", id);
+    req.set("argv", JSON.valueToTree(argv));
+    req.put("socket", socket.toString());
+    req.put("token", token);
+    try {
+      write(req);
+    } catch (IOException e) {
+      children.remove(id);
+      child.spawned.completeExceptionally(e);
+    }
+    return child;
+  }
+
+  /** SIGKILL to the sandbox's process group, unless the launcher already reaped it. */
+  void kill(Child child) {
+    child.killRequested = true;
+    if (child.exited.isDone()) {
+      return;
+    }
+    ObjectNode req = JSON.createObjectNode();
+    req.put("op", "kill");
+    req.put("id", child.id);
+    try {
+      write(req);
+    } catch (IOException e) {
+      log.warn("could not ask the launcher to kill {}: {}", child.id, e.getMessage());
+    }
+  }
+
+  private synchronized void write(ObjectNode msg) throws IOException {
+    if (!isAlive()) {
+      throw new IOException("the sandbox launcher is not running");
+    }
+    stdin.write(JSON.writeValueAsBytes(msg));
+    stdin.write('\n');
+    stdin.flush();
+  }
+
+  private void readLoop() {
+    try (BufferedReader r =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+      String line;
+      while ((line = r.readLine()) != null) {
+        try {
+          dispatch(JSON.readTree(line));
+        } catch (IOException | RuntimeException e) {
+          log.warn("bad line from the sandbox launcher: {}", line, e);
+        }
+      }
+    } catch (IOException e) {
+      log.debug("launcher stream closed", e);
+    }
+    alive = false;
+    String why = "the sandbox launcher exited";
+    for (Child c : children.values()) {
+      c.spawned.completeExceptionally(new IOException(why));
+      c.pidNamespace.complete(null);
+      c.exited.complete(new SandboxExit(null, 9, c.killRequested));
+    }
+    children.clear();
+  }
+
+  private void dispatch(JsonNode ev) {
+    String type = ev.path("type").asText();
+    Child c = children.get(ev.path("id").asText(""));
+    switch (type) {
+      case "hello" -> log.debug("sandbox launcher up, pid {}", ev.path("pid").asLong());
+      case "spawned" -> {
+        if (c != null) {
+          c.spawned.complete(ev.path("pid").asLong());
+        }
+      }
+      case "spawn_failed" -> {
+        if (c != null) {
+          children.remove(c.id);
+          c.spawned.completeExceptionally(new IOException(ev.path("error").asText()));
+          c.pidNamespace.complete(null);
+          c.exited.complete(new SandboxExit(127, null, false));
+        }
+      }
+      case "info" -> {
+        if (c != null) {
+          c.pidNamespace.complete(ev.path("pidns").isNumber() ? ev.path("pidns").asLong() : null);
+        }
+      }
+      case "killed" -> {
+        // the exit event follows
+      }
+      case "exit" -> {
+        if (c != null) {
+          children.remove(c.id);
+          c.pidNamespace.complete(null);
+          Integer code = ev.path("code").isNumber() ? ev.path("code").asInt() : null;
+          Integer signal = ev.path("signal").isNumber() ? ev.path("signal").asInt() : null;
+          c.exited.complete(new SandboxExit(code, signal, c.killRequested));
+        }
+      }
+      default -> log.warn("sandbox launcher says: {}", ev);
+    }
+  }
+
+  @Override
+  public void close() {
+    alive = false;
+    try {
+      stdin.close();
+    } catch (IOException e) {
+      log.debug("closing launcher stdin", e);
+    }
+    try {
+      if (!process.waitFor(2, TimeUnit.SECONDS)) {
+        process.destroyForcibly();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      process.destroyForcibly();
+    }
+  }
+}

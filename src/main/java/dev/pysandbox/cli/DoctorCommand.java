@@ -1,0 +1,53 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.DefaultSandboxService;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code pysandbox doctor}: what is installed, what is missing and how to install it. */
+@Command(name = "doctor", description = "Check what is installed and what is missing.")
+final class DoctorCommand implements Callable<Integer> {
+  @ParentCommand Main main;
+
+  @Option(names = "--json", description = "Print JSON.")
+  boolean json;
+
+  @Override
+  public Integer call() {
+    try (DefaultSandboxService service =
+        DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+      SetupReport r = service.checkSetup();
+      if (json) {
+        System.out.println(Json.writePretty(r));
+      } else {
+        System.out.println("pysandbox doctor");
+        System.out.println("  data directory: " + r.dataDir());
+        for (SetupReport.BackendStatus b : r.backends()) {
+          System.out.println(
+              "  backend " + b.name() + ": " + (b.available() ? "ok" : "unavailable: " + b.reason()));
+        }
+        System.out.println("  sandbox user:   " + (r.sandboxUser() == null ? "-" : r.sandboxUser()));
+        System.out.println("  python:         " + r.interpreter().get("path") + " " + r.interpreter().getOrDefault("version", "(not usable)"));
+        if (r.interpreter().get("packages") instanceof Map<?, ?> pkgs) {
+          pkgs.forEach(
+              (k, v) -> System.out.println("    " + k + ": " + (v == null ? "MISSING" : v)));
+        }
+        System.out.println("  limits:         " + r.limits());
+        if (r.problems().isEmpty()) {
+          System.out.println("everything needed is installed");
+        } else {
+          System.out.println("problems:");
+          r.problems().forEach(p -> System.out.println("  - " + p));
+        }
+      }
+      return r.ready() ? 0 : ErrorCode.BACKEND_UNAVAILABLE.exitCode();
+    }
+  }
+}

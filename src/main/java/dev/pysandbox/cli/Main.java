@@ -1,0 +1,99 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.Version;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.config.Setting;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+
+/** {@code pysandbox}: the command line. Every subcommand shares the configuration options. */
+@Command(
+    name = "pysandbox",
+    mixinStandardHelpOptions = true,
+    version = "pysandbox " + Version.VALUE,
+    description = "Run Python for AI agents: sandboxed, stateful, recorded.",
+    subcommands = {
+      ServeCommand.class,
+      RunCommand.class,
+      RunsCommand.class,
+      DoctorCommand.class,
+      ConfigCommand.class
+    })
+public final class Main implements Runnable {
+  @Option(
+      names = "--data-dir",
+      scope = ScopeType.INHERIT,
+      description = "Data directory (default ~/.pysandbox; env PYSANDBOX_DATA_DIR).")
+  Path dataDir;
+
+  @Option(
+      names = "--python",
+      scope = ScopeType.INHERIT,
+      description = "Interpreter inside the sandbox (default /usr/bin/python3).")
+  Path python;
+
+  @Option(
+      names = "--config",
+      scope = ScopeType.INHERIT,
+      description = "Properties file with settings (default <data-dir>/config.properties).")
+  Path configFile;
+
+  @Option(
+      names = "--set",
+      scope = ScopeType.INHERIT,
+      paramLabel = "KEY=VALUE",
+      description = "Any setting; see 'pysandbox config'. Repeatable.")
+  Map<String, String> settings = new LinkedHashMap<>();
+
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.err);
+  }
+
+  /** The configuration from flags, environment, file and defaults. */
+  PysandboxConfig config(Map<String, String> overridesWhenUnset) {
+    Map<String, String> flags = new LinkedHashMap<>(settings);
+    if (dataDir != null) {
+      flags.put(Setting.DATA_DIR.key(), dataDir.toString());
+    }
+    if (python != null) {
+      flags.put(Setting.PYTHON.key(), python.toString());
+    }
+    Map<String, String> env = System.getenv();
+    overridesWhenUnset.forEach(
+        (k, v) -> {
+          Setting s = Setting.byKey(k);
+          if (!flags.containsKey(k) && !env.containsKey(s.envName())) {
+            flags.put(k, v);
+          }
+        });
+    PysandboxConfig config = PysandboxConfig.load(flags, env, configFile);
+    Logging.apply(config);
+    return config;
+  }
+
+  public static void main(String[] args) {
+    System.exit(execute(args));
+  }
+
+  static int execute(String... args) {
+    CommandLine cli = new CommandLine(new Main());
+    cli.setExecutionExceptionHandler(
+        (e, commandLine, parseResult) -> {
+          if (e instanceof PysandboxException p) {
+            System.err.println("pysandbox: " + p.code().wireName() + ": " + p.getMessage());
+            return p.code().exitCode();
+          }
+          throw e;
+        });
+    return cli.execute(args);
+  }
+}

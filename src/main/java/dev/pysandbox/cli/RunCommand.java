@@ -1,0 +1,129 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.DefaultSandboxService;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.ArgGroup;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code pysandbox run FILE | -c CODE}: one run in a fresh sandbox. The code's stdout goes to
+ * stdout and its stderr to stderr, as if it ran here; the run's id, status and files are
+ * reported on stderr. Exits 0 when the run succeeded, 1 when it failed, 124 when it timed out.
+ */
+@Command(name = "run", description = "Run a Python file or snippet in a fresh sandbox and record it.")
+final class RunCommand implements Callable<Integer> {
+  static final int EXIT_FAILED = 1;
+  static final int EXIT_TIMED_OUT = 124;
+
+  @ParentCommand Main main;
+
+  static final class Source {
+    @Parameters(index = "0", paramLabel = "FILE", description = "Python file to run ('-' reads stdin).")
+    Path file;
+
+    @Option(names = "-c", paramLabel = "CODE", description = "Code to run.")
+    String code;
+  }
+
+  @ArgGroup(exclusive = true, multiplicity = "1")
+  Source source;
+
+  @Option(names = "--timeout", paramLabel = "SECONDS", description = "Wall-clock limit.")
+  Integer timeout;
+
+  @Option(names = "--description", description = "Kept with the run.")
+  String description;
+
+  @Option(names = "--json", description = "Print the whole run as JSON on stdout instead.")
+  boolean json;
+
+  @Override
+  public Integer call() throws IOException {
+    String code = source.code != null ? source.code : read(source.file);
+    try (DefaultSandboxService service =
+        DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+      RunRecord run = service.run(new ExecutionRequest(code, null, description, timeout));
+      if (json) {
+        System.out.println(Json.writePretty(run));
+      } else {
+        print(run, System.out, System.err);
+      }
+      return run.status() == RunStatus.SUCCEEDED
+          ? 0
+          : run.status() == RunStatus.TIMED_OUT ? EXIT_TIMED_OUT : EXIT_FAILED;
+    }
+  }
+
+  private static String read(Path file) throws IOException {
+    if (file.toString().equals("-")) {
+      return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
+    }
+    if (!Files.isRegularFile(file)) {
+      throw PysandboxException.invalid("no such file: " + file);
+    }
+    return Files.readString(file, StandardCharsets.UTF_8);
+  }
+
+  static void print(RunRecord run, PrintStream out, PrintStream err) {
+    out.print(run.stdout());
+    err.print(run.stderr());
+    if (run.error() != null) {
+      String tb = run.error().traceback();
+      err.print(tb != null && !tb.isBlank() ? tb : run.error().name() + ": " + run.error().value() + "\n");
+    }
+    if (run.result() != null && run.result().get("text/plain") instanceof String plain) {
+      out.println(plain);
+    }
+    out.flush();
+    StringBuilder s = new StringBuilder();
+    s.append("\n[pysandbox] run ").append(run.runId()).append(": ").append(run.status().wireName());
+    if (run.durationMs() != null) {
+      s.append(" in ").append(run.durationMs()).append(" ms");
+    }
+    s.append('\n');
+    if (run.message() != null && run.error() == null) {
+      s.append("[pysandbox] ").append(run.message()).append('\n');
+    }
+    if (run.stdoutTruncated() || run.stderrTruncated()) {
+      s.append("[pysandbox] output truncated: ")
+          .append(run.stdoutBytes())
+          .append(" bytes of stdout, ")
+          .append(run.stderrBytes())
+          .append(" bytes of stderr produced\n");
+    }
+    if (!run.displays().isEmpty()) {
+      s.append("[pysandbox] ").append(run.displays().size()).append(" display output(s) recorded\n");
+    }
+    if (!run.artifacts().isEmpty()) {
+      s.append("[pysandbox] files written to /mnt/data, kept in ").append(run.artifactsDir()).append(":\n");
+      run.artifacts()
+          .forEach(
+              a ->
+                  s.append("[pysandbox]   ")
+                      .append(a.path())
+                      .append("  (")
+                      .append(a.sizeBytes())
+                      .append(" bytes, ")
+                      .append(a.mediaType())
+                      .append(")\n"));
+    }
+    s.append("[pysandbox] see it again: pysandbox runs show ").append(run.runId()).append('\n');
+    err.print(s);
+    err.flush();
+  }
+}

@@ -1,0 +1,118 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.DefaultSandboxService;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/** {@code pysandbox runs list|show}: the run history. */
+@Command(
+    name = "runs",
+    description = "Show the run history.",
+    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class})
+final class RunsCommand implements Runnable {
+  @ParentCommand Main main;
+
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.err);
+  }
+
+  static DefaultSandboxService service(Main main) {
+    return DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
+  }
+
+  @Command(name = "list", description = "List runs, newest first.")
+  static final class ListRuns implements Callable<Integer> {
+    @ParentCommand RunsCommand runs;
+
+    @Option(names = "--limit", defaultValue = "20")
+    int limit;
+
+    @Option(names = "--offset", defaultValue = "0")
+    int offset;
+
+    @Option(names = "--status", description = "Only runs in this state, e.g. failed.")
+    String status;
+
+    @Option(names = "--session", description = "Only runs of this session.")
+    String session;
+
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = service(runs.main)) {
+        RunPage page =
+            service.listRuns(
+                new RunQuery(limit, offset, status == null ? null : RunStatus.fromWire(status), session));
+        if (json) {
+          System.out.println(Json.writePretty(page));
+          return 0;
+        }
+        System.out.printf("%-24s  %-11s  %-24s  %8s  %s%n", "RUN", "STATUS", "CREATED", "MS", "CODE");
+        for (RunSummary r : page.runs()) {
+          System.out.printf(
+              "%-24s  %-11s  %-24s  %8s  %s%n",
+              r.runId(),
+              r.status(),
+              r.createdAt(),
+              r.durationMs() == null ? "-" : r.durationMs(),
+              r.codePreview());
+        }
+        System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "show", description = "Show one run: code, outputs, error, files.")
+  static final class ShowRun implements Callable<Integer> {
+    @ParentCommand RunsCommand runs;
+
+    @Parameters(paramLabel = "RUN_ID")
+    String runId;
+
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = service(runs.main)) {
+        RunRecord run = service.getRun(runId, true);
+        if (json) {
+          System.out.println(Json.writePretty(run));
+          return 0;
+        }
+        System.out.println("run:         " + run.runId());
+        System.out.println("status:      " + run.status().wireName());
+        System.out.println("created:     " + run.createdAt());
+        System.out.println("duration:    " + (run.durationMs() == null ? "-" : run.durationMs() + " ms"));
+        if (run.description() != null) {
+          System.out.println("description: " + run.description());
+        }
+        if (run.message() != null) {
+          System.out.println("message:     " + run.message());
+        }
+        System.out.println("code sha256: " + run.codeHash());
+        System.out.println("--- code ---");
+        System.out.println(run.code().stripTrailing());
+        RunCommand.print(run, System.out, System.out);
+        return 0;
+      }
+    }
+  }
+}

@@ -1,0 +1,304 @@
+package dev.pysandbox.config;
+
+import dev.pysandbox.api.PysandboxException;
+import java.io.IOException;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.EnumMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.function.Consumer;
+
+/**
+ * The one configuration object: resolved from CLI flags, then {@code PYSANDBOX_*} environment
+ * variables, then a properties file, then built-in defaults; validated when built (impossible
+ * values are rejected with the setting's name, risky ones clamped with a warning); immutable.
+ */
+public final class PysandboxConfig {
+  /** Where one value came from, for {@code check_setup} and {@code pysandbox config}. */
+  public record Resolved(Setting setting, String value, String source) {}
+
+  private final Map<Setting, Resolved> resolved;
+  private final List<String> warnings;
+  private final Path dataDir;
+  private final Path python;
+  private final Path bwrap;
+  private final String backend;
+  private final String sandboxUser;
+  private final int timeoutDefault;
+  private final int timeoutMax;
+  private final int outputLimit;
+  private final int codeMaxBytes;
+  private final int poolSize;
+  private final List<String> poolPreload;
+  private final int startupTimeout;
+  private final String logLevel;
+
+  private PysandboxConfig(Map<Setting, Resolved> resolved) {
+    this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
+    List<String> warn = new ArrayList<>();
+    this.dataDir = path(Setting.DATA_DIR, false);
+    this.python = path(Setting.PYTHON, true);
+    this.bwrap = path(Setting.BWRAP, true);
+    this.backend = oneOf(Setting.BACKEND, "auto", "bwrap");
+    this.sandboxUser = string(Setting.SANDBOX_USER);
+    if ("root".equals(sandboxUser) || "0".equals(sandboxUser)) {
+      throw bad(Setting.SANDBOX_USER, "must not be root");
+    }
+    this.timeoutMax = integer(Setting.TIMEOUT_MAX, 1, 86_400);
+    int requestedDefault = integer(Setting.TIMEOUT_DEFAULT, 1, 86_400);
+    if (requestedDefault > timeoutMax) {
+      warn.add(
+          "timeout_default "
+              + requestedDefault
+              + " is above timeout_max "
+              + timeoutMax
+              + "; using "
+              + timeoutMax);
+      requestedDefault = timeoutMax;
+    }
+    this.timeoutDefault = requestedDefault;
+    this.outputLimit = integer(Setting.OUTPUT_LIMIT, 1024, 256 * 1024 * 1024);
+    this.codeMaxBytes = integer(Setting.CODE_MAX_BYTES, 1, 10 * 1024 * 1024);
+    int pool = integer(Setting.POOL_SIZE, 0, 1000);
+    if (pool > 64) {
+      warn.add("pool_size " + pool + " would hold many idle sandboxes; using 64");
+      pool = 64;
+    }
+    this.poolSize = pool;
+    this.poolPreload = list(Setting.POOL_PRELOAD);
+    for (String module : poolPreload) {
+      if (!module.matches("[A-Za-z_][A-Za-z0-9_]*(\\.[A-Za-z_][A-Za-z0-9_]*)*")) {
+        throw bad(Setting.POOL_PRELOAD, "'" + module + "' is not a module name");
+      }
+    }
+    this.startupTimeout = integer(Setting.STARTUP_TIMEOUT, 1, 600);
+    this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
+    this.warnings = List.copyOf(warn);
+  }
+
+  /** Built-in defaults only (and the real home directory). */
+  public static PysandboxConfig defaults() {
+    return load(Map.of(), Map.of(), null);
+  }
+
+  /**
+   * Resolves every setting.
+   *
+   * @param flags values given on the command line, by setting key
+   * @param env the process environment ({@code PYSANDBOX_*} variables are read)
+   * @param configFile an explicit properties file, or {@code null} for {@code
+   *     $PYSANDBOX_CONFIG} or {@code <data_dir>/config.properties} when it exists
+   * @throws PysandboxException {@code invalid_argument} naming the setting when a value is bad
+   */
+  public static PysandboxConfig load(
+      Map<String, String> flags, Map<String, String> env, Path configFile) {
+    for (String key : flags.keySet()) {
+      if (Setting.byKey(key) == null) {
+        throw PysandboxException.invalid(
+            "unknown setting '" + key + "' (known: " + knownKeys() + ")");
+      }
+    }
+    Map<Setting, Resolved> values = new EnumMap<>(Setting.class);
+    Consumer<Setting> fromFlagsOrEnv =
+        s -> {
+          if (flags.containsKey(s.key())) {
+            values.put(s, new Resolved(s, flags.get(s.key()), "flag"));
+          } else if (env.containsKey(s.envName())) {
+            values.put(s, new Resolved(s, env.get(s.envName()), "env " + s.envName()));
+          }
+        };
+    fromFlagsOrEnv.accept(Setting.DATA_DIR);
+    Path file = configFile;
+    if (file == null && env.containsKey("PYSANDBOX_CONFIG")) {
+      file = Path.of(env.get("PYSANDBOX_CONFIG"));
+    }
+    boolean explicitFile = file != null;
+    if (file == null) {
+      String dir =
+          values.containsKey(Setting.DATA_DIR)
+              ? values.get(Setting.DATA_DIR).value()
+              : Setting.DATA_DIR.defaultValue();
+      file = expandHome(dir).resolve("config.properties");
+    }
+    Properties props = new Properties();
+    if (Files.isRegularFile(file)) {
+      try (Reader r = Files.newBufferedReader(file)) {
+        props.load(r);
+      } catch (IOException | IllegalArgumentException e) {
+        throw PysandboxException.invalid("cannot read config file " + file + ": " + e.getMessage());
+      }
+    } else if (explicitFile) {
+      throw PysandboxException.invalid("config file " + file + " does not exist");
+    }
+    for (String key : props.stringPropertyNames()) {
+      if (Setting.byKey(key) == null) {
+        throw PysandboxException.invalid(
+            "unknown setting '" + key + "' in " + file + " (known: " + knownKeys() + ")");
+      }
+    }
+    for (Setting s : Setting.values()) {
+      fromFlagsOrEnv.accept(s);
+      if (!values.containsKey(s)) {
+        String v = props.getProperty(s.key());
+        values.put(
+            s,
+            v != null
+                ? new Resolved(s, v.trim(), "file " + file)
+                : new Resolved(s, s.defaultValue(), "default"));
+      }
+    }
+    return new PysandboxConfig(values);
+  }
+
+  private static String knownKeys() {
+    return String.join(", ", Arrays.stream(Setting.values()).map(Setting::key).toList());
+  }
+
+  static Path expandHome(String value) {
+    if (value.equals("~") || value.startsWith("~/")) {
+      return Path.of(System.getProperty("user.home") + value.substring(1));
+    }
+    return Path.of(value);
+  }
+
+  // -- parsing -------------------------------------------------------------------------------
+
+  private String raw(Setting s) {
+    return resolved.get(s).value();
+  }
+
+  private PysandboxException bad(Setting s, String why) {
+    Resolved r = resolved.get(s);
+    return PysandboxException.invalid(
+        "setting "
+            + s.key()
+            + " = '"
+            + r.value()
+            + "' (from "
+            + r.source()
+            + ") is invalid: "
+            + why);
+  }
+
+  private String string(Setting s) {
+    String v = raw(s).trim();
+    if (v.isEmpty()) {
+      throw bad(s, "must not be empty");
+    }
+    return v;
+  }
+
+  private Path path(Setting s, boolean mustBeAbsolute) {
+    Path p = expandHome(string(s));
+    if (mustBeAbsolute && !p.isAbsolute()) {
+      throw bad(s, "must be an absolute path");
+    }
+    return p.toAbsolutePath().normalize();
+  }
+
+  private int integer(Setting s, int min, int max) {
+    int v;
+    try {
+      v = Integer.parseInt(raw(s).trim().replace("_", ""));
+    } catch (NumberFormatException e) {
+      throw bad(s, "not a whole number");
+    }
+    if (v < min || v > max) {
+      throw bad(s, "must be between " + min + " and " + max);
+    }
+    return v;
+  }
+
+  private String oneOf(Setting s, String... allowed) {
+    String v = string(s);
+    if (!Arrays.asList(allowed).contains(v)) {
+      throw bad(s, "must be one of " + String.join(", ", allowed));
+    }
+    return v;
+  }
+
+  private List<String> list(Setting s) {
+    List<String> out = new ArrayList<>();
+    for (String part : raw(s).split(",")) {
+      if (!part.isBlank()) {
+        out.add(part.trim());
+      }
+    }
+    return List.copyOf(out);
+  }
+
+  // -- values --------------------------------------------------------------------------------
+
+  /** Every setting with its value and source, in definition order. */
+  public Map<String, Resolved> describe() {
+    Map<String, Resolved> out = new LinkedHashMap<>();
+    for (Setting s : Setting.values()) {
+      out.put(s.key(), resolved.get(s));
+    }
+    return out;
+  }
+
+  /** Values that were clamped while building, one sentence each. */
+  public List<String> warnings() {
+    return warnings;
+  }
+
+  public Path dataDir() {
+    return dataDir;
+  }
+
+  public Path python() {
+    return python;
+  }
+
+  public Path bwrap() {
+    return bwrap;
+  }
+
+  public String backend() {
+    return backend;
+  }
+
+  public String sandboxUser() {
+    return sandboxUser;
+  }
+
+  public int timeoutDefaultSeconds() {
+    return timeoutDefault;
+  }
+
+  public int timeoutMaxSeconds() {
+    return timeoutMax;
+  }
+
+  public int outputLimitBytes() {
+    return outputLimit;
+  }
+
+  public int codeMaxBytes() {
+    return codeMaxBytes;
+  }
+
+  public int poolSize() {
+    return poolSize;
+  }
+
+  public List<String> poolPreload() {
+    return poolPreload;
+  }
+
+  public int startupTimeoutSeconds() {
+    return startupTimeout;
+  }
+
+  public String logLevel() {
+    return logLevel;
+  }
+}

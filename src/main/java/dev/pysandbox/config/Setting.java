@@ -1,0 +1,64 @@
+package dev.pysandbox.config;
+
+import java.util.Locale;
+
+/**
+ * Every configuration key, with its default and what it means. This list is the only place a
+ * key is defined: the loader, {@code pysandbox config} and the README's table all read it.
+ */
+public enum Setting {
+  DATA_DIR("data_dir", "~/.pysandbox", "Run history (SQLite), run files, workspaces."),
+  PYTHON("python", "/usr/bin/python3", "Interpreter run inside the sandbox (absolute path)."),
+  BACKEND("backend", "auto", "Sandbox backend: auto or bwrap."),
+  BWRAP("bwrap", "/usr/bin/bwrap", "The bubblewrap binary."),
+  SANDBOX_USER(
+      "sandbox_user",
+      "pysandbox",
+      "Host user the sandboxes run as when the server runs as root (must not be root)."),
+  TIMEOUT_DEFAULT("timeout_default", "60", "Seconds a run may take when the call names no limit."),
+  TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
+  OUTPUT_LIMIT("output_limit", "1048576", "Bytes of stdout and of stderr kept per run (head+tail)."),
+  CODE_MAX_BYTES("code_max_bytes", "100000", "Largest code accepted, in UTF-8 bytes."),
+  POOL_SIZE("pool_size", "2", "Pre-started sandboxes kept ready (0 turns the pool off)."),
+  POOL_PRELOAD(
+      "pool_preload", "", "Modules pooled sandboxes import before use, e.g. numpy,pandas."),
+  STARTUP_TIMEOUT("startup_timeout", "30", "Seconds a new sandbox may take to become ready."),
+  LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug.");
+
+  private final String key;
+  private final String defaultValue;
+  private final String doc;
+
+  Setting(String key, String defaultValue, String doc) {
+    this.key = key;
+    this.defaultValue = defaultValue;
+    this.doc = doc;
+  }
+
+  /** The key in config files and {@code --set key=value}. */
+  public String key() {
+    return key;
+  }
+
+  /** The environment variable that sets it, e.g. {@code PYSANDBOX_DATA_DIR}. */
+  public String envName() {
+    return "PYSANDBOX_" + key.toUpperCase(Locale.ROOT);
+  }
+
+  public String defaultValue() {
+    return defaultValue;
+  }
+
+  public String doc() {
+    return doc;
+  }
+
+  public static Setting byKey(String key) {
+    for (Setting s : values()) {
+      if (s.key.equals(key)) {
+        return s;
+      }
+    }
+    return null;
+  }
+}

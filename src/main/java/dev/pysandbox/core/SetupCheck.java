@@ -1,0 +1,63 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.backend.InterpreterInfo;
+import dev.pysandbox.backend.InterpreterProbe;
+import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.config.PysandboxConfig;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/** Builds the {@code check_setup} / {@code doctor} report: what works, what is missing, the fix. */
+final class SetupCheck {
+  private SetupCheck() {}
+
+  static SetupReport report(PysandboxConfig config, BwrapBackend backend, WarmPool pool) {
+    List<String> problems = new ArrayList<>();
+    Optional<String> why = backend.unavailableReason();
+    why.ifPresent(problems::add);
+    Map<String, Object> interpreter = new LinkedHashMap<>();
+    interpreter.put("path", config.python().toString());
+    Optional<InterpreterInfo> info = backend.interpreter();
+    if (info.isPresent()) {
+      interpreter.put("version", info.get().version());
+      interpreter.put("packages", info.get().packages());
+      for (String pkg : InterpreterProbe.EXPECTED_PACKAGES) {
+        if (info.get().packages().get(pkg) == null) {
+          problems.add(
+              "Python package "
+                  + pkg
+                  + " is missing: apt-get install python3-"
+                  + pkg
+                  + " (the data-science stack is expected inside the sandbox)");
+        }
+      }
+    }
+    Map<String, Object> limits = new LinkedHashMap<>();
+    limits.put("timeout_default_seconds", config.timeoutDefaultSeconds());
+    limits.put("timeout_max_seconds", config.timeoutMaxSeconds());
+    limits.put("output_limit_bytes", config.outputLimitBytes());
+    limits.put("code_max_bytes", config.codeMaxBytes());
+    Map<String, Object> poolInfo = new LinkedHashMap<>();
+    poolInfo.put("size", pool.size());
+    poolInfo.put("ready", pool.readyCount());
+    poolInfo.put("preload", config.poolPreload());
+    Map<String, String> settings = new LinkedHashMap<>();
+    config
+        .describe()
+        .forEach((k, v) -> settings.put(k, v.value() + " (" + v.source() + ")"));
+    return new SetupReport(
+        why.isEmpty(),
+        config.dataDir().toString(),
+        List.of(new SetupReport.BackendStatus(backend.name(), why.isEmpty(), why.orElse(null))),
+        interpreter,
+        backend.sandboxUser().map(u -> u.name() + " (uid " + u.uid() + ")").orElse(null),
+        limits,
+        poolInfo,
+        problems,
+        settings);
+  }
+}

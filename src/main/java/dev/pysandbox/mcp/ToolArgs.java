@@ -1,0 +1,95 @@
+package dev.pysandbox.mcp;
+
+import dev.pysandbox.api.PysandboxException;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * A tool call's arguments, checked by name and type. The SDK's schema validation is off so that
+ * every bad argument gets our {@code invalid_argument} error naming the argument, and an
+ * argument a tool does not know is refused rather than silently ignored.
+ */
+final class ToolArgs {
+  private final String tool;
+  private final Map<String, Object> args;
+
+  ToolArgs(String tool, Map<String, Object> args, Set<String> known) {
+    this.tool = tool;
+    this.args = args == null ? Map.of() : args;
+    for (String name : this.args.keySet()) {
+      if (!known.contains(name)) {
+        throw PysandboxException.invalid(
+            tool + ": unknown argument '" + name + "' (accepted: " + String.join(", ", known) + ")");
+      }
+    }
+  }
+
+  String requiredString(String name) {
+    String v = string(name);
+    if (v == null) {
+      throw PysandboxException.invalid(tool + ": argument '" + name + "' is required");
+    }
+    return v;
+  }
+
+  String string(String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (!(v instanceof String s)) {
+      throw PysandboxException.invalid(
+          tool + ": argument '" + name + "' must be a string, got " + typeName(v));
+    }
+    return s;
+  }
+
+  Integer integer(String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
+      double d = n.doubleValue();
+      if (d < Integer.MIN_VALUE || d > Integer.MAX_VALUE) {
+        throw PysandboxException.invalid(tool + ": argument '" + name + "' is out of range: " + v);
+      }
+      return (int) d;
+    }
+    throw PysandboxException.invalid(
+        tool + ": argument '" + name + "' must be a whole number, got " + typeName(v));
+  }
+
+  int integer(String name, int defaultValue) {
+    Integer v = integer(name);
+    return v == null ? defaultValue : v;
+  }
+
+  boolean bool(String name, boolean defaultValue) {
+    Object v = args.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    if (!(v instanceof Boolean b)) {
+      throw PysandboxException.invalid(
+          tool + ": argument '" + name + "' must be true or false, got " + typeName(v));
+    }
+    return b;
+  }
+
+  private static String typeName(Object v) {
+    if (v instanceof Number) {
+      return "a number";
+    }
+    if (v instanceof Boolean) {
+      return "a boolean";
+    }
+    if (v instanceof Map) {
+      return "an object";
+    }
+    if (v instanceof java.util.List) {
+      return "an array";
+    }
+    return "a " + v.getClass().getSimpleName();
+  }
+}

@@ -1,0 +1,44 @@
+package dev.pysandbox.store;
+
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import java.util.Optional;
+import java.util.function.Predicate;
+
+/**
+ * The SPI for run history. A run is inserted before it starts and finished once, atomically;
+ * a finished run never changes again. Implementations are thread-safe and may be shared by
+ * several server processes.
+ */
+public interface RunStore extends AutoCloseable {
+  /**
+   * Records a run that is about to start.
+   *
+   * @param instanceId the server process that owns it until it finishes
+   */
+  void insert(RunRecord run, String instanceId);
+
+  /**
+   * Writes a run's final state in one transaction.
+   *
+   * @return false when the run was not in a non-final state (it was already finished)
+   */
+  boolean finish(RunRecord run);
+
+  /** @param includeCode false leaves {@code code} null */
+  Optional<RunRecord> get(String runId, boolean includeCode);
+
+  RunPage list(RunQuery query);
+
+  /**
+   * Marks runs whose owning server is gone as {@code interrupted}.
+   *
+   * @param instanceAlive tells whether an instance id belongs to a live server process
+   * @return the ids of the runs changed
+   */
+  java.util.List<String> interruptOrphans(Predicate<String> instanceAlive);
+
+  @Override
+  void close();
+}

@@ -1,0 +1,377 @@
+package dev.pysandbox.store.jdbc;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ErrorInfo;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.store.RunStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Predicate;
+import org.flywaydb.core.Flyway;
+
+/**
+ * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and
+ * PostgreSQL); nested values are stored as JSON text. One connection, used under a lock: every
+ * statement is short, and SQLite serialises writers anyway.
+ */
+public final class JdbcRunStore implements RunStore {
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final String SUMMARY_COLUMNS =
+      "id, session_id, status, description, substr(code, 1, 200) AS code_head, code_hash,"
+          + " created_at, duration_ms, exit_code, error_name";
+
+  private final Connection connection;
+  private final ReentrantLock lock = new ReentrantLock();
+
+  private JdbcRunStore(Connection connection) {
+    this.connection = connection;
+  }
+
+  /** Opens (creating and migrating) the SQLite database at {@code file}. */
+  public static JdbcRunStore openSqlite(Path file) {
+    try {
+      Files.createDirectories(file.toAbsolutePath().getParent());
+      String url = "jdbc:sqlite:" + file.toAbsolutePath();
+      Connection c = DriverManager.getConnection(url);
+      try (Statement st = c.createStatement()) {
+        st.execute("PRAGMA journal_mode=WAL");
+        st.execute("PRAGMA synchronous=NORMAL");
+        st.execute("PRAGMA busy_timeout=10000");
+      }
+      Flyway.configure()
+          .dataSource(url, "", "")
+          .locations("classpath:db/migration")
+          .loggers("slf4j")
+          .load()
+          .migrate();
+      return new JdbcRunStore(c);
+    } catch (Exception e) {
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "cannot open the run store " + file + ": " + e.getMessage(), e);
+    }
+  }
+
+  @Override
+  public void insert(RunRecord run, String instanceId) {
+    String sql =
+        "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
+            + " code_hash, timeout_seconds, backend, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+    write(
+        sql,
+        ps -> {
+          ps.setString(1, run.runId());
+          ps.setString(2, run.sessionId());
+          ps.setString(3, run.parentRunId());
+          ps.setString(4, instanceId);
+          ps.setString(5, run.description());
+          ps.setString(6, run.status().wireName());
+          ps.setString(7, run.code());
+          ps.setString(8, run.codeHash());
+          ps.setInt(9, run.timeoutSeconds());
+          ps.setString(10, run.backend());
+          ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
+        });
+  }
+
+  @Override
+  public boolean finish(RunRecord run) {
+    String sql =
+        "UPDATE runs SET status=?, message=?, stdout=?, stderr=?, stdout_truncated=?,"
+            + " stderr_truncated=?, stdout_bytes=?, stderr_bytes=?, exit_code=?, error_name=?,"
+            + " error_json=?, result_json=?, displays_json=?, outputs_json=?, artifacts_json=?,"
+            + " artifacts_dir=?, finished_at=?, duration_ms=?"
+            + " WHERE id=? AND status IN ('pending','awaiting_approval','running')";
+    return write(
+            sql,
+            ps -> {
+              ps.setString(1, run.status().wireName());
+              ps.setString(2, run.message());
+              ps.setString(3, run.stdout());
+              ps.setString(4, run.stderr());
+              ps.setInt(5, run.stdoutTruncated() ? 1 : 0);
+              ps.setInt(6, run.stderrTruncated() ? 1 : 0);
+              ps.setLong(7, run.stdoutBytes());
+              ps.setLong(8, run.stderrBytes());
+              setInt(ps, 9, run.exitCode());
+              ps.setString(10, run.error() == null ? null : run.error().name());
+              ps.setString(11, json(run.error()));
+              ps.setString(12, json(run.result()));
+              ps.setString(13, json(run.displays()));
+              ps.setString(14, json(Map.of("values", run.outputs(), "non_json", run.outputsNonJson())));
+              ps.setString(15, json(run.artifacts()));
+              ps.setString(16, run.artifactsDir());
+              ps.setLong(17, Instant.parse(run.finishedAt()).toEpochMilli());
+              setLong(ps, 18, run.durationMs());
+              ps.setString(19, run.runId());
+            })
+        == 1;
+  }
+
+  @Override
+  public Optional<RunRecord> get(String runId, boolean includeCode) {
+    return read(
+        "SELECT * FROM runs WHERE id=?",
+        ps -> ps.setString(1, runId),
+        rs -> rs.next() ? Optional.of(full(rs, includeCode)) : Optional.empty());
+  }
+
+  @Override
+  public RunPage list(RunQuery q) {
+    StringBuilder where = new StringBuilder(" WHERE 1=1");
+    List<String> args = new ArrayList<>();
+    if (q.status() != null) {
+      where.append(" AND status=?");
+      args.add(q.status().wireName());
+    }
+    if (q.sessionId() != null) {
+      where.append(" AND session_id=?");
+      args.add(q.sessionId());
+    }
+    SqlConsumer<PreparedStatement> bind =
+        ps -> {
+          for (int i = 0; i < args.size(); i++) {
+            ps.setString(i + 1, args.get(i));
+          }
+        };
+    long total =
+        read("SELECT COUNT(*) FROM runs" + where, bind, rs -> rs.next() ? rs.getLong(1) : 0L);
+    List<RunSummary> runs =
+        read(
+            "SELECT "
+                + SUMMARY_COLUMNS
+                + " FROM runs"
+                + where
+                + " ORDER BY created_at DESC, id DESC LIMIT "
+                + q.limit()
+                + " OFFSET "
+                + q.offset(),
+            bind,
+            rs -> {
+              List<RunSummary> out = new ArrayList<>();
+              while (rs.next()) {
+                out.add(summary(rs));
+              }
+              return out;
+            });
+    return new RunPage(runs, total, q.limit(), q.offset());
+  }
+
+  @Override
+  public List<String> interruptOrphans(Predicate<String> instanceAlive) {
+    List<String[]> open =
+        read(
+            "SELECT id, instance_id FROM runs WHERE status IN ('pending','running')",
+            ps -> {},
+            rs -> {
+              List<String[]> out = new ArrayList<>();
+              while (rs.next()) {
+                out.add(new String[] {rs.getString(1), rs.getString(2)});
+              }
+              return out;
+            });
+    List<String> changed = new ArrayList<>();
+    for (String[] run : open) {
+      if (instanceAlive.test(run[1])) {
+        continue;
+      }
+      int n =
+          write(
+              "UPDATE runs SET status='interrupted', message=?, finished_at=?"
+                  + " WHERE id=? AND status IN ('pending','running')",
+              ps -> {
+                ps.setString(
+                    1,
+                    "the server process running it (instance "
+                        + run[1]
+                        + ") stopped before the run finished; its sandbox was killed");
+                ps.setLong(2, System.currentTimeMillis());
+                ps.setString(3, run[0]);
+              });
+      if (n == 1) {
+        changed.add(run[0]);
+      }
+    }
+    return changed;
+  }
+
+  // -- mapping -----------------------------------------------------------------------------------
+
+  private static RunSummary summary(ResultSet rs) throws SQLException {
+    String head = rs.getString("code_head");
+    String firstLine = head == null ? "" : head.strip().lines().findFirst().orElse("");
+    if (firstLine.length() > 80) {
+      firstLine = firstLine.substring(0, 77) + "...";
+    }
+    return new RunSummary(
+        rs.getString("id"),
+        rs.getString("session_id"),
+        rs.getString("status"),
+        rs.getString("description"),
+        firstLine,
+        rs.getString("code_hash"),
+        Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
+        getLong(rs, "duration_ms"),
+        getInt(rs, "exit_code"),
+        rs.getString("error_name"));
+  }
+
+  private static RunRecord full(ResultSet rs, boolean includeCode) throws SQLException {
+    Map<String, Object> outputs = parse(rs.getString("outputs_json"), new TypeReference<>() {});
+    @SuppressWarnings("unchecked")
+    Map<String, Object> values =
+        outputs == null ? Map.of() : (Map<String, Object>) outputs.getOrDefault("values", Map.of());
+    @SuppressWarnings("unchecked")
+    List<String> nonJson =
+        outputs == null ? List.of() : (List<String>) outputs.getOrDefault("non_json", List.of());
+    Long finished = getLong(rs, "finished_at");
+    return RunRecord.builder()
+        .runId(rs.getString("id"))
+        .sessionId(rs.getString("session_id"))
+        .parentRunId(rs.getString("parent_run_id"))
+        .description(rs.getString("description"))
+        .status(RunStatus.fromWire(rs.getString("status")))
+        .message(rs.getString("message"))
+        .code(includeCode ? rs.getString("code") : null)
+        .codeHash(rs.getString("code_hash"))
+        .stdout(rs.getString("stdout"))
+        .stderr(rs.getString("stderr"))
+        .stdoutTruncated(rs.getInt("stdout_truncated") != 0)
+        .stderrTruncated(rs.getInt("stderr_truncated") != 0)
+        .stdoutBytes(rs.getLong("stdout_bytes"))
+        .stderrBytes(rs.getLong("stderr_bytes"))
+        .exitCode(getInt(rs, "exit_code"))
+        .error(parse(rs.getString("error_json"), new TypeReference<ErrorInfo>() {}))
+        .result(parse(rs.getString("result_json"), new TypeReference<Map<String, Object>>() {}))
+        .displays(parse(rs.getString("displays_json"), new TypeReference<List<Map<String, Object>>>() {}))
+        .outputs(values)
+        .outputsNonJson(nonJson)
+        .artifacts(parse(rs.getString("artifacts_json"), new TypeReference<List<Artifact>>() {}))
+        .artifactsDir(rs.getString("artifacts_dir"))
+        .timeoutSeconds(rs.getInt("timeout_seconds"))
+        .backend(rs.getString("backend"))
+        .createdAt(Instant.ofEpochMilli(rs.getLong("created_at")).toString())
+        .finishedAt(finished == null ? null : Instant.ofEpochMilli(finished).toString())
+        .durationMs(getLong(rs, "duration_ms"))
+        .build();
+  }
+
+  private static String json(Object value) {
+    if (value == null) {
+      return null;
+    }
+    try {
+      return JSON.writeValueAsString(value);
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot serialise " + value.getClass(), e);
+    }
+  }
+
+  private static <T> T parse(String text, TypeReference<T> type) {
+    if (text == null) {
+      return null;
+    }
+    try {
+      return JSON.readValue(text, type);
+    } catch (JsonProcessingException e) {
+      throw new PysandboxException(ErrorCode.INTERNAL, "corrupt JSON in the run store: " + e.getMessage(), e);
+    }
+  }
+
+  private static Long getLong(ResultSet rs, String column) throws SQLException {
+    long v = rs.getLong(column);
+    return rs.wasNull() ? null : v;
+  }
+
+  private static Integer getInt(ResultSet rs, String column) throws SQLException {
+    int v = rs.getInt(column);
+    return rs.wasNull() ? null : v;
+  }
+
+  private static void setInt(PreparedStatement ps, int i, Integer v) throws SQLException {
+    if (v == null) {
+      ps.setNull(i, Types.INTEGER);
+    } else {
+      ps.setInt(i, v);
+    }
+  }
+
+  private static void setLong(PreparedStatement ps, int i, Long v) throws SQLException {
+    if (v == null) {
+      ps.setNull(i, Types.BIGINT);
+    } else {
+      ps.setLong(i, v);
+    }
+  }
+
+  // -- plumbing ----------------------------------------------------------------------------------
+
+  @FunctionalInterface
+  private interface SqlConsumer<T> {
+    void accept(T t) throws SQLException;
+  }
+
+  @FunctionalInterface
+  private interface SqlFunction<T, R> {
+    R apply(T t) throws SQLException;
+  }
+
+  private int write(String sql, SqlConsumer<PreparedStatement> bind) {
+    lock.lock();
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      bind.accept(ps);
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "run store write failed: " + e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private <R> R read(String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
+    lock.lock();
+    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+      bind.accept(ps);
+      try (ResultSet rs = ps.executeQuery()) {
+        return map.apply(rs);
+      }
+    } catch (SQLException e) {
+      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "run store read failed: " + e.getMessage(), e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      connection.close();
+    } catch (SQLException e) {
+      // closing; nothing to do
+    } finally {
+      lock.unlock();
+    }
+  }
+}

@@ -1,0 +1,318 @@
+package dev.pysandbox.worker;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.Closeable;
+import java.io.IOException;
+import java.net.StandardProtocolFamily;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.CancelledKeyException;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Every runner's sockets on one selector thread: however many sandboxes are idle, the server
+ * spends one thread on them. Sandboxes connect to one Unix socket that only the server's user
+ * can reach (the launcher connects on the sandbox's behalf before the sandbox starts); each
+ * connection introduces itself with a hello line naming its sandbox, a one-time token and its
+ * channel (ctl, out or err).
+ */
+public final class WorkerHub implements Closeable {
+  private static final Logger log = LoggerFactory.getLogger(WorkerHub.class);
+  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final int MAX_HELLO = 1024;
+
+  private final Path socketPath;
+  private final ServerSocketChannel server;
+  private final Selector selector;
+  private final Thread thread;
+  private final Map<String, WorkerConnection> expected = new ConcurrentHashMap<>();
+  private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
+  private volatile boolean running = true;
+
+  /** What a socket is to the hub: a connection still saying hello, or a bound channel. */
+  private static final class Hello {
+    final ByteBuffer buf = ByteBuffer.allocate(MAX_HELLO);
+  }
+
+  private record Endpoint(WorkerConnection connection, WorkerConnection.Channel channel) {}
+
+  private WorkerHub(Path socketPath) throws IOException {
+    this.socketPath = socketPath;
+    Files.createDirectories(socketPath.getParent());
+    Files.setPosixFilePermissions(socketPath.getParent(), PosixFilePermissions.fromString("rwx------"));
+    Files.deleteIfExists(socketPath);
+    this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    server.bind(UnixDomainSocketAddress.of(socketPath), 4096);
+    server.configureBlocking(false);
+    this.selector = Selector.open();
+    server.register(selector, SelectionKey.OP_ACCEPT);
+    this.thread = new Thread(this::loop, "pysandbox-io");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  /**
+   * Binds the hub's socket and starts its thread.
+   *
+   * @param socketPath at most 107 bytes; its directory is made private to the server's user
+   */
+  public static WorkerHub open(Path socketPath) throws IOException {
+    if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length > 107) {
+      throw new IOException("socket path too long for a Unix socket: " + socketPath);
+    }
+    return new WorkerHub(socketPath);
+  }
+
+  public Path socketPath() {
+    return socketPath;
+  }
+
+  /**
+   * Registers a sandbox about to start.
+   *
+   * @param outputLimit bytes kept per stream per request (head and tail)
+   * @return the connection; hand its {@link #token(WorkerConnection)} to whoever connects
+   */
+  public WorkerConnection expect(String sandboxId, int outputLimit) {
+    WorkerConnection c =
+        new WorkerConnection(sandboxId, WorkerConnection.newToken(), outputLimit, this);
+    if (expected.putIfAbsent(sandboxId, c) != null) {
+      throw new IllegalArgumentException("sandbox id already registered: " + sandboxId);
+    }
+    return c;
+  }
+
+  /** The one-time token the sandbox's hello lines must carry. */
+  public static String token(WorkerConnection c) {
+    return new String(c.token(), StandardCharsets.US_ASCII);
+  }
+
+  /** Number of connections registered and not yet closed. */
+  public int size() {
+    return expected.size();
+  }
+
+  void forget(WorkerConnection c) {
+    expected.remove(c.sandboxId(), c);
+  }
+
+  void execute(Runnable task) {
+    if (Thread.currentThread() == thread) {
+      task.run();
+    } else {
+      tasks.add(task);
+      selector.wakeup();
+    }
+  }
+
+  void wantWrite(SelectionKey key) {
+    execute(
+        () -> {
+          if (key.isValid()) {
+            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+          }
+        });
+  }
+
+  void closeQuietly(SocketChannel channel) {
+    if (channel != null) {
+      try {
+        channel.close();
+      } catch (IOException e) {
+        log.debug("closing a worker socket failed", e);
+      }
+    }
+  }
+
+  /** Reads everything a channel holds right now (hub thread only). */
+  void drainNow(WorkerConnection c, WorkerConnection.Channel channel, SocketChannel socket) {
+    if (socket == null || !socket.isOpen()) {
+      return;
+    }
+    try {
+      while (true) {
+        readBuffer.clear();
+        int n = socket.read(readBuffer);
+        if (n <= 0) {
+          return;
+        }
+        readBuffer.flip();
+        c.onData(channel, readBuffer);
+      }
+    } catch (IOException e) {
+      log.debug("draining {} of {} failed", channel, c.sandboxId(), e);
+    }
+  }
+
+  // -- the loop ----------------------------------------------------------------------------------
+
+  private void loop() {
+    while (running) {
+      try {
+        selector.select();
+        Runnable task;
+        while ((task = tasks.poll()) != null) {
+          task.run();
+        }
+        for (SelectionKey key : selector.selectedKeys()) {
+          try {
+            handle(key);
+          } catch (CancelledKeyException e) {
+            // closed while we were looking at it
+          }
+        }
+        selector.selectedKeys().clear();
+      } catch (IOException | RuntimeException e) {
+        if (running) {
+          log.error("worker hub loop error", e);
+        }
+      }
+    }
+  }
+
+  private void handle(SelectionKey key) throws IOException {
+    if (key.isAcceptable()) {
+      SocketChannel s;
+      while ((s = server.accept()) != null) {
+        s.configureBlocking(false);
+        s.register(selector, SelectionKey.OP_READ, new Hello());
+      }
+      return;
+    }
+    if (key.isWritable() && key.attachment() instanceof Endpoint e) {
+      if (e.connection().flushWrites() && key.isValid()) {
+        key.interestOps(SelectionKey.OP_READ);
+      }
+    }
+    if (!key.isValid() || !key.isReadable()) {
+      return;
+    }
+    SocketChannel s = (SocketChannel) key.channel();
+    if (key.attachment() instanceof Hello hello) {
+      readHello(key, s, hello);
+      return;
+    }
+    Endpoint e = (Endpoint) key.attachment();
+    readBuffer.clear();
+    int n;
+    try {
+      n = s.read(readBuffer);
+    } catch (IOException ex) {
+      n = -1;
+    }
+    if (n < 0) {
+      key.cancel();
+      closeQuietly(s);
+      e.connection().onEof(e.channel());
+    } else if (n > 0) {
+      readBuffer.flip();
+      e.connection().onData(e.channel(), readBuffer);
+    }
+  }
+
+  private void readHello(SelectionKey key, SocketChannel s, Hello hello) throws IOException {
+    int n;
+    try {
+      n = s.read(hello.buf);
+    } catch (IOException ex) {
+      n = -1;
+    }
+    int newline = -1;
+    for (int i = 0; i < hello.buf.position(); i++) {
+      if (hello.buf.get(i) == '\n') {
+        newline = i;
+        break;
+      }
+    }
+    if (newline < 0) {
+      if (n < 0 || !hello.buf.hasRemaining()) {
+        key.cancel();
+        closeQuietly(s);
+      }
+      return;
+    }
+    byte[] line = new byte[newline];
+    hello.buf.get(0, line);
+    Endpoint endpoint = bind(line);
+    if (endpoint == null) {
+      key.cancel();
+      closeQuietly(s);
+      return;
+    }
+    if (!endpoint.connection().attach(endpoint.channel(), s, key)) {
+      log.warn("rejected a second {} channel for {}", endpoint.channel(), endpoint.connection().sandboxId());
+      key.cancel();
+      closeQuietly(s);
+      return;
+    }
+    key.attach(endpoint);
+    int leftover = hello.buf.position() - newline - 1;
+    if (leftover > 0) {
+      ByteBuffer rest = ByteBuffer.allocate(leftover);
+      rest.put(0, hello.buf, newline + 1, leftover);
+      endpoint.connection().onData(endpoint.channel(), rest);
+    }
+    if (n < 0) {
+      key.cancel();
+      closeQuietly(s);
+      endpoint.connection().onEof(endpoint.channel());
+    }
+  }
+
+  private Endpoint bind(byte[] line) {
+    try {
+      JsonNode hello = JSON.readTree(line);
+      WorkerConnection c = expected.get(hello.path("sandbox").asText(""));
+      byte[] token = hello.path("token").asText("").getBytes(StandardCharsets.US_ASCII);
+      if (c == null || !MessageDigest.isEqual(c.token(), token)) {
+        log.warn("rejected a worker connection with an unknown sandbox or token");
+        return null;
+      }
+      WorkerConnection.Channel channel =
+          switch (hello.path("channel").asText("")) {
+            case "ctl" -> WorkerConnection.Channel.CTL;
+            case "out" -> WorkerConnection.Channel.OUT;
+            case "err" -> WorkerConnection.Channel.ERR;
+            default -> null;
+          };
+      return channel == null ? null : new Endpoint(c, channel);
+    } catch (IOException e) {
+      return null;
+    }
+  }
+
+  @Override
+  public void close() {
+    running = false;
+    selector.wakeup();
+    try {
+      thread.join(2000);
+      for (SelectionKey key : selector.keys()) {
+        key.channel().close();
+      }
+      selector.close();
+      server.close();
+      Files.deleteIfExists(socketPath);
+    } catch (IOException e) {
+      log.debug("closing the worker hub", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      log.debug("closing the worker hub", e);
+    }
+  }
+}

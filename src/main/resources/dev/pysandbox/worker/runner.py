@@ -1,0 +1,436 @@
+"""pysandbox runner: the Python worker inside every sandbox.
+
+Started once per sandbox as ``python3 -I -S runner.py '{"path": [...], "preload": [...]}'``
+(the interpreter's site directories, found once by the server, and modules to import before
+announcing readiness), by the launcher, with three connected Unix sockets already in place:
+
+  fd 1  user stdout  (raw bytes, read by the server; child processes inherit it)
+  fd 2  user stderr  (likewise)
+  fd 3  control      (JSON lines both ways; moved to a high fd at start-up)
+
+The server sends one JSON object per line; the runner answers with frames written as
+``\\n{json}\\n`` so that a partial line of garbage (user code writing to the control fd) is
+terminated before the next real frame. Every frame carries the request id; the server drops
+frames whose id is not the request it is waiting for, so nothing user code writes can answer
+a later request.
+
+Requests (``op``): ``exec``, ``interrupt``, ``get_context``, ``set_context``,
+``clear_context``, ``shutdown``. Frames (``type``): ``ready``, ``display``, ``done``.
+
+Only the standard library is imported at start-up; matplotlib and friends are touched only
+when user code already imported them (or when the server asks to preload them).
+"""
+
+import ast
+import base64
+import fcntl
+import json
+import linecache
+import os
+import queue
+import signal
+import sys
+import threading
+import traceback
+import types
+
+RUNNER_FILE = __file__
+MAX_REPR = 100_000
+CO_COROUTINE = 0x80
+COMPILE_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+
+
+def _high_fd(fd, base):
+    return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
+
+
+class Channel:
+    """The control socket: a reader thread feeding a queue, and a locked frame writer."""
+
+    def __init__(self, fd):
+        self.fd = fd
+        self.lock = threading.Lock()
+        self.requests = queue.Queue()
+
+    def send(self, frame):
+        data = b"\n" + json.dumps(frame, ensure_ascii=False, default=repr).encode("utf-8", "replace") + b"\n"
+        view = memoryview(data)
+        with self.lock:
+            while view:
+                try:
+                    n = os.write(self.fd, view)
+                except InterruptedError:
+                    continue
+                view = view[n:]
+
+    def read_forever(self, on_interrupt):
+        buf = b""
+        while True:
+            try:
+                chunk = os.read(self.fd, 1 << 16)
+            except InterruptedError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                self.requests.put(None)
+                return
+            buf += chunk
+            while b"\n" in buf:
+                line, buf = buf.split(b"\n", 1)
+                if not line.strip():
+                    continue
+                try:
+                    msg = json.loads(line)
+                except ValueError:
+                    continue
+                if not isinstance(msg, dict):
+                    continue
+                if msg.get("op") == "interrupt":
+                    on_interrupt(msg.get("id"))
+                else:
+                    self.requests.put(msg)
+
+
+def _short_repr(obj):
+    try:
+        text = repr(obj)
+    except BaseException as e:  # a broken __repr__ must not break the runner
+        text = "<unrepresentable %s: %s>" % (type(obj).__name__, e)
+    if len(text) > MAX_REPR:
+        text = text[:MAX_REPR] + "... [repr truncated at %d characters]" % MAX_REPR
+    return text
+
+
+def _figure_png(fig):
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", bbox_inches="tight")
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def mime_bundle(obj):
+    """A Jupyter-style MIME bundle: text/plain always, richer forms when the object has them."""
+    bundle = {"text/plain": _short_repr(obj)}
+    mpl_figure = sys.modules.get("matplotlib.figure")
+    if mpl_figure is not None and isinstance(obj, mpl_figure.Figure):
+        try:
+            bundle["image/png"] = _figure_png(obj)
+        except Exception:
+            pass
+        return bundle
+    for method, mime in (
+        ("_repr_html_", "text/html"),
+        ("_repr_markdown_", "text/markdown"),
+        ("_repr_svg_", "image/svg+xml"),
+        ("_repr_png_", "image/png"),
+        ("_repr_jpeg_", "image/jpeg"),
+        ("_repr_latex_", "text/latex"),
+        ("_repr_json_", "application/json"),
+    ):
+        fn = getattr(type(obj), method, None)
+        if fn is None:
+            continue
+        try:
+            value = fn(obj)
+        except Exception:
+            continue
+        if value is None:
+            continue
+        if isinstance(value, tuple):  # (data, metadata)
+            value = value[0]
+        if mime in ("image/png", "image/jpeg"):
+            if isinstance(value, str):
+                value = value.encode("ascii", "replace")
+            if not isinstance(value, (bytes, bytearray)):
+                continue
+            value = base64.b64encode(bytes(value)).decode("ascii")
+        elif mime == "application/json":
+            try:
+                json.dumps(value)
+            except (TypeError, ValueError):
+                continue
+        elif not isinstance(value, str):
+            continue
+        bundle[mime] = value
+    return bundle
+
+
+def _jsonable(value):
+    try:
+        json.dumps(value, allow_nan=False)
+        return True
+    except (TypeError, ValueError, RecursionError):
+        return False
+
+
+class Runner:
+    def __init__(self, channel):
+        self.channel = channel
+        self.main_thread = threading.main_thread().ident
+        self.current = None  # id of the request being executed
+        self.cell = 0
+        self.namespace = self._fresh_namespace()
+        self.out_backup = _high_fd(1, self.channel.fd + 1)
+        self.err_backup = _high_fd(2, self.channel.fd + 1)
+        self.stdout = self.stderr = None
+        self._restore_streams()
+
+    # -- streams -------------------------------------------------------------------------
+
+    def _restore_streams(self):
+        """Undo whatever the last execution did to fds 0-2 and sys.std*."""
+        for fd, backup in ((1, self.out_backup), (2, self.err_backup)):
+            try:
+                os.dup2(backup, fd, inheritable=True)
+            except OSError:
+                pass
+        try:
+            null = os.open(os.devnull, os.O_RDONLY)
+            if null != 0:
+                os.dup2(null, 0)
+                os.close(null)
+        except OSError:
+            pass
+        if self.stdout is None or self.stdout.closed or sys.stdout is not self.stdout:
+            self.stdout = open(1, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
+        if self.stderr is None or self.stderr.closed or sys.stderr is not self.stderr:
+            self.stderr = open(2, "w", encoding="utf-8", errors="backslashreplace", closefd=False, buffering=1)
+        sys.stdout, sys.stderr = self.stdout, self.stderr
+        sys.__stdout__, sys.__stderr__ = self.stdout, self.stderr
+        if sys.stdin is None or getattr(sys.stdin, "closed", True):
+            sys.stdin = open(0, "r", closefd=False)
+
+    def _flush_streams(self):
+        for stream in (sys.stdout, sys.stderr, self.stdout, self.stderr):
+            try:
+                if stream is not None:
+                    stream.flush()
+            except Exception:
+                pass
+
+    # -- namespace -----------------------------------------------------------------------
+
+    def _fresh_namespace(self):
+        main = types.ModuleType("__main__")
+        ns = main.__dict__
+        ns["__builtins__"] = __builtins__
+        ns["display"] = self._display
+        sys.modules["__main__"] = main
+        return ns
+
+    def _display(self, *objs):
+        """display(obj, ...): send each object's MIME bundle as a display output now."""
+        for obj in objs:
+            self.channel.send({"type": "display", "id": self.current, "data": mime_bundle(obj)})
+
+    # -- execution -----------------------------------------------------------------------
+
+    def interrupt(self, request_id):
+        if self.current is not None and request_id == self.current:
+            try:
+                signal.pthread_kill(self.main_thread, signal.SIGINT)
+            except Exception:
+                pass
+
+    def _run(self, code):
+        result = eval(code, self.namespace)
+        if code.co_flags & CO_COROUTINE:
+            import asyncio
+
+            loop = asyncio.new_event_loop()
+            try:
+                result = loop.run_until_complete(result)
+            finally:
+                loop.close()
+        return result
+
+    def execute(self, msg):
+        code = msg.get("code", "")
+        self.cell += 1
+        filename = "<cell-%d>" % self.cell
+        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self.namespace["__outputs__"] = {}
+        frame = {"type": "done", "id": self.current, "cell": self.cell}
+        value = None
+        has_value = False
+        try:
+            tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | COMPILE_FLAGS)
+            last = None
+            if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+                last = tree.body.pop()
+            self._run(compile(tree, filename, "exec", COMPILE_FLAGS))
+            if last is not None:
+                expr = ast.Expression(last.value)
+                ast.copy_location(expr, last)
+                value = self._run(compile(expr, filename, "eval", COMPILE_FLAGS))
+                has_value = value is not None
+            frame["status"] = "ok"
+        except SystemExit as e:
+            code_value = e.code
+            if code_value is None or code_value == 0:
+                frame["status"] = "ok"
+                frame["exit_code"] = 0
+            else:
+                frame["status"] = "error"
+                frame["exit_code"] = code_value if isinstance(code_value, int) else 1
+                frame["error"] = self._error(e)
+        except BaseException as e:
+            frame["status"] = "error"
+            frame["error"] = self._error(e)
+        finally:
+            self._flush_streams()
+        if has_value:
+            self.namespace["_"] = value
+            frame["result"] = self._safe(lambda: mime_bundle(value))
+        figures = self._safe(self._figures) or []
+        if figures:
+            frame["figures"] = figures
+        frame["outputs"] = self._safe(lambda: self._outputs()) or {"values": {}, "non_json": []}
+        return frame
+
+    def _safe(self, fn):
+        try:
+            return fn()
+        except BaseException as e:
+            sys.stderr.write("pysandbox: could not collect results: %s\n" % _short_repr(e))
+            self._flush_streams()
+            return None
+
+    def _figures(self):
+        """Every open matplotlib figure becomes a PNG display; the figures are then closed."""
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is None:
+            return []
+        pngs = []
+        for num in plt.get_fignums():
+            fig = plt.figure(num)
+            pngs.append({"text/plain": _short_repr(fig), "image/png": _figure_png(fig)})
+        plt.close("all")
+        return pngs
+
+    def _show(self, *args, **kwargs):
+        """plt.show(): emit the open figures now, as Jupyter's inline backend does."""
+        for bundle in self._figures():
+            self.channel.send({"type": "display", "id": self.current, "data": bundle})
+
+    def _outputs(self):
+        raw = self.namespace.get("__outputs__")
+        if not isinstance(raw, dict):
+            return {"values": {}, "non_json": [], "invalid": _short_repr(raw)}
+        values, non_json = {}, []
+        for key, value in raw.items():
+            key = str(key)
+            if _jsonable(value):
+                values[key] = value
+            else:
+                values[key] = {"repr": _short_repr(value), "type": type(value).__name__}
+                non_json.append(key)
+        return {"values": values, "non_json": non_json}
+
+    def _error(self, exc):
+        tb = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == RUNNER_FILE:
+            tb = tb.tb_next
+        name = type(exc).__name__
+        module = type(exc).__module__
+        if module not in ("builtins", "__main__"):
+            name = module + "." + type(exc).__qualname__
+        lines = traceback.format_exception(type(exc), exc, tb)
+        return {"name": name, "value": _short_repr(str(exc)) if not isinstance(exc, SystemExit) else str(exc.code), "traceback": "".join(lines)}
+
+    # -- context -------------------------------------------------------------------------
+
+    def get_context(self, msg):
+        names = msg.get("names")
+        variables = {}
+        for name, value in self.namespace.items():
+            if name.startswith("__") or name in ("display", "_"):
+                continue
+            if names is not None and name not in names:
+                continue
+            if isinstance(value, types.ModuleType) and names is None:
+                continue
+            if _jsonable(value):
+                variables[name] = {"type": type(value).__name__, "value": value}
+            else:
+                variables[name] = {"type": type(value).__name__, "repr": _short_repr(value)}
+        missing = [n for n in (names or []) if n not in variables]
+        return {"type": "done", "id": self.current, "status": "ok", "variables": variables, "missing": missing}
+
+    def set_context(self, msg):
+        values = msg.get("values") or {}
+        for name, value in values.items():
+            self.namespace[name] = value
+        return {"type": "done", "id": self.current, "status": "ok", "set": sorted(values)}
+
+    def clear_context(self, msg):
+        self.namespace = self._fresh_namespace()
+        return {"type": "done", "id": self.current, "status": "ok"}
+
+    # -- loop ------------------------------------------------------------------------------
+
+    def preload(self, modules):
+        for name in modules:
+            try:
+                __import__(name)
+            except Exception:
+                pass
+        if "matplotlib.pyplot" in sys.modules:
+            self._patch_pyplot()
+
+    def _patch_pyplot(self):
+        plt = sys.modules.get("matplotlib.pyplot")
+        if plt is not None and getattr(plt.show, "__name__", "") != "_show":
+            plt.show = self._show
+
+    def serve(self):
+        handlers = {
+            "exec": self.execute,
+            "get_context": self.get_context,
+            "set_context": self.set_context,
+            "clear_context": self.clear_context,
+        }
+        self.channel.send({"type": "ready", "id": None, "pid": os.getpid(), "python": sys.version.split()[0]})
+        while True:
+            try:
+                msg = self.channel.requests.get()
+                if msg is None or msg.get("op") == "shutdown":
+                    return
+                handler = handlers.get(msg.get("op"))
+                if handler is None:
+                    continue
+                self._restore_streams()
+                self.current = msg.get("id")
+                try:
+                    if "matplotlib.pyplot" in sys.modules:
+                        self._patch_pyplot()
+                    frame = handler(msg)
+                finally:
+                    request_id, self.current = self.current, None
+                frame["id"] = request_id
+                self.channel.send(frame)
+            except KeyboardInterrupt:
+                continue  # an interrupt that arrived between requests
+
+
+def main():
+    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    for entry in options.get("path", []):
+        if entry not in sys.path:
+            sys.path.append(entry)
+    sys.argv = [""]
+    ctl = _high_fd(3, 64)
+    os.close(3)
+    channel = Channel(ctl)
+    runner = Runner(channel)
+    runner.preload(options.get("preload", []))
+    reader = threading.Thread(target=channel.read_forever, args=(runner.interrupt,), name="pysandbox-control", daemon=True)
+    reader.start()
+    runner.serve()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
