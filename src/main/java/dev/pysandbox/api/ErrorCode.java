@@ -3,8 +3,8 @@ package dev.pysandbox.api;
 import java.util.Locale;
 
 /**
- * The closed set of error codes every face reports. Each code is mapped here, once, to its
- * wire name, an HTTP status, a CLI exit code and whether retrying the same call can succeed.
+ * The closed set of error codes every face reports. Each code is mapped here, once, to its wire
+ * name, an HTTP status, a CLI exit code and whether retrying the same call can succeed.
  */
 public enum ErrorCode {
   INVALID_ARGUMENT(400, 2, false),

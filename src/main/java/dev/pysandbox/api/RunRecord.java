@@ -4,15 +4,16 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A run: one execution of code, as recorded and as returned by {@code run_python} and
- * {@code get_run}. The server, not the sandbox, sets status, timings and artifacts.
+ * A run: one execution of code, as recorded and as returned by {@code run_python} and {@code
+ * get_run}. The server, not the sandbox, sets status, timings and artifacts.
  *
  * @param runId run id, {@code run_} and 20 hex digits
  * @param sessionId session it ran in; {@code null} for one-shot runs
  * @param parentRunId the run this one re-ran, or {@code null}
  * @param description caller's free text, data only
  * @param status where the run is in its life
- * @param message why it ended this way, for statuses other than succeeded (limit, elapsed time, exit code)
+ * @param message why it ended this way, for statuses other than succeeded (limit, elapsed time,
+ *     exit code)
  * @param code the source that ran (omitted when not asked for)
  * @param codeHash sha256 of the code's UTF-8 bytes
  * @param stdout captured standard output (head and tail when truncated)
@@ -21,7 +22,8 @@ import java.util.Map;
  * @param stderrTruncated true when stderr exceeded the cap
  * @param stdoutBytes total stdout bytes produced, kept or not
  * @param stderrBytes total stderr bytes produced, kept or not
- * @param exitCode 0 on success, 1 for an exception, the code of {@code sys.exit(n)} or of a process that exited; {@code null} when killed
+ * @param exitCode 0 on success, 1 for an exception, the code of {@code sys.exit(n)} or of a process
+ *     that exited; {@code null} when killed
  * @param error the exception, or {@code null}
  * @param result MIME bundle of the trailing expression, or {@code null}
  * @param displays MIME bundles from {@code display()} and matplotlib figures
@@ -84,36 +86,36 @@ public record RunRecord(
 
   public Builder toBuilder() {
     Builder b = new Builder();
-      b.runId = runId;
-      b.sessionId = sessionId;
-      b.parentRunId = parentRunId;
-      b.description = description;
-      b.status = status;
-      b.message = message;
-      b.code = code;
-      b.codeHash = codeHash;
-      b.stdout = stdout;
-      b.stderr = stderr;
-      b.stdoutTruncated = stdoutTruncated;
-      b.stderrTruncated = stderrTruncated;
-      b.stdoutBytes = stdoutBytes;
-      b.stderrBytes = stderrBytes;
-      b.exitCode = exitCode;
-      b.error = error;
-      b.result = result;
-      b.displays = displays;
-      b.outputs = outputs;
-      b.outputsNonJson = outputsNonJson;
-      b.artifacts = artifacts;
-      b.artifactsDir = artifactsDir;
-      b.timeoutSeconds = timeoutSeconds;
-      b.backend = backend;
-      b.createdAt = createdAt;
-      b.finishedAt = finishedAt;
-      b.durationMs = durationMs;
-      b.riskFindings = riskFindings;
-      b.notebookPath = notebookPath;
-      b.viewCommand = viewCommand;
+    b.runId = runId;
+    b.sessionId = sessionId;
+    b.parentRunId = parentRunId;
+    b.description = description;
+    b.status = status;
+    b.message = message;
+    b.code = code;
+    b.codeHash = codeHash;
+    b.stdout = stdout;
+    b.stderr = stderr;
+    b.stdoutTruncated = stdoutTruncated;
+    b.stderrTruncated = stderrTruncated;
+    b.stdoutBytes = stdoutBytes;
+    b.stderrBytes = stderrBytes;
+    b.exitCode = exitCode;
+    b.error = error;
+    b.result = result;
+    b.displays = displays;
+    b.outputs = outputs;
+    b.outputsNonJson = outputsNonJson;
+    b.artifacts = artifacts;
+    b.artifactsDir = artifactsDir;
+    b.timeoutSeconds = timeoutSeconds;
+    b.backend = backend;
+    b.createdAt = createdAt;
+    b.finishedAt = finishedAt;
+    b.durationMs = durationMs;
+    b.riskFindings = riskFindings;
+    b.notebookPath = notebookPath;
+    b.viewCommand = viewCommand;
     return b;
   }
 
@@ -303,7 +305,37 @@ public record RunRecord(
     }
 
     public RunRecord build() {
-      return new RunRecord(runId, sessionId, parentRunId, description, status, message, code, codeHash, stdout, stderr, stdoutTruncated, stderrTruncated, stdoutBytes, stderrBytes, exitCode, error, result, displays, outputs, outputsNonJson, artifacts, artifactsDir, timeoutSeconds, backend, createdAt, finishedAt, durationMs, riskFindings, notebookPath, viewCommand);
+      return new RunRecord(
+          runId,
+          sessionId,
+          parentRunId,
+          description,
+          status,
+          message,
+          code,
+          codeHash,
+          stdout,
+          stderr,
+          stdoutTruncated,
+          stderrTruncated,
+          stdoutBytes,
+          stderrBytes,
+          exitCode,
+          error,
+          result,
+          displays,
+          outputs,
+          outputsNonJson,
+          artifacts,
+          artifactsDir,
+          timeoutSeconds,
+          backend,
+          createdAt,
+          finishedAt,
+          durationMs,
+          riskFindings,
+          notebookPath,
+          viewCommand);
     }
   }
 }

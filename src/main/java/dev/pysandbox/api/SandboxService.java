@@ -1,13 +1,13 @@
 package dev.pysandbox.api;
 
 /**
- * The core, as every face sees it. Thread-safe; every method validates its arguments and fails
- * with a {@link PysandboxException} carrying one of the closed set of {@link ErrorCode}s.
+ * The core, as every face sees it. Thread-safe; every method validates its arguments and fails with
+ * a {@link PysandboxException} carrying one of the closed set of {@link ErrorCode}s.
  */
 public interface SandboxService extends AutoCloseable {
   /**
-   * Runs code and returns the finished run. A run that fails, times out or is killed still
-   * returns normally, with its status; exceptions are for calls that could not run at all.
+   * Runs code and returns the finished run. A run that fails, times out or is killed still returns
+   * normally, with its status; exceptions are for calls that could not run at all.
    */
   RunRecord run(ExecutionRequest request);
 

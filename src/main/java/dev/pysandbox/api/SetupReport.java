@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * What {@code check_setup} and {@code pysandbox doctor} report: whether code can run here, and
- * if not, what is missing and how to install it.
+ * What {@code check_setup} and {@code pysandbox doctor} report: whether code can run here, and if
+ * not, what is missing and how to install it.
  *
  * @param ready true when a sandbox can be started
  * @param dataDir the data directory in use

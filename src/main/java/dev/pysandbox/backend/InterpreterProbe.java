@@ -41,8 +41,8 @@ public final class InterpreterProbe {
   private InterpreterProbe() {}
 
   /**
-   * @throws PysandboxException {@code backend_unavailable} naming the package to install when
-   *     the interpreter is missing or broken
+   * @throws PysandboxException {@code backend_unavailable} naming the package to install when the
+   *     interpreter is missing or broken
    */
   public static InterpreterInfo probe(Path python) {
     if (!Files.isExecutable(python)) {

@@ -8,9 +8,9 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Reads the host's process table from {@code /proc}: which processes live in a given PID
- * namespace, and which processes' command lines mention a given text. Used to prove that a
- * killed sandbox left nothing behind and to find sandboxes a dead server left.
+ * Reads the host's process table from {@code /proc}: which processes live in a given PID namespace,
+ * and which processes' command lines mention a given text. Used to prove that a killed sandbox left
+ * nothing behind and to find sandboxes a dead server left.
  */
 public final class ProcessTable {
   private static final Path PROC = Path.of("/proc");

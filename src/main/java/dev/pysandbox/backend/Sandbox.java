@@ -5,8 +5,8 @@ import java.nio.file.Path;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * One running sandbox: an isolated process tree holding one runner, and its workspace (the
- * code's {@code /mnt/data}). Thread-safe.
+ * One running sandbox: an isolated process tree holding one runner, and its workspace (the code's
+ * {@code /mnt/data}). Thread-safe.
  */
 public interface Sandbox {
   /** Unique among all sandboxes of this data directory. */

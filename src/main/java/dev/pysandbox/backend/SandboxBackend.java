@@ -4,9 +4,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * The SPI for a kind of sandbox (bubblewrap, a container engine, ...). A backend starts
- * sandboxes, each holding one runner that speaks the worker protocol, and kills them. It knows
- * nothing of sessions, runs or faces.
+ * The SPI for a kind of sandbox (bubblewrap, a container engine, ...). A backend starts sandboxes,
+ * each holding one runner that speaks the worker protocol, and kills them. It knows nothing of
+ * sessions, runs or faces.
  *
  * <p>Implementations are thread-safe.
  */
@@ -15,8 +15,8 @@ public interface SandboxBackend extends AutoCloseable {
   String name();
 
   /**
-   * Why this backend cannot start sandboxes on this host, naming what is missing and how to
-   * install it; empty when it can.
+   * Why this backend cannot start sandboxes on this host, naming what is missing and how to install
+   * it; empty when it can.
    */
   Optional<String> unavailableReason();
 

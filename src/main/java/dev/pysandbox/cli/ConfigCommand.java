@@ -24,7 +24,10 @@ final class ConfigCommand implements Callable<Integer> {
       for (Setting s : Setting.values()) {
         System.out.printf(
             "| `%s` | `%s` | `%s` | %s |%n",
-            s.key(), s.envName(), s.defaultValue().isEmpty() ? "(empty)" : s.defaultValue(), s.doc());
+            s.key(),
+            s.envName(),
+            s.defaultValue().isEmpty() ? "(empty)" : s.defaultValue(),
+            s.doc());
       }
       return 0;
     }

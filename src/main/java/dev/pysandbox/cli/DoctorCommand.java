@@ -22,7 +22,8 @@ final class DoctorCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (DefaultSandboxService service =
-        DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+        DefaultSandboxService.start(
+            main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
       SetupReport r = service.checkSetup();
       if (json) {
         System.out.println(Json.writePretty(r));
@@ -31,10 +32,18 @@ final class DoctorCommand implements Callable<Integer> {
         System.out.println("  data directory: " + r.dataDir());
         for (SetupReport.BackendStatus b : r.backends()) {
           System.out.println(
-              "  backend " + b.name() + ": " + (b.available() ? "ok" : "unavailable: " + b.reason()));
+              "  backend "
+                  + b.name()
+                  + ": "
+                  + (b.available() ? "ok" : "unavailable: " + b.reason()));
         }
-        System.out.println("  sandbox user:   " + (r.sandboxUser() == null ? "-" : r.sandboxUser()));
-        System.out.println("  python:         " + r.interpreter().get("path") + " " + r.interpreter().getOrDefault("version", "(not usable)"));
+        System.out.println(
+            "  sandbox user:   " + (r.sandboxUser() == null ? "-" : r.sandboxUser()));
+        System.out.println(
+            "  python:         "
+                + r.interpreter().get("path")
+                + " "
+                + r.interpreter().getOrDefault("version", "(not usable)"));
         if (r.interpreter().get("packages") instanceof Map<?, ?> pkgs) {
           pkgs.forEach(
               (k, v) -> System.out.println("    " + k + ": " + (v == null ? "MISSING" : v)));

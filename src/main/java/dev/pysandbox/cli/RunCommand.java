@@ -22,10 +22,12 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox run FILE | -c CODE}: one run in a fresh sandbox. The code's stdout goes to
- * stdout and its stderr to stderr, as if it ran here; the run's id, status and files are
- * reported on stderr. Exits 0 when the run succeeded, 1 when it failed, 124 when it timed out.
+ * stdout and its stderr to stderr, as if it ran here; the run's id, status and files are reported
+ * on stderr. Exits 0 when the run succeeded, 1 when it failed, 124 when it timed out.
  */
-@Command(name = "run", description = "Run a Python file or snippet in a fresh sandbox and record it.")
+@Command(
+    name = "run",
+    description = "Run a Python file or snippet in a fresh sandbox and record it.")
 final class RunCommand implements Callable<Integer> {
   static final int EXIT_FAILED = 1;
   static final int EXIT_TIMED_OUT = 124;
@@ -33,7 +35,10 @@ final class RunCommand implements Callable<Integer> {
   @ParentCommand Main main;
 
   static final class Source {
-    @Parameters(index = "0", paramLabel = "FILE", description = "Python file to run ('-' reads stdin).")
+    @Parameters(
+        index = "0",
+        paramLabel = "FILE",
+        description = "Python file to run ('-' reads stdin).")
     Path file;
 
     @Option(names = "-c", paramLabel = "CODE", description = "Code to run.")
@@ -56,17 +61,28 @@ final class RunCommand implements Callable<Integer> {
   public Integer call() throws IOException {
     String code = source.code != null ? source.code : read(source.file);
     try (DefaultSandboxService service =
-        DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+        DefaultSandboxService.start(
+            main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
       RunRecord run = service.run(new ExecutionRequest(code, null, description, timeout));
       if (json) {
         System.out.println(Json.writePretty(run));
       } else {
         print(run, System.out, System.err);
       }
-      return run.status() == RunStatus.SUCCEEDED
-          ? 0
-          : run.status() == RunStatus.TIMED_OUT ? EXIT_TIMED_OUT : EXIT_FAILED;
+      return exitCode(run);
     }
+  }
+
+  /** 0 on success, 124 on timeout, the code's own exit code when it chose one, else 1. */
+  static int exitCode(RunRecord run) {
+    if (run.status() == RunStatus.SUCCEEDED) {
+      return 0;
+    }
+    if (run.status() == RunStatus.TIMED_OUT) {
+      return EXIT_TIMED_OUT;
+    }
+    Integer code = run.exitCode();
+    return code != null && code > 0 && code < 124 ? code : EXIT_FAILED;
   }
 
   private static String read(Path file) throws IOException {
@@ -84,7 +100,10 @@ final class RunCommand implements Callable<Integer> {
     err.print(run.stderr());
     if (run.error() != null) {
       String tb = run.error().traceback();
-      err.print(tb != null && !tb.isBlank() ? tb : run.error().name() + ": " + run.error().value() + "\n");
+      err.print(
+          tb != null && !tb.isBlank()
+              ? tb
+              : run.error().name() + ": " + run.error().value() + "\n");
     }
     if (run.result() != null && run.result().get("text/plain") instanceof String plain) {
       out.println(plain);
@@ -107,10 +126,14 @@ final class RunCommand implements Callable<Integer> {
           .append(" bytes of stderr produced\n");
     }
     if (!run.displays().isEmpty()) {
-      s.append("[pysandbox] ").append(run.displays().size()).append(" display output(s) recorded\n");
+      s.append("[pysandbox] ")
+          .append(run.displays().size())
+          .append(" display output(s) recorded\n");
     }
     if (!run.artifacts().isEmpty()) {
-      s.append("[pysandbox] files written to /mnt/data, kept in ").append(run.artifactsDir()).append(":\n");
+      s.append("[pysandbox] files written to /mnt/data, kept in ")
+          .append(run.artifactsDir())
+          .append(":\n");
       run.artifacts()
           .forEach(
               a ->

@@ -31,7 +31,8 @@ final class RunsCommand implements Runnable {
   }
 
   static DefaultSandboxService service(Main main) {
-    return DefaultSandboxService.start(main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
+    return DefaultSandboxService.start(
+        main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
   }
 
   @Command(name = "list", description = "List runs, newest first.")
@@ -58,12 +59,14 @@ final class RunsCommand implements Runnable {
       try (DefaultSandboxService service = service(runs.main)) {
         RunPage page =
             service.listRuns(
-                new RunQuery(limit, offset, status == null ? null : RunStatus.fromWire(status), session));
+                new RunQuery(
+                    limit, offset, status == null ? null : RunStatus.fromWire(status), session));
         if (json) {
           System.out.println(Json.writePretty(page));
           return 0;
         }
-        System.out.printf("%-24s  %-11s  %-24s  %8s  %s%n", "RUN", "STATUS", "CREATED", "MS", "CODE");
+        System.out.printf(
+            "%-24s  %-11s  %-24s  %8s  %s%n", "RUN", "STATUS", "CREATED", "MS", "CODE");
         for (RunSummary r : page.runs()) {
           System.out.printf(
               "%-24s  %-11s  %-24s  %8s  %s%n",
@@ -100,7 +103,8 @@ final class RunsCommand implements Runnable {
         System.out.println("run:         " + run.runId());
         System.out.println("status:      " + run.status().wireName());
         System.out.println("created:     " + run.createdAt());
-        System.out.println("duration:    " + (run.durationMs() == null ? "-" : run.durationMs() + " ms"));
+        System.out.println(
+            "duration:    " + (run.durationMs() == null ? "-" : run.durationMs() + " ms"));
         if (run.description() != null) {
           System.out.println("description: " + run.description());
         }

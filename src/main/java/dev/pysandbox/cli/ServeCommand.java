@@ -18,8 +18,8 @@ import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox serve}: MCP over stdio until the client closes stdin. The real stdout goes to
- * the transport alone; {@code System.out} is pointed at stderr first, so a stray print anywhere
- * can never corrupt the protocol.
+ * the transport alone; {@code System.out} is pointed at stderr first, so a stray print anywhere can
+ * never corrupt the protocol.
  */
 @Command(name = "serve", description = "Serve MCP over stdio (for Claude Code and other clients).")
 final class ServeCommand implements Callable<Integer> {
@@ -33,7 +33,8 @@ final class ServeCommand implements Callable<Integer> {
     DefaultSandboxService service = DefaultSandboxService.start(main.config(Map.of()));
     McpSyncServer server =
         new McpFace(service)
-            .serveStdio(new EofSignal(new FileInputStream(FileDescriptor.in), stdinClosed), protocolOut);
+            .serveStdio(
+                new EofSignal(new FileInputStream(FileDescriptor.in), stdinClosed), protocolOut);
     stdinClosed.await();
     server.closeGracefully();
     service.close();

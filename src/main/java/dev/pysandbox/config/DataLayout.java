@@ -3,8 +3,8 @@ package dev.pysandbox.config;
 import java.nio.file.Path;
 
 /**
- * Where everything lives under the data directory. One place, so that the store, the backend
- * and the faces agree, and start-up hygiene knows what to look at.
+ * Where everything lives under the data directory. One place, so that the store, the backend and
+ * the faces agree, and start-up hygiene knows what to look at.
  *
  * <pre>
  * data_dir/

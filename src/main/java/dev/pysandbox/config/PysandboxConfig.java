@@ -93,8 +93,8 @@ public final class PysandboxConfig {
    *
    * @param flags values given on the command line, by setting key
    * @param env the process environment ({@code PYSANDBOX_*} variables are read)
-   * @param configFile an explicit properties file, or {@code null} for {@code
-   *     $PYSANDBOX_CONFIG} or {@code <data_dir>/config.properties} when it exists
+   * @param configFile an explicit properties file, or {@code null} for {@code $PYSANDBOX_CONFIG} or
+   *     {@code <data_dir>/config.properties} when it exists
    * @throws PysandboxException {@code invalid_argument} naming the setting when a value is bad
    */
   public static PysandboxConfig load(

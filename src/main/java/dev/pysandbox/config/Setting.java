@@ -3,8 +3,8 @@ package dev.pysandbox.config;
 import java.util.Locale;
 
 /**
- * Every configuration key, with its default and what it means. This list is the only place a
- * key is defined: the loader, {@code pysandbox config} and the README's table all read it.
+ * Every configuration key, with its default and what it means. This list is the only place a key is
+ * defined: the loader, {@code pysandbox config} and the README's table all read it.
  */
 public enum Setting {
   DATA_DIR("data_dir", "~/.pysandbox", "Run history (SQLite), run files, workspaces."),
@@ -17,7 +17,8 @@ public enum Setting {
       "Host user the sandboxes run as when the server runs as root (must not be root)."),
   TIMEOUT_DEFAULT("timeout_default", "60", "Seconds a run may take when the call names no limit."),
   TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
-  OUTPUT_LIMIT("output_limit", "1048576", "Bytes of stdout and of stderr kept per run (head+tail)."),
+  OUTPUT_LIMIT(
+      "output_limit", "1048576", "Bytes of stdout and of stderr kept per run (head+tail)."),
   CODE_MAX_BYTES("code_max_bytes", "100000", "Largest code accepted, in UTF-8 bytes."),
   POOL_SIZE("pool_size", "2", "Pre-started sandboxes kept ready (0 turns the pool off)."),
   POOL_PRELOAD(

@@ -45,9 +45,9 @@ import org.slf4j.LoggerFactory;
  * runs: validate, record as running, take a sandbox, execute with the limits, collect the
  * workspace's files, record the outcome atomically.
  *
- * <p>Start-up is cheap: the store is opened and migrated, runs and sandboxes left by dead
- * servers are cleaned up and the pool is filled in the background, so that an MCP client gets
- * its tool list at once; the first run waits for whatever it needs.
+ * <p>Start-up is cheap: the store is opened and migrated, runs and sandboxes left by dead servers
+ * are cleaned up and the pool is filled in the background, so that an MCP client gets its tool list
+ * at once; the first run waits for whatever it needs.
  */
 public final class DefaultSandboxService implements SandboxService {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
@@ -95,7 +95,10 @@ public final class DefaultSandboxService implements SandboxService {
               RunStore s = JdbcRunStore.openSqlite(layout.database());
               List<String> interrupted = s.interruptOrphans(instances::isAlive);
               if (!interrupted.isEmpty()) {
-                log.warn("marked {} runs of stopped servers as interrupted: {}", interrupted.size(), interrupted);
+                log.warn(
+                    "marked {} runs of stopped servers as interrupted: {}",
+                    interrupted.size(),
+                    interrupted);
               }
               return s;
             },
@@ -155,7 +158,9 @@ public final class DefaultSandboxService implements SandboxService {
     int timeout = validator.validate(request);
     if (request.sessionId() != null) {
       throw PysandboxException.invalid(
-          "session_id '" + request.sessionId() + "' given, but sessions are not enabled on this server");
+          "session_id '"
+              + request.sessionId()
+              + "' given, but sessions are not enabled on this server");
     }
     backend
         .unavailableReason()
@@ -179,7 +184,9 @@ public final class DefaultSandboxService implements SandboxService {
     try {
       sandbox = pool.take();
     } catch (PysandboxException e) {
-      finish(runs, run.status(RunStatus.FAILED).message("no sandbox could be started: " + e.getMessage()));
+      finish(
+          runs,
+          run.status(RunStatus.FAILED).message("no sandbox could be started: " + e.getMessage()));
       throw e;
     }
     try {
@@ -221,7 +228,10 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   private RunRecord finish(RunStore runs, RunRecord.Builder run) {
-    RunRecord r = run.finishedAt(clock.instant().toString()).viewCommand("pysandbox runs show " + run.build().runId()).build();
+    RunRecord r =
+        run.finishedAt(clock.instant().toString())
+            .viewCommand("pysandbox runs show " + run.build().runId())
+            .build();
     runs.finish(r);
     return r;
   }
@@ -240,7 +250,8 @@ public final class DefaultSandboxService implements SandboxService {
     return store()
         .get(runId, includeCode)
         .map(r -> r.toBuilder().viewCommand("pysandbox runs show " + r.runId()).build())
-        .orElseThrow(() -> new PysandboxException(ErrorCode.NOT_FOUND, "no run with id '" + runId + "'"));
+        .orElseThrow(
+            () -> new PysandboxException(ErrorCode.NOT_FOUND, "no run with id '" + runId + "'"));
   }
 
   private RunStore store() {
@@ -250,7 +261,8 @@ public final class DefaultSandboxService implements SandboxService {
       if (e.getCause() instanceof PysandboxException p) {
         throw p;
       }
-      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + e.getCause(), e);
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + e.getCause(), e);
     }
   }
 
@@ -293,7 +305,8 @@ public final class DefaultSandboxService implements SandboxService {
   static String sha256(String code) {
     try {
       return HexFormat.of()
-          .formatHex(MessageDigest.getInstance("SHA-256").digest(code.getBytes(StandardCharsets.UTF_8)));
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(code.getBytes(StandardCharsets.UTF_8)));
     } catch (NoSuchAlgorithmException e) {
       throw new IllegalStateException(e);
     }
@@ -304,7 +317,10 @@ public final class DefaultSandboxService implements SandboxService {
     if (preferred.toString().getBytes(StandardCharsets.UTF_8).length <= 100) {
       return preferred;
     }
-    return Path.of(System.getProperty("java.io.tmpdir"), "pysandbox-" + HostUser.currentUid(), "io-" + instance + ".sock");
+    return Path.of(
+        System.getProperty("java.io.tmpdir"),
+        "pysandbox-" + HostUser.currentUid(),
+        "io-" + instance + ".sock");
   }
 
   private static void restrict(Path dir) {

@@ -25,8 +25,8 @@ import java.util.concurrent.TimeoutException;
 /**
  * One execution of code in a sandbox with the timeout enforced from here: on expiry the whole
  * sandbox is killed and checked, and the run is {@code timed_out} with the limit and the time
- * taken. The outcome is classified by the server (succeeded, failed, timed out, lost) and
- * written onto a run record; nothing the code reports decides the status on its own.
+ * taken. The outcome is classified by the server (succeeded, failed, timed out, lost) and written
+ * onto a run record; nothing the code reports decides the status on its own.
  */
 final class Execution {
   private static final ObjectMapper JSON = new ObjectMapper();

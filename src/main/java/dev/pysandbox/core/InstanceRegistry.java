@@ -12,10 +12,10 @@ import java.security.SecureRandom;
 import java.util.HexFormat;
 
 /**
- * Tells live server processes from dead ones without trusting anything they wrote: each live
- * server holds an exclusive lock on {@code instances/<id>.lock}, and the kernel drops the lock
- * when the process dies, however it dies. Several servers (an MCP server and a CLI run, say)
- * can share one data directory.
+ * Tells live server processes from dead ones without trusting anything they wrote: each live server
+ * holds an exclusive lock on {@code instances/<id>.lock}, and the kernel drops the lock when the
+ * process dies, however it dies. Several servers (an MCP server and a CLI run, say) can share one
+ * data directory.
  */
 final class InstanceRegistry implements AutoCloseable {
   private final Path dir;
@@ -30,8 +30,7 @@ final class InstanceRegistry implements AutoCloseable {
     this.id = HexFormat.of().formatHex(b);
     try {
       Files.createDirectories(dir);
-      channel =
-          FileChannel.open(file(id), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+      channel = FileChannel.open(file(id), StandardOpenOption.CREATE, StandardOpenOption.WRITE);
       lock = channel.lock();
     } catch (IOException e) {
       throw new UncheckedIOException("cannot register this server in " + dir, e);

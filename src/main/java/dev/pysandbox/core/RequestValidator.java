@@ -18,7 +18,9 @@ final class RequestValidator {
     this.config = config;
   }
 
-  /** @return the timeout to apply, in seconds */
+  /**
+   * @return the timeout to apply, in seconds
+   */
   int validate(ExecutionRequest req) {
     if (req == null) {
       throw PysandboxException.invalid("no request");

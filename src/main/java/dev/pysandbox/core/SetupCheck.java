@@ -46,9 +46,7 @@ final class SetupCheck {
     poolInfo.put("ready", pool.readyCount());
     poolInfo.put("preload", config.poolPreload());
     Map<String, String> settings = new LinkedHashMap<>();
-    config
-        .describe()
-        .forEach((k, v) -> settings.put(k, v.value() + " (" + v.source() + ")"));
+    config.describe().forEach((k, v) -> settings.put(k, v.value() + " (" + v.source() + ")"));
     return new SetupReport(
         why.isEmpty(),
         config.dataDir().toString(),

@@ -14,10 +14,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Sandboxes started ahead of need, so that a one-shot run or a new session does not wait for
- * a process start. Each sandbox is handed out once, unused, and never comes back: a used
- * sandbox is killed by whoever used it. Refills in the background; after a failed start it
- * waits before trying again, so a broken host does not spin.
+ * Sandboxes started ahead of need, so that a one-shot run or a new session does not wait for a
+ * process start. Each sandbox is handed out once, unused, and never comes back: a used sandbox is
+ * killed by whoever used it. Refills in the background; after a failed start it waits before trying
+ * again, so a broken host does not spin.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(WarmPool.class);

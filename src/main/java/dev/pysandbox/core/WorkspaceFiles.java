@@ -28,9 +28,9 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * Looks at workspaces from the host without ever following a link the code made: directories
- * are walked through {@link SecureDirectoryStream} (openat with O_NOFOLLOW underneath), so a
- * symlink to {@code /etc/passwd}, or a directory swapped for one mid-walk, is never read.
+ * Looks at workspaces from the host without ever following a link the code made: directories are
+ * walked through {@link SecureDirectoryStream} (openat with O_NOFOLLOW underneath), so a symlink to
+ * {@code /etc/passwd}, or a directory swapped for one mid-walk, is never read.
  */
 final class WorkspaceFiles {
   /** Most files reported per run; a workspace with more is reported in part. */
@@ -70,8 +70,8 @@ final class WorkspaceFiles {
   private WorkspaceFiles() {}
 
   /**
-   * Every regular file under {@code root}, by path relative to it. Hashes are reused from
-   * {@code previous} when size, modification time and inode are unchanged.
+   * Every regular file under {@code root}, by path relative to it. Hashes are reused from {@code
+   * previous} when size, modification time and inode are unchanged.
    */
   static Map<String, FileState> snapshot(Path root, Map<String, FileState> previous) {
     Map<String, FileState> out = new TreeMap<>();
@@ -109,7 +109,8 @@ final class WorkspaceFiles {
         continue;
       }
       if (a.isDirectory()) {
-        try (SecureDirectoryStream<Path> sub = dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
+        try (SecureDirectoryStream<Path> sub =
+            dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
           walk(sub, rel + "/", previous, out);
         } catch (IOException e) {
           // unreadable or vanished: skip it
@@ -197,8 +198,8 @@ final class WorkspaceFiles {
   }
 
   /**
-   * Deletes a tree without following links, first giving the server back any directory the
-   * code made unreadable.
+   * Deletes a tree without following links, first giving the server back any directory the code
+   * made unreadable.
    */
   static void deleteTree(Path root) {
     deleteTree(root, true);

@@ -26,8 +26,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The MCP face: the tools of ARCHITECTURE.md's contract, each a thin mapping from arguments to
- * a core call and from its result (or error) to a tool result. Nothing here decides anything.
+ * The MCP face: the tools of ARCHITECTURE.md's contract, each a thin mapping from arguments to a
+ * core call and from its result (or error) to a tool result. Nothing here decides anything.
  */
 public final class McpFace {
   private static final Logger log = LoggerFactory.getLogger(McpFace.class);
@@ -131,7 +131,8 @@ public final class McpFace {
                     "get_run: include_notebook_source is not available: this server does not save"
                         + " notebooks yet");
               }
-              RunRecord r = service.getRun(a.requiredString("run_id"), a.bool("include_code", true));
+              RunRecord r =
+                  service.getRun(a.requiredString("run_id"), a.bool("include_code", true));
               return ToolResults.run(r);
             }),
         tool(
@@ -151,7 +152,9 @@ public final class McpFace {
                       + r.backends().get(0).name()
                       + ", python "
                       + r.interpreter().getOrDefault("version", "?")
-                      + (r.problems().isEmpty() ? "" : "\nproblems:\n- " + String.join("\n- ", r.problems()));
+                      + (r.problems().isEmpty()
+                          ? ""
+                          : "\nproblems:\n- " + String.join("\n- ", r.problems()));
               return ToolResults.ok(r, text);
             }));
   }

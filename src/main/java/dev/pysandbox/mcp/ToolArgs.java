@@ -6,8 +6,8 @@ import java.util.Set;
 
 /**
  * A tool call's arguments, checked by name and type. The SDK's schema validation is off so that
- * every bad argument gets our {@code invalid_argument} error naming the argument, and an
- * argument a tool does not know is refused rather than silently ignored.
+ * every bad argument gets our {@code invalid_argument} error naming the argument, and an argument a
+ * tool does not know is refused rather than silently ignored.
  */
 final class ToolArgs {
   private final String tool;
@@ -19,7 +19,12 @@ final class ToolArgs {
     for (String name : this.args.keySet()) {
       if (!known.contains(name)) {
         throw PysandboxException.invalid(
-            tool + ": unknown argument '" + name + "' (accepted: " + String.join(", ", known) + ")");
+            tool
+                + ": unknown argument '"
+                + name
+                + "' (accepted: "
+                + String.join(", ", known)
+                + ")");
       }
     }
   }

@@ -9,9 +9,9 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Turns core results into MCP tool results: {@code structuredContent} with the JSON of the
- * result, a short text rendering for clients that only show text, PNG displays as image
- * content, and failures as {@code isError} results shaped {@code {"error": {"code", "message"}}}.
+ * Turns core results into MCP tool results: {@code structuredContent} with the JSON of the result,
+ * a short text rendering for clients that only show text, PNG displays as image content, and
+ * failures as {@code isError} results shaped {@code {"error": {"code", "message"}}}.
  */
 final class ToolResults {
   private static final int MAX_TEXT_SECTION = 20_000;

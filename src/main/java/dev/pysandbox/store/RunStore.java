@@ -7,9 +7,9 @@ import java.util.Optional;
 import java.util.function.Predicate;
 
 /**
- * The SPI for run history. A run is inserted before it starts and finished once, atomically;
- * a finished run never changes again. Implementations are thread-safe and may be shared by
- * several server processes.
+ * The SPI for run history. A run is inserted before it starts and finished once, atomically; a
+ * finished run never changes again. Implementations are thread-safe and may be shared by several
+ * server processes.
  */
 public interface RunStore extends AutoCloseable {
   /**
@@ -26,7 +26,9 @@ public interface RunStore extends AutoCloseable {
    */
   boolean finish(RunRecord run);
 
-  /** @param includeCode false leaves {@code code} null */
+  /**
+   * @param includeCode false leaves {@code code} null
+   */
   Optional<RunRecord> get(String runId, boolean includeCode);
 
   RunPage list(RunQuery query);

@@ -5,9 +5,9 @@ import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 
 /**
- * Keeps the first and the last bytes of a stream and counts the rest, so that memory stays
- * bounded however much the code prints. Buffers grow on demand: a run that prints one line
- * costs a few bytes, not the whole cap.
+ * Keeps the first and the last bytes of a stream and counts the rest, so that memory stays bounded
+ * however much the code prints. Buffers grow on demand: a run that prints one line costs a few
+ * bytes, not the whole cap.
  */
 final class OutputCapture {
   private final int headLimit;
@@ -19,7 +19,9 @@ final class OutputCapture {
   private int tailLength;
   private long total;
 
-  /** @param limit bytes kept in all: half at the head, half at the tail */
+  /**
+   * @param limit bytes kept in all: half at the head, half at the tail
+   */
   OutputCapture(int limit) {
     this.headLimit = limit - limit / 2;
     this.tailLimit = limit / 2;
@@ -31,7 +33,9 @@ final class OutputCapture {
     int toHead = Math.min(n, headLimit - headLength);
     if (toHead > 0) {
       if (headLength + toHead > head.length) {
-        head = Arrays.copyOf(head, Math.min(headLimit, Math.max(head.length * 2, headLength + toHead)));
+        head =
+            Arrays.copyOf(
+                head, Math.min(headLimit, Math.max(head.length * 2, headLength + toHead)));
       }
       src.get(head, headLength, toHead);
       headLength += toHead;

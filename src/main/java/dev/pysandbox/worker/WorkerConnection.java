@@ -19,15 +19,15 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's end of the worker protocol with one runner: a control channel (JSON lines) and
- * the user's stdout and stderr (raw bytes), all three non-blocking sockets served by the {@link
+ * The server's end of the worker protocol with one runner: a control channel (JSON lines) and the
+ * user's stdout and stderr (raw bytes), all three non-blocking sockets served by the {@link
  * WorkerHub}'s one selector thread.
  *
- * <p>One request is in flight at a time. Its id is random, so frames user code forges can only
- * ever answer the request that is running (its own); frames with any other id, and lines that
- * are not frames, are dropped. Output produced between requests is attributed to the next one.
- * Reads happen on the hub thread; {@link #request}, {@link #interrupt} and {@link #close} may be
- * called from any thread.
+ * <p>One request is in flight at a time. Its id is random, so frames user code forges can only ever
+ * answer the request that is running (its own); frames with any other id, and lines that are not
+ * frames, are dropped. Output produced between requests is attributed to the next one. Reads happen
+ * on the hub thread; {@link #request}, {@link #interrupt} and {@link #close} may be called from any
+ * thread.
  */
 public final class WorkerConnection {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
@@ -120,8 +120,8 @@ public final class WorkerConnection {
   }
 
   /**
-   * Sends one request and completes when the runner answers it. Completes exceptionally with
-   * {@link WorkerLostException} (holding the output so far) if the runner goes away first.
+   * Sends one request and completes when the runner answers it. Completes exceptionally with {@link
+   * WorkerLostException} (holding the output so far) if the runner goes away first.
    *
    * @throws IllegalStateException when another request is in flight or the connection is closed
    */
@@ -267,7 +267,8 @@ public final class WorkerConnection {
       }
       if (type.equals("display")) {
         JsonNode data = frame.path("data");
-        if (data instanceof ObjectNode bundle && current.displayBytes + bytes.length <= MAX_DISPLAY_BYTES) {
+        if (data instanceof ObjectNode bundle
+            && current.displayBytes + bytes.length <= MAX_DISPLAY_BYTES) {
           current.displayBytes += bytes.length;
           current.displays.add(bundle);
         } else {
@@ -320,8 +321,7 @@ public final class WorkerConnection {
     hub.closeQuietly(err);
     closed.complete(reason);
     if (!ready.isDone()) {
-      ready.completeExceptionally(
-          new WorkerLostException(reason, partial()));
+      ready.completeExceptionally(new WorkerLostException(reason, partial()));
     }
     if (p != null) {
       p.future.completeExceptionally(

@@ -24,11 +24,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Every runner's sockets on one selector thread: however many sandboxes are idle, the server
- * spends one thread on them. Sandboxes connect to one Unix socket that only the server's user
- * can reach (the launcher connects on the sandbox's behalf before the sandbox starts); each
- * connection introduces itself with a hello line naming its sandbox, a one-time token and its
- * channel (ctl, out or err).
+ * Every runner's sockets on one selector thread: however many sandboxes are idle, the server spends
+ * one thread on them. Sandboxes connect to one Unix socket that only the server's user can reach
+ * (the launcher connects on the sandbox's behalf before the sandbox starts); each connection
+ * introduces itself with a hello line naming its sandbox, a one-time token and its channel (ctl,
+ * out or err).
  */
 public final class WorkerHub implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(WorkerHub.class);
@@ -54,7 +54,8 @@ public final class WorkerHub implements Closeable {
   private WorkerHub(Path socketPath) throws IOException {
     this.socketPath = socketPath;
     Files.createDirectories(socketPath.getParent());
-    Files.setPosixFilePermissions(socketPath.getParent(), PosixFilePermissions.fromString("rwx------"));
+    Files.setPosixFilePermissions(
+        socketPath.getParent(), PosixFilePermissions.fromString("rwx------"));
     Files.deleteIfExists(socketPath);
     this.server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
     server.bind(UnixDomainSocketAddress.of(socketPath), 4096);
@@ -255,7 +256,10 @@ public final class WorkerHub implements Closeable {
       return;
     }
     if (!endpoint.connection().attach(endpoint.channel(), s, key)) {
-      log.warn("rejected a second {} channel for {}", endpoint.channel(), endpoint.connection().sandboxId());
+      log.warn(
+          "rejected a second {} channel for {}",
+          endpoint.channel(),
+          endpoint.connection().sandboxId());
       key.cancel();
       closeQuietly(s);
       return;

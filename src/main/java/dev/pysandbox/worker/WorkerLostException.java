@@ -1,8 +1,8 @@
 package dev.pysandbox.worker;
 
 /**
- * The runner stopped answering: its control channel closed (the process exited or was killed)
- * or it broke the protocol. Carries what the request had produced until then.
+ * The runner stopped answering: its control channel closed (the process exited or was killed) or it
+ * broke the protocol. Carries what the request had produced until then.
  */
 public final class WorkerLostException extends RuntimeException {
   private static final long serialVersionUID = 1L;

@@ -330,6 +330,8 @@ class Runner:
         return {"values": values, "non_json": non_json}
 
     def _error(self, exc):
+        if isinstance(exc, SyntaxError) and exc.text is None and exc.filename and exc.lineno:
+            exc.text = linecache.getline(exc.filename, exc.lineno) or None
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == RUNNER_FILE:
             tb = tb.tb_next

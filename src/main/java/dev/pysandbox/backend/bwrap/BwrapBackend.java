@@ -32,10 +32,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The default backend: each sandbox is a bubblewrap process tree (see {@link BwrapCommand})
- * started by the launcher helper. When the server runs as root, sandboxes run as the
- * configured unprivileged host user, and the sandbox directory is bind-mounted by the launcher
- * at a path that user can reach.
+ * The default backend: each sandbox is a bubblewrap process tree (see {@link BwrapCommand}) started
+ * by the launcher helper. When the server runs as root, sandboxes run as the configured
+ * unprivileged host user, and the sandbox directory is bind-mounted by the launcher at a path that
+ * user can reach.
  */
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
@@ -55,7 +55,11 @@ public final class BwrapBackend implements SandboxBackend {
 
   /** Everything found once at set-up. */
   private record Setup(
-      InterpreterInfo python, HostUser runAs, Path visibleRoot, String runnerName, String launcherName) {
+      InterpreterInfo python,
+      HostUser runAs,
+      Path visibleRoot,
+      String runnerName,
+      String launcherName) {
     Path visibleLib() {
       return visibleRoot.resolve("lib");
     }
@@ -117,7 +121,9 @@ public final class BwrapBackend implements SandboxBackend {
     if (!Files.isExecutable(bwrap)) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
-          "bwrap: " + bwrap + " not found: install bubblewrap (Debian: apt-get install bubblewrap)");
+          "bwrap: "
+              + bwrap
+              + " not found: install bubblewrap (Debian: apt-get install bubblewrap)");
     }
     InterpreterInfo python = InterpreterProbe.probe(config.python());
     int uid = HostUser.currentUid();
@@ -142,7 +148,8 @@ public final class BwrapBackend implements SandboxBackend {
         throw new PysandboxException(
             ErrorCode.BACKEND_UNAVAILABLE, "bwrap: sandbox_user must not have uid 0");
       }
-      String hash = SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
+      String hash =
+          SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
       visibleRoot = STAGE_BASE.resolve(hash.substring(0, 12));
       stage = new LauncherClient.Stage(layout.sandboxRoot(), visibleRoot);
     } else {
@@ -153,16 +160,21 @@ public final class BwrapBackend implements SandboxBackend {
     try {
       Files.createDirectories(layout.workspacesDir());
       Files.createDirectories(layout.runtimeDir());
-      Files.setPosixFilePermissions(layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
-      Files.setPosixFilePermissions(layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
-      runnerName = SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", layout.libDir());
+      Files.setPosixFilePermissions(
+          layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
+      Files.setPosixFilePermissions(
+          layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
+      runnerName =
+          SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", layout.libDir());
       SandboxFiles.installEtc(layout.libDir());
       launcherName =
           SandboxFiles.installScript(
               "/dev/pysandbox/backend/bwrap/launcher.py", "launcher", layout.runtimeDir());
     } catch (IOException | UncheckedIOException e) {
       throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(), e);
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(),
+          e);
     }
     try {
       launcher =
@@ -174,7 +186,9 @@ public final class BwrapBackend implements SandboxBackend {
               stage);
     } catch (IOException e) {
       throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot start the sandbox launcher: " + e.getMessage(), e);
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "bwrap: cannot start the sandbox launcher: " + e.getMessage(),
+          e);
     }
     Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName);
     log.info(
@@ -201,7 +215,9 @@ public final class BwrapBackend implements SandboxBackend {
                 root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
       } catch (IOException e) {
         throw new PysandboxException(
-            ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot restart the sandbox launcher: " + e.getMessage(), e);
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "bwrap: cannot restart the sandbox launcher: " + e.getMessage(),
+            e);
       }
     }
     return launcher;
@@ -241,7 +257,9 @@ public final class BwrapBackend implements SandboxBackend {
     } catch (IOException | RuntimeException e) {
       return CompletableFuture.failedFuture(
           new PysandboxException(
-              ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot start sandbox " + id + ": " + e.getMessage(), e));
+              ErrorCode.BACKEND_UNAVAILABLE,
+              "bwrap: cannot start sandbox " + id + ": " + e.getMessage(),
+              e));
     }
     BwrapSandbox sandbox = new BwrapSandbox(id, workspace, worker, child, client, blocking);
     live.put(id, sandbox);
@@ -296,7 +314,8 @@ public final class BwrapBackend implements SandboxBackend {
   private static String commandLineAfter(long pid, String marker) {
     try {
       String cmd =
-          new String(Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
+          new String(
+                  Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8)
               .replace('\0', ' ');
       int i = cmd.indexOf(marker);
       return i < 0 ? null : "sbx-" + cmd.substring(i + marker.length());

@@ -10,9 +10,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The bubblewrap command line of one sandbox: every namespace, an allow-list filesystem
- * (read-only system paths, a stub {@code /etc}, tmpfs {@code /tmp}, the workspace at {@code
- * /mnt/data}), no capabilities, a cleared environment and the runner as its only program.
+ * The bubblewrap command line of one sandbox: every namespace, an allow-list filesystem (read-only
+ * system paths, a stub {@code /etc}, tmpfs {@code /tmp}, the workspace at {@code /mnt/data}), no
+ * capabilities, a cleared environment and the runner as its only program.
  */
 final class BwrapCommand {
   /** The uid and gid the code sees inside; unprivileged, and distinct from overflow 65534. */

@@ -15,10 +15,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * One bubblewrap sandbox. Killing it sends SIGKILL to the bwrap process group (the sandbox's
- * PID 1 goes with it, and the kernel then kills every process left in its PID namespace,
- * however it detached itself), waits for the launcher to reap it, and then looks in {@code
- * /proc} for anything still in that namespace, killing and counting what it finds.
+ * One bubblewrap sandbox. Killing it sends SIGKILL to the bwrap process group (the sandbox's PID 1
+ * goes with it, and the kernel then kills every process left in its PID namespace, however it
+ * detached itself), waits for the launcher to reap it, and then looks in {@code /proc} for anything
+ * still in that namespace, killing and counting what it finds.
  */
 final class BwrapSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);

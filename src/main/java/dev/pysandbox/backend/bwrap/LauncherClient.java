@@ -20,12 +20,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The server's side of {@code launcher.py}: one helper process that forks, reaps and kills
- * every sandbox, so that the JVM keeps one reaper thread in all instead of one per sandbox.
- * Replies and events arrive on one reader thread and complete the futures of the sandbox they
- * name. If the helper dies, its sandboxes die with it (they are started with
- * {@code --die-with-parent}); every pending future then completes and the next spawn starts a
- * new helper.
+ * The server's side of {@code launcher.py}: one helper process that forks, reaps and kills every
+ * sandbox, so that the JVM keeps one reaper thread in all instead of one per sandbox. Replies and
+ * events arrive on one reader thread and complete the futures of the sandbox they name. If the
+ * helper dies, its sandboxes die with it (they are started with {@code --die-with-parent}); every
+ * pending future then completes and the next spawn starts a new helper.
  */
 final class LauncherClient implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(LauncherClient.class);
@@ -95,8 +94,8 @@ final class LauncherClient implements Closeable {
   }
 
   /**
-   * Forks a sandbox. The child connects three sockets to {@code socket} (hello lines carry
-   * {@code id} and {@code token}), drops privileges and execs {@code argv}.
+   * Forks a sandbox. The child connects three sockets to {@code socket} (hello lines carry {@code
+   * id} and {@code token}), drops privileges and execs {@code argv}.
    */
   Child spawn(String id, List<String> argv, Path socket, String token) {
     Child child = new Child(id);
@@ -145,7 +144,8 @@ final class LauncherClient implements Closeable {
 
   private void readLoop() {
     try (BufferedReader r =
-        new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
+        new BufferedReader(
+            new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8))) {
       String line;
       while ((line = r.readLine()) != null) {
         try {

@@ -32,9 +32,9 @@ import java.util.function.Predicate;
 import org.flywaydb.core.Flyway;
 
 /**
- * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and
- * PostgreSQL); nested values are stored as JSON text. One connection, used under a lock: every
- * statement is short, and SQLite serialises writers anyway.
+ * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and PostgreSQL);
+ * nested values are stored as JSON text. One connection, used under a lock: every statement is
+ * short, and SQLite serialises writers anyway.
  */
 public final class JdbcRunStore implements RunStore {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -69,7 +69,9 @@ public final class JdbcRunStore implements RunStore {
       return new JdbcRunStore(c);
     } catch (Exception e) {
       throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "cannot open the run store " + file + ": " + e.getMessage(), e);
+          ErrorCode.STORE_UNAVAILABLE,
+          "cannot open the run store " + file + ": " + e.getMessage(),
+          e);
     }
   }
 
@@ -119,7 +121,8 @@ public final class JdbcRunStore implements RunStore {
               ps.setString(11, json(run.error()));
               ps.setString(12, json(run.result()));
               ps.setString(13, json(run.displays()));
-              ps.setString(14, json(Map.of("values", run.outputs(), "non_json", run.outputsNonJson())));
+              ps.setString(
+                  14, json(Map.of("values", run.outputs(), "non_json", run.outputsNonJson())));
               ps.setString(15, json(run.artifacts()));
               ps.setString(16, run.artifactsDir());
               ps.setLong(17, Instant.parse(run.finishedAt()).toEpochMilli());
@@ -264,7 +267,8 @@ public final class JdbcRunStore implements RunStore {
         .exitCode(getInt(rs, "exit_code"))
         .error(parse(rs.getString("error_json"), new TypeReference<ErrorInfo>() {}))
         .result(parse(rs.getString("result_json"), new TypeReference<Map<String, Object>>() {}))
-        .displays(parse(rs.getString("displays_json"), new TypeReference<List<Map<String, Object>>>() {}))
+        .displays(
+            parse(rs.getString("displays_json"), new TypeReference<List<Map<String, Object>>>() {}))
         .outputs(values)
         .outputsNonJson(nonJson)
         .artifacts(parse(rs.getString("artifacts_json"), new TypeReference<List<Artifact>>() {}))
@@ -295,7 +299,8 @@ public final class JdbcRunStore implements RunStore {
     try {
       return JSON.readValue(text, type);
     } catch (JsonProcessingException e) {
-      throw new PysandboxException(ErrorCode.INTERNAL, "corrupt JSON in the run store: " + e.getMessage(), e);
+      throw new PysandboxException(
+          ErrorCode.INTERNAL, "corrupt JSON in the run store: " + e.getMessage(), e);
     }
   }
 
@@ -343,13 +348,15 @@ public final class JdbcRunStore implements RunStore {
       bind.accept(ps);
       return ps.executeUpdate();
     } catch (SQLException e) {
-      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "run store write failed: " + e.getMessage(), e);
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "run store write failed: " + e.getMessage(), e);
     } finally {
       lock.unlock();
     }
   }
 
-  private <R> R read(String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
+  private <R> R read(
+      String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
     lock.lock();
     try (PreparedStatement ps = connection.prepareStatement(sql)) {
       bind.accept(ps);
@@ -357,7 +364,8 @@ public final class JdbcRunStore implements RunStore {
         return map.apply(rs);
       }
     } catch (SQLException e) {
-      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "run store read failed: " + e.getMessage(), e);
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "run store read failed: " + e.getMessage(), e);
     } finally {
       lock.unlock();
     }
