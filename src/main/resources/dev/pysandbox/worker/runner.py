@@ -340,7 +340,13 @@ class Runner:
         if module not in ("builtins", "__main__"):
             name = module + "." + type(exc).__qualname__
         lines = traceback.format_exception(type(exc), exc, tb)
-        return {"name": name, "value": _short_repr(str(exc)) if not isinstance(exc, SystemExit) else str(exc.code), "traceback": "".join(lines)}
+        try:
+            value = str(exc.code) if isinstance(exc, SystemExit) else str(exc)
+        except BaseException:
+            value = "<exception str() failed>"
+        if len(value) > MAX_REPR:
+            value = value[:MAX_REPR] + "... [truncated at %d characters]" % MAX_REPR
+        return {"name": name, "value": value, "traceback": "".join(lines)}
 
     # -- context -------------------------------------------------------------------------
 

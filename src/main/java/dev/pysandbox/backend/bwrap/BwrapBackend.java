@@ -200,6 +200,18 @@ public final class BwrapBackend implements SandboxBackend {
     return s;
   }
 
+  /**
+   * Where sandboxes' directories appear to bwrap: the data directory's {@code sandbox/} itself, or,
+   * when the server runs as root, the launcher's bind mount of it.
+   */
+  public static Path visibleSandboxRoot(DataLayout layout, boolean serverIsRoot) {
+    if (!serverIsRoot) {
+      return layout.sandboxRoot();
+    }
+    String hash = SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
+    return STAGE_BASE.resolve(hash.substring(0, 12));
+  }
+
   private synchronized LauncherClient launcher() {
     if (launcher == null || !launcher.isAlive()) {
       Setup s = setup;
@@ -297,8 +309,7 @@ public final class BwrapBackend implements SandboxBackend {
    * @return how many processes were killed
    */
   public int reapOrphans(Predicate<String> instanceAlive) {
-    Setup s = setup;
-    Path root = s != null ? s.visibleWorkspaces() : layout.workspacesDir();
+    Path root = visibleSandboxRoot(layout, HostUser.currentUid() == 0).resolve("workspaces");
     String marker = root + "/sbx-";
     int killed = 0;
     for (long pid : ProcessTable.withCommandLineContaining(marker)) {

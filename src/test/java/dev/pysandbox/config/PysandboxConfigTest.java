@@ -1,0 +1,84 @@
+package dev.pysandbox.config;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pysandbox.api.PysandboxException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class PysandboxConfigTest {
+  @TempDir Path dir;
+
+  @Test
+  void defaults_matchTheDocumentedTable() {
+    PysandboxConfig c = PysandboxConfig.load(Map.of("data_dir", dir.toString()), Map.of(), null);
+    assertThat(c.timeoutDefaultSeconds()).isEqualTo(60);
+    assertThat(c.timeoutMaxSeconds()).isEqualTo(3600);
+    assertThat(c.outputLimitBytes()).isEqualTo(1 << 20);
+    assertThat(c.codeMaxBytes()).isEqualTo(100_000);
+    assertThat(c.python()).isEqualTo(Path.of("/usr/bin/python3"));
+    assertThat(c.poolSize()).isEqualTo(2);
+    assertThat(c.describe().get("timeout_default").source()).isEqualTo("default");
+  }
+
+  @Test
+  void precedence_flagOverEnvironmentOverFileOverDefault() throws Exception {
+    Files.writeString(
+        dir.resolve("config.properties"), "timeout_default=10\npool_size=3\noutput_limit=4096\n");
+    PysandboxConfig c =
+        PysandboxConfig.load(
+            Map.of("data_dir", dir.toString(), "timeout_default", "30"),
+            Map.of("PYSANDBOX_TIMEOUT_DEFAULT", "20", "PYSANDBOX_POOL_SIZE", "4"),
+            null);
+    assertThat(c.timeoutDefaultSeconds()).isEqualTo(30);
+    assertThat(c.poolSize()).isEqualTo(4);
+    assertThat(c.outputLimitBytes()).isEqualTo(4096);
+    assertThat(c.describe().get("pool_size").source()).isEqualTo("env PYSANDBOX_POOL_SIZE");
+    assertThat(c.describe().get("output_limit").source()).startsWith("file ");
+  }
+
+  @Test
+  void dataDir_fromEnvironment_locatesTheConfigFile() throws Exception {
+    Files.writeString(dir.resolve("config.properties"), "timeout_max=100\n");
+    PysandboxConfig c =
+        PysandboxConfig.load(Map.of(), Map.of("PYSANDBOX_DATA_DIR", dir.toString()), null);
+    assertThat(c.dataDir()).isEqualTo(dir);
+    assertThat(c.timeoutMaxSeconds()).isEqualTo(100);
+  }
+
+  @Test
+  void impossibleValues_areRejectedNamingTheSetting() {
+    assertThatThrownBy(() -> load("timeout_max", "0"))
+        .hasMessageContaining("timeout_max")
+        .hasMessageContaining("between");
+    assertThatThrownBy(() -> load("pool_size", "two"))
+        .hasMessageContaining("pool_size")
+        .hasMessageContaining("whole number");
+    assertThatThrownBy(() -> load("python", "python3")).hasMessageContaining("absolute");
+    assertThatThrownBy(() -> load("sandbox_user", "root")).hasMessageContaining("must not be root");
+    assertThatThrownBy(() -> load("pool_preload", "numpy,os;rm"))
+        .hasMessageContaining("not a module name");
+    assertThatThrownBy(() -> load("no_such_key", "1"))
+        .isInstanceOf(PysandboxException.class)
+        .hasMessageContaining("unknown setting 'no_such_key'");
+  }
+
+  @Test
+  void riskyValues_areClampedWithAWarning() {
+    PysandboxConfig c =
+        PysandboxConfig.load(
+            Map.of("data_dir", dir.toString(), "timeout_default", "900", "timeout_max", "600"),
+            Map.of(),
+            null);
+    assertThat(c.timeoutDefaultSeconds()).isEqualTo(600);
+    assertThat(c.warnings()).singleElement().asString().contains("timeout_default");
+  }
+
+  private PysandboxConfig load(String key, String value) {
+    return PysandboxConfig.load(Map.of("data_dir", dir.toString(), key, value), Map.of(), null);
+  }
+}

@@ -1,0 +1,96 @@
+package dev.pysandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The command line as a user meets it: bin/pysandbox with the packaged jar. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class CliIT {
+  @TempDir Path dataDir;
+
+  @Test
+  void run_printsOutput_andExitCodesFollowTheRun() throws Exception {
+    ServerProcess.Result ok = ServerProcess.run(dataDir, null, "run", "-c", "print(6*7)\n'done'");
+    assertThat(ok.exit()).isZero();
+    assertThat(ok.stdout()).isEqualTo("42\n'done'\n");
+    assertThat(ok.stderr()).contains("succeeded").contains("pysandbox runs show run_");
+
+    ServerProcess.Result failed = ServerProcess.run(dataDir, null, "run", "-c", "1/0");
+    assertThat(failed.exit()).isEqualTo(1);
+    assertThat(failed.stderr()).contains("ZeroDivisionError");
+
+    assertThat(ServerProcess.run(dataDir, null, "run", "-c", "import sys; sys.exit(3)").exit())
+        .isEqualTo(3);
+    assertThat(
+            ServerProcess.run(dataDir, null, "run", "--timeout", "1", "-c", "while True: pass")
+                .exit())
+        .isEqualTo(124);
+    ServerProcess.Result fromStdin = ServerProcess.run(dataDir, "print('piped')", "run", "-");
+    assertThat(fromStdin.stdout()).isEqualTo("piped\n");
+  }
+
+  @Test
+  void runsListAndShow_readTheHistory() throws Exception {
+    ServerProcess.Result ok = ServerProcess.run(dataDir, null, "run", "-c", "print('for history')");
+    String runId = ok.stderr().replaceAll("(?s).*runs show (run_[0-9a-f]+).*", "$1");
+    ServerProcess.Result list = ServerProcess.run(dataDir, null, "runs", "list");
+    assertThat(list.exit()).isZero();
+    assertThat(list.stdout())
+        .contains(runId)
+        .contains("succeeded")
+        .contains("print('for history')");
+    ServerProcess.Result show = ServerProcess.run(dataDir, null, "runs", "show", runId);
+    assertThat(show.stdout()).contains("print('for history')").contains("for history\n");
+    ServerProcess.Result missing = ServerProcess.run(dataDir, null, "runs", "show", "run_nope");
+    assertThat(missing.exit()).isEqualTo(3);
+    assertThat(missing.stderr()).contains("not_found");
+  }
+
+  @Test
+  void missingBubblewrap_givesOneClearMessageNamingThePackage() throws Exception {
+    ServerProcess.Result r =
+        ServerProcess.run(
+            dataDir, null, "run", "-c", "print(1)", "--set", "bwrap=/nonexistent/bwrap");
+    assertThat(r.exit()).isEqualTo(7);
+    assertThat(r.stderr())
+        .contains("apt-get install bubblewrap")
+        .doesNotContain("Exception")
+        .doesNotContain("\tat ");
+  }
+
+  @Test
+  void missingPython_givesOneClearMessageNamingThePackage() throws Exception {
+    ServerProcess.Result r =
+        ServerProcess.run(
+            dataDir, null, "run", "-c", "print(1)", "--python", "/nonexistent/python3");
+    assertThat(r.exit()).isEqualTo(7);
+    assertThat(r.stderr()).contains("apt-get install python3").doesNotContain("\tat ");
+    ServerProcess.Result doctor =
+        ServerProcess.run(dataDir, null, "doctor", "--python", "/nonexistent/python3");
+    assertThat(doctor.exit()).isEqualTo(7);
+    assertThat(doctor.stdout()).contains("python3");
+  }
+
+  @Test
+  void doctor_onThisMachine_findsEverything() throws Exception {
+    ServerProcess.Result r = ServerProcess.run(dataDir, null, "doctor");
+    assertThat(r.exit()).as(r.stdout() + r.stderr()).isZero();
+    assertThat(r.stdout())
+        .contains("backend bwrap: ok")
+        .contains("numpy")
+        .contains("everything needed is installed");
+  }
+
+  @Test
+  void badSetting_isRejectedNamingIt() throws Exception {
+    ServerProcess.Result r =
+        ServerProcess.run(dataDir, null, "run", "-c", "print(1)", "--set", "timeout_max=0");
+    assertThat(r.exit()).isEqualTo(2);
+    assertThat(r.stderr()).contains("timeout_max");
+  }
+}

@@ -1,0 +1,197 @@
+package dev.pysandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pysandbox.TestServices;
+import io.modelcontextprotocol.client.McpClient;
+import io.modelcontextprotocol.client.McpSyncClient;
+import io.modelcontextprotocol.client.transport.ServerParameters;
+import io.modelcontextprotocol.client.transport.StdioClientTransport;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.spec.McpSchema;
+import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
+import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The real server (bin/pysandbox serve) driven by the MCP SDK's client over stdio. */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class McpStdioIT {
+  static final String SECRET = "s3cr3t-" + System.nanoTime();
+
+  @TempDir static Path dataDir;
+  static McpSyncClient client;
+  static final List<String> serverStderr = new CopyOnWriteArrayList<>();
+
+  @BeforeAll
+  static void connect() {
+    ServerParameters params =
+        ServerParameters.builder(TestServices.launcher().toString())
+            .args("serve", "--data-dir", dataDir.toString())
+            .addEnvVar("PYSANDBOX_TEST_SECRET", SECRET)
+            .addEnvVar("AWS_SECRET_ACCESS_KEY", SECRET)
+            .build();
+    StdioClientTransport transport = new StdioClientTransport(params, McpJsonDefaults.getMapper());
+    transport.setStdErrorHandler(serverStderr::add);
+    client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(90)).build();
+    client.initialize();
+  }
+
+  @AfterAll
+  static void disconnect() {
+    if (client != null) {
+      client.closeGracefully();
+    }
+  }
+
+  static CallToolResult call(String tool, Map<String, Object> args) {
+    return client.callTool(CallToolRequest.builder(tool).arguments(args).build());
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> json(CallToolResult r) {
+    return (Map<String, Object>) r.structuredContent();
+  }
+
+  @SuppressWarnings("unchecked")
+  static Map<String, Object> errorOf(CallToolResult r) {
+    assertThat(r.isError()).isTrue();
+    return (Map<String, Object>) json(r).get("error");
+  }
+
+  @Test
+  void toolsList_showsTheToolsWithSchemasAndAnnotations() {
+    List<McpSchema.Tool> tools = client.listTools().tools();
+    assertThat(tools)
+        .extracting(McpSchema.Tool::name)
+        .contains("run_python", "list_runs", "get_run", "check_setup");
+    McpSchema.Tool run =
+        tools.stream().filter(t -> t.name().equals("run_python")).findFirst().orElseThrow();
+    Map<String, Object> schema = run.inputSchema();
+    assertThat(schema).containsEntry("type", "object").containsEntry("required", List.of("code"));
+    assertThat(schema.get("properties").toString())
+        .contains("code=", "session_id=", "timeout_seconds=");
+    assertThat(run.annotations().readOnlyHint()).isFalse();
+    McpSchema.Tool list =
+        tools.stream().filter(t -> t.name().equals("list_runs")).findFirst().orElseThrow();
+    assertThat(list.annotations().readOnlyHint()).isTrue();
+  }
+
+  @Test
+  void runPython_print_returns42() {
+    CallToolResult r = call("run_python", Map.of("code", "print(6*7)"));
+    assertThat(r.isError()).isFalse();
+    assertThat(json(r)).containsEntry("status", "succeeded").containsEntry("stdout", "42\n");
+    assertThat(((McpSchema.TextContent) r.content().get(0)).text()).contains("42");
+  }
+
+  @Test
+  void runPython_zeroDivision_failsWithTheUsersLine() {
+    CallToolResult r = call("run_python", Map.of("code", "x = 1\ny = x / 0\n"));
+    assertThat(r.isError()).isFalse();
+    assertThat(json(r)).containsEntry("status", "failed");
+    @SuppressWarnings("unchecked")
+    Map<String, Object> error = (Map<String, Object>) json(r).get("error");
+    assertThat(error).containsEntry("name", "ZeroDivisionError");
+    assertThat((String) error.get("traceback")).contains("line 2").contains("y = x / 0");
+  }
+
+  @Test
+  void runPython_trailingExpression_isTheResult() {
+    CallToolResult r = call("run_python", Map.of("code", "1+1"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> result = (Map<String, Object>) json(r).get("result");
+    assertThat(result).containsEntry("text/plain", "2");
+  }
+
+  @Test
+  void runs_appearInListRunsAndGetRun() {
+    String runId =
+        (String) json(call("run_python", Map.of("code", "print('recorded')"))).get("run_id");
+    @SuppressWarnings("unchecked")
+    List<Map<String, Object>> runs =
+        (List<Map<String, Object>>) json(call("list_runs", Map.of("limit", 50))).get("runs");
+    assertThat(runs).extracting(m -> m.get("run_id")).contains(runId);
+    Map<String, Object> run = json(call("get_run", Map.of("run_id", runId)));
+    assertThat(run)
+        .containsEntry("run_id", runId)
+        .containsEntry("code", "print('recorded')")
+        .containsEntry("stdout", "recorded\n")
+        .containsEntry("status", "succeeded");
+    assertThat(errorOf(call("get_run", Map.of("run_id", "run_0000"))))
+        .containsEntry("code", "not_found");
+  }
+
+  @Test
+  void serverEnvironment_neverReachesTheCode() {
+    CallToolResult r =
+        call(
+            "run_python",
+            Map.of(
+                "code",
+                "import os\n"
+                    + "found = [k for k, v in os.environ.items() if '"
+                    + SECRET
+                    + "' in v or 'SECRET' in k]\n"
+                    + "found += ['proc1'] if b'"
+                    + SECRET
+                    + "' in open('/proc/1/environ', 'rb').read() else []\n"
+                    + "found"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> result = (Map<String, Object>) json(r).get("result");
+    assertThat(result).containsEntry("text/plain", "[]");
+  }
+
+  @Test
+  void badArguments_getErrorsWithCodes() {
+    assertThat(errorOf(call("run_python", Map.of("code", ""))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(errorOf(call("run_python", Map.of("code", "  \n "))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(errorOf(call("run_python", Map.of())).get("message").toString())
+        .contains("'code' is required");
+    assertThat(errorOf(call("run_python", Map.of("code", "x" + "=1\n".repeat(40_000)))))
+        .containsEntry("code", "code_too_large");
+    assertThat(errorOf(call("run_python", Map.of("code", "print(1)", "timeout_seconds", 99999))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(
+            errorOf(call("run_python", Map.of("code", "print(1)", "bogus", 1)))
+                .get("message")
+                .toString())
+        .contains("unknown argument 'bogus'");
+    assertThat(errorOf(call("run_python", Map.of("code", 42))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(errorOf(call("list_runs", Map.of("status", "nope"))))
+        .containsEntry("code", "invalid_argument");
+  }
+
+  @Test
+  void matplotlibChart_comesBackAsImageContent() {
+    CallToolResult r =
+        call(
+            "run_python",
+            Map.of(
+                "code",
+                "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('squares')"));
+    assertThat(json(r)).containsEntry("status", "succeeded");
+    assertThat(r.content())
+        .anySatisfy(c -> assertThat(c).isInstanceOf(McpSchema.ImageContent.class));
+  }
+
+  @Test
+  void checkSetup_reportsReady() {
+    Map<String, Object> report = json(call("check_setup", Map.of()));
+    assertThat(report).containsEntry("ready", true);
+    assertThat(report.get("data_dir")).isEqualTo(dataDir.toString());
+    assertThat(report.get("interpreter").toString()).contains("numpy");
+  }
+}

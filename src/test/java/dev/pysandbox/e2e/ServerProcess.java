@@ -1,0 +1,48 @@
+package dev.pysandbox.e2e;
+
+import dev.pysandbox.TestServices;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/** Runs {@code bin/pysandbox} as a user would, capturing its output. */
+final class ServerProcess {
+  record Result(int exit, String stdout, String stderr) {}
+
+  private ServerProcess() {}
+
+  static Result run(Path dataDir, String stdin, String... args)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(TestServices.launcher().toString());
+    cmd.addAll(List.of(args));
+    cmd.add("--data-dir");
+    cmd.add(dataDir.toString());
+    Process p = new ProcessBuilder(cmd).start();
+    if (stdin != null) {
+      p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
+    }
+    p.getOutputStream().close();
+    var err = new java.util.concurrent.CompletableFuture<String>();
+    Thread t =
+        new Thread(
+            () -> {
+              try {
+                err.complete(new String(p.getErrorStream().readAllBytes(), StandardCharsets.UTF_8));
+              } catch (IOException e) {
+                err.complete("");
+              }
+            });
+    t.start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (!p.waitFor(90, TimeUnit.SECONDS)) {
+      p.destroyForcibly();
+      throw new IllegalStateException("pysandbox " + String.join(" ", args) + " did not finish");
+    }
+    t.join();
+    return new Result(p.exitValue(), out, err.join());
+  }
+}

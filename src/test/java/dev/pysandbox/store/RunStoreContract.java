@@ -1,0 +1,129 @@
+package dev.pysandbox.store;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ErrorInfo;
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** What every {@link RunStore} must do; each implementation's test extends this. */
+public abstract class RunStoreContract {
+  protected RunStore store;
+
+  protected abstract RunStore newStore() throws Exception;
+
+  @BeforeEach
+  void open() throws Exception {
+    store = newStore();
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  static RunRecord.Builder running(String id, long createdMillis) {
+    return RunRecord.builder()
+        .runId(id)
+        .status(RunStatus.RUNNING)
+        .code("print(1)")
+        .codeHash("a".repeat(64))
+        .timeoutSeconds(60)
+        .backend("bwrap")
+        .createdAt(Instant.ofEpochMilli(createdMillis).toString());
+  }
+
+  @Test
+  void insertedRun_isRunning_withNoOutputYet() {
+    store.insert(running("run_1", 1000).description("first").build(), "aaaaaaaa");
+    RunRecord r = store.get("run_1", true).orElseThrow();
+    assertThat(r.status()).isEqualTo(RunStatus.RUNNING);
+    assertThat(r.description()).isEqualTo("first");
+    assertThat(r.code()).isEqualTo("print(1)");
+    assertThat(r.stdout()).isNull();
+    assertThat(r.error()).isNull();
+    assertThat(r.artifacts()).isEmpty();
+    assertThat(store.get("run_1", false).orElseThrow().code()).isNull();
+  }
+
+  @Test
+  void finish_writesEverythingOnce() {
+    store.insert(running("run_2", 2000).build(), "aaaaaaaa");
+    RunRecord done =
+        running("run_2", 2000)
+            .status(RunStatus.FAILED)
+            .message("ZeroDivisionError: division by zero")
+            .stdout("out")
+            .stderr("err")
+            .stdoutTruncated(true)
+            .stdoutBytes(10_000_000L)
+            .stderrBytes(3)
+            .exitCode(1)
+            .error(new ErrorInfo("ZeroDivisionError", "division by zero", "Traceback ..."))
+            .result(Map.of("text/plain", "2"))
+            .displays(List.of(Map.of("text/plain", "<Figure>", "image/png", "iVBOR")))
+            .outputs(Map.of("n", 3, "when", Map.of("repr", "datetime(...)", "type", "datetime")))
+            .outputsNonJson(List.of("when"))
+            .artifacts(List.of(new Artifact("a.csv", 4, "b".repeat(64), "text/csv", "created")))
+            .artifactsDir("/data/runs/run_2/files")
+            .finishedAt(Instant.ofEpochMilli(2500).toString())
+            .durationMs(12L)
+            .build();
+    assertThat(store.finish(done)).isTrue();
+    RunRecord r = store.get("run_2", true).orElseThrow();
+    assertThat(r.toBuilder().viewCommand(null).build()).isEqualTo(done);
+    assertThat(store.finish(done.toBuilder().status(RunStatus.SUCCEEDED).build()))
+        .as("a finished run never changes")
+        .isFalse();
+    assertThat(store.get("run_2", true).orElseThrow().status()).isEqualTo(RunStatus.FAILED);
+  }
+
+  @Test
+  void list_isNewestFirst_paged_andFiltered() {
+    for (int i = 0; i < 5; i++) {
+      store.insert(
+          running("run_l" + i, 10_000 + i).sessionId(i % 2 == 0 ? "s-even" : null).build(),
+          "aaaaaaaa");
+    }
+    store.finish(
+        running("run_l1", 10_001)
+            .status(RunStatus.SUCCEEDED)
+            .finishedAt(Instant.ofEpochMilli(20_000).toString())
+            .build());
+    RunPage page = store.list(new RunQuery(2, 1, null, null));
+    assertThat(page.total()).isEqualTo(5);
+    assertThat(page.runs()).extracting(s -> s.runId()).containsExactly("run_l3", "run_l2");
+    assertThat(store.list(new RunQuery(10, 0, RunStatus.SUCCEEDED, null)).runs())
+        .extracting(s -> s.runId())
+        .containsExactly("run_l1");
+    assertThat(store.list(new RunQuery(10, 0, null, "s-even")).total()).isEqualTo(3);
+    assertThat(page.runs().get(0).codePreview()).isEqualTo("print(1)");
+  }
+
+  @Test
+  void interruptOrphans_touchesOnlyRunsOfDeadServers() {
+    store.insert(running("run_dead", 1).build(), "deaddead");
+    store.insert(running("run_live", 2).build(), "11111111");
+    List<String> changed = store.interruptOrphans(instance -> instance.equals("11111111"));
+    assertThat(changed).containsExactly("run_dead");
+    RunRecord dead = store.get("run_dead", false).orElseThrow();
+    assertThat(dead.status()).isEqualTo(RunStatus.INTERRUPTED);
+    assertThat(dead.message()).contains("deaddead").contains("stopped");
+    assertThat(dead.finishedAt()).isNotNull();
+    assertThat(store.get("run_live", false).orElseThrow().status()).isEqualTo(RunStatus.RUNNING);
+  }
+
+  @Test
+  void unknownRun_isEmpty() {
+    assertThat(store.get("run_nope", true)).isEmpty();
+  }
+}
