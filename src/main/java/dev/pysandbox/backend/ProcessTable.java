@@ -17,10 +17,13 @@ public final class ProcessTable {
 
   private ProcessTable() {}
 
-  /** Host PIDs of the processes whose PID namespace has this inode. */
+  /** Host PIDs of the live (not zombie) processes whose PID namespace has this inode. */
   public static List<Long> inPidNamespace(long namespaceInode) {
     List<Long> pids = new ArrayList<>();
     for (long pid : allPids()) {
+      if (!isAlive(pid)) {
+        continue;
+      }
       try {
         Object ino = Files.getAttribute(PROC.resolve(pid + "/ns/pid"), "unix:ino");
         if (ino instanceof Long l && l == namespaceInode) {
@@ -56,6 +59,31 @@ public final class ProcessTable {
       }
     }
     return pids;
+  }
+
+  /**
+   * True when the process exists and has not exited (a zombie has exited: it holds nothing but its
+   * process-table entry until its parent reaps it).
+   */
+  public static boolean isAlive(long pid) {
+    try {
+      String stat = Files.readString(PROC.resolve(pid + "/stat"));
+      int close = stat.lastIndexOf(')');
+      char state = close > 0 && close + 2 < stat.length() ? stat.charAt(close + 2) : '?';
+      return state != 'Z' && state != 'X' && state != 'x';
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** True when the process exists, is alive, and is in the given PID namespace. */
+  public static boolean isAliveIn(long pid, long namespaceInode) {
+    try {
+      Object ino = Files.getAttribute(PROC.resolve(pid + "/ns/pid"), "unix:ino");
+      return ino instanceof Long l && l == namespaceInode && isAlive(pid);
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return false;
+    }
   }
 
   /** SIGKILL, ignoring processes that are already gone. */

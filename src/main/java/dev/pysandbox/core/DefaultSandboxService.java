@@ -179,7 +179,9 @@ public final class DefaultSandboxService implements SandboxService {
             .timeoutSeconds(timeout)
             .backend(backend.name())
             .createdAt(clock.instant().toString());
+    long t0 = System.nanoTime();
     runs.insert(run.build(), instances.id());
+    long t1 = System.nanoTime();
     Sandbox sandbox;
     try {
       sandbox = pool.take();
@@ -196,25 +198,41 @@ public final class DefaultSandboxService implements SandboxService {
       finish(runs, run.status(RunStatus.FAILED).message("internal error: " + e.getMessage()));
       throw e;
     }
+    long t2 = System.nanoTime();
     collectOneShotFiles(sandbox, run);
-    return finish(runs, run).toBuilder().code(null).build();
+    long t3 = System.nanoTime();
+    RunRecord done = finish(runs, run);
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "run {}: insert {} us, sandbox+exec {} us, files {} us, finish {} us",
+          done.runId(),
+          (t1 - t0) / 1000,
+          (t2 - t1) / 1000,
+          (t3 - t2) / 1000,
+          (System.nanoTime() - t3) / 1000);
+    }
+    return done.toBuilder().code(null).build();
   }
 
-  /** A one-shot sandbox is killed, then its workspace becomes the run's files. */
+  /**
+   * A one-shot sandbox is killed, then its workspace becomes the run's files. The common case, an
+   * empty workspace, does not wait for the kill: the directory is removed once it is done.
+   */
   private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
-    sandbox.kill("one-shot run finished");
+    Path workspace = sandbox.workspace();
+    boolean empty = WorkspaceFiles.isEmpty(workspace);
+    var killed = sandbox.kill("one-shot run finished");
+    if (empty) {
+      killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
+      return;
+    }
     try {
       sandbox.exited().get(5, TimeUnit.SECONDS);
     } catch (Exception e) {
       log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
     }
-    Path workspace = sandbox.workspace();
     String runId = run.build().runId();
     try {
-      if (WorkspaceFiles.isEmpty(workspace)) {
-        Files.deleteIfExists(workspace);
-        return;
-      }
       var files = WorkspaceFiles.snapshot(workspace, Map.of());
       run.artifacts(WorkspaceFiles.diff(Map.of(), files));
       Path target = layout.runFiles(runId);

@@ -42,6 +42,8 @@ public final class WorkerHub implements Closeable {
   private final Map<String, WorkerConnection> expected = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
+  // Separate from readBuffer: a drain runs while a control frame read into readBuffer is parsed.
+  private final ByteBuffer drainBuffer = ByteBuffer.allocateDirect(64 * 1024);
   private volatile boolean running = true;
 
   /** What a socket is to the hub: a connection still saying hello, or a bound channel. */
@@ -147,13 +149,13 @@ public final class WorkerHub implements Closeable {
     }
     try {
       while (true) {
-        readBuffer.clear();
-        int n = socket.read(readBuffer);
+        drainBuffer.clear();
+        int n = socket.read(drainBuffer);
         if (n <= 0) {
           return;
         }
-        readBuffer.flip();
-        c.onData(channel, readBuffer);
+        drainBuffer.flip();
+        c.onData(channel, drainBuffer);
       }
     } catch (IOException e) {
       log.debug("draining {} of {} failed", channel, c.sandboxId(), e);

@@ -21,44 +21,117 @@ Only the standard library is imported at start-up; matplotlib and friends are to
 when user code already imported them (or when the server asks to preload them).
 """
 
-import ast
-import base64
+import _ast
+import _signal
+import _thread
+import binascii
+import collections
 import fcntl
-import json
-import linecache
-import os
-import queue
-import signal
+import posix
 import sys
-import threading
-import traceback
-import types
+
+# Only cheap, built-in modules at start-up: every sandbox pays for its imports before it is
+# ready. traceback, linecache and asyncio are imported when first needed, and JSON goes through
+# the json package's own C accelerator (_json) directly, because importing the json package
+# costs about 4 ms (it imports re); if _json is not there, the json package is used.
+try:
+    import _json
+
+    class _ScanContext:
+        strict = True
+        object_hook = None
+        object_pairs_hook = None
+        parse_float = float
+        parse_int = int
+        memo = {}
+
+        @staticmethod
+        def parse_constant(name):
+            raise ValueError("non-standard JSON constant %s" % name)
+
+    _scan = _json.make_scanner(_ScanContext())
+
+    def json_loads(text):
+        text = text.strip()
+        try:
+            value, end = _scan(text, 0)
+        except StopIteration as e:
+            raise ValueError("invalid JSON at %s" % e.value)
+        if end != len(text):
+            raise ValueError("extra data after JSON")
+        return value
+
+    def json_dumps(value, default=repr):
+        encode = _json.make_encoder({}, default, _json.encode_basestring_ascii, None, ":", ",", False, False, False)
+        return "".join(encode(value, 0))
+
+except (ImportError, AttributeError, TypeError):
+    import json
+
+    json_loads = json.loads
+
+    def json_dumps(value, default=repr):
+        return json.dumps(value, default=default, allow_nan=False, separators=(",", ":"))
+
+
+def _no_default(value):
+    raise TypeError("not JSON: %s" % type(value).__name__)
 
 RUNNER_FILE = __file__
 MAX_REPR = 100_000
 CO_COROUTINE = 0x80
-COMPILE_FLAGS = ast.PyCF_ALLOW_TOP_LEVEL_AWAIT
+PYCF_ONLY_AST = 0x400
+COMPILE_FLAGS = 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
+ModuleType = type(sys)
 
 
 def _high_fd(fd, base):
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
 
 
+class Mailbox:
+    """Requests from the reader thread to the main thread (a lighter queue.Queue)."""
+
+    def __init__(self):
+        self.items = collections.deque()
+        self.signal = _thread.allocate_lock()
+        self.signal.acquire()
+
+    def put(self, item):
+        self.items.append(item)
+        try:
+            self.signal.release()
+        except RuntimeError:
+            pass  # already signalled
+
+    def get(self):
+        while True:
+            try:
+                return self.items.popleft()
+            except IndexError:
+                self.signal.acquire()
+
+
 class Channel:
-    """The control socket: a reader thread feeding a queue, and a locked frame writer."""
+    """The control socket: a reader thread feeding a mailbox, and a locked frame writer."""
 
     def __init__(self, fd):
         self.fd = fd
-        self.lock = threading.Lock()
-        self.requests = queue.Queue()
+        self.lock = _thread.allocate_lock()
+        self.requests = Mailbox()
 
     def send(self, frame):
-        data = b"\n" + json.dumps(frame, ensure_ascii=False, default=repr).encode("utf-8", "replace") + b"\n"
+        try:
+            text = json_dumps(frame)
+        except (ValueError, TypeError, RecursionError) as e:
+            text = json_dumps({"type": frame.get("type"), "id": frame.get("id"), "status": "error",
+                               "error": {"name": "pysandbox.FrameError", "value": _short_repr(e), "traceback": ""}})
+        data = b"\n" + text.encode("ascii") + b"\n"
         view = memoryview(data)
         with self.lock:
             while view:
                 try:
-                    n = os.write(self.fd, view)
+                    n = posix.write(self.fd, view)
                 except InterruptedError:
                     continue
                 view = view[n:]
@@ -67,7 +140,7 @@ class Channel:
         buf = b""
         while True:
             try:
-                chunk = os.read(self.fd, 1 << 16)
+                chunk = posix.read(self.fd, 1 << 16)
             except InterruptedError:
                 continue
             except OSError:
@@ -81,7 +154,7 @@ class Channel:
                 if not line.strip():
                     continue
                 try:
-                    msg = json.loads(line)
+                    msg = json_loads(line.decode("utf-8"))
                 except ValueError:
                     continue
                 if not isinstance(msg, dict):
@@ -107,7 +180,11 @@ def _figure_png(fig):
 
     buf = io.BytesIO()
     fig.savefig(buf, format="png", bbox_inches="tight")
-    return base64.b64encode(buf.getvalue()).decode("ascii")
+    return _b64(buf.getvalue())
+
+
+def _b64(data):
+    return binascii.b2a_base64(bytes(data), newline=False).decode("ascii")
 
 
 def mime_bundle(obj):
@@ -145,11 +222,9 @@ def mime_bundle(obj):
                 value = value.encode("ascii", "replace")
             if not isinstance(value, (bytes, bytearray)):
                 continue
-            value = base64.b64encode(bytes(value)).decode("ascii")
+            value = _b64(value)
         elif mime == "application/json":
-            try:
-                json.dumps(value)
-            except (TypeError, ValueError):
+            if not _jsonable(value):
                 continue
         elif not isinstance(value, str):
             continue
@@ -159,7 +234,7 @@ def mime_bundle(obj):
 
 def _jsonable(value):
     try:
-        json.dumps(value, allow_nan=False)
+        json_dumps(value, default=_no_default)
         return True
     except (TypeError, ValueError, RecursionError):
         return False
@@ -168,7 +243,8 @@ def _jsonable(value):
 class Runner:
     def __init__(self, channel):
         self.channel = channel
-        self.main_thread = threading.main_thread().ident
+        self.main_thread = _thread.get_ident()
+        self.sources = {}  # cell file name -> source, for tracebacks
         self.current = None  # id of the request being executed
         self.cell = 0
         self.namespace = self._fresh_namespace()
@@ -183,14 +259,14 @@ class Runner:
         """Undo whatever the last execution did to fds 0-2 and sys.std*."""
         for fd, backup in ((1, self.out_backup), (2, self.err_backup)):
             try:
-                os.dup2(backup, fd, inheritable=True)
+                posix.dup2(backup, fd, inheritable=True)
             except OSError:
                 pass
         try:
-            null = os.open(os.devnull, os.O_RDONLY)
+            null = posix.open("/dev/null", posix.O_RDONLY)
             if null != 0:
-                os.dup2(null, 0)
-                os.close(null)
+                posix.dup2(null, 0)
+                posix.close(null)
         except OSError:
             pass
         if self.stdout is None or self.stdout.closed or sys.stdout is not self.stdout:
@@ -213,7 +289,7 @@ class Runner:
     # -- namespace -----------------------------------------------------------------------
 
     def _fresh_namespace(self):
-        main = types.ModuleType("__main__")
+        main = ModuleType("__main__")
         ns = main.__dict__
         ns["__builtins__"] = __builtins__
         ns["display"] = self._display
@@ -230,7 +306,7 @@ class Runner:
     def interrupt(self, request_id):
         if self.current is not None and request_id == self.current:
             try:
-                signal.pthread_kill(self.main_thread, signal.SIGINT)
+                _signal.pthread_kill(self.main_thread, _signal.SIGINT)
             except Exception:
                 pass
 
@@ -250,21 +326,21 @@ class Runner:
         code = msg.get("code", "")
         self.cell += 1
         filename = "<cell-%d>" % self.cell
-        linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+        self.sources[filename] = code
+        if "linecache" in sys.modules:
+            self._share_sources()
         self.namespace["__outputs__"] = {}
         frame = {"type": "done", "id": self.current, "cell": self.cell}
         value = None
         has_value = False
         try:
-            tree = compile(code, filename, "exec", ast.PyCF_ONLY_AST | COMPILE_FLAGS)
+            tree = compile(code, filename, "exec", PYCF_ONLY_AST | COMPILE_FLAGS)
             last = None
-            if tree.body and isinstance(tree.body[-1], ast.Expr) and not code.rstrip().endswith(";"):
+            if tree.body and isinstance(tree.body[-1], _ast.Expr) and not code.rstrip().endswith(";"):
                 last = tree.body.pop()
             self._run(compile(tree, filename, "exec", COMPILE_FLAGS))
             if last is not None:
-                expr = ast.Expression(last.value)
-                ast.copy_location(expr, last)
-                value = self._run(compile(expr, filename, "eval", COMPILE_FLAGS))
+                value = self._run(compile(_ast.Expression(last.value), filename, "eval", COMPILE_FLAGS))
                 has_value = value is not None
             frame["status"] = "ok"
         except SystemExit as e:
@@ -329,9 +405,22 @@ class Runner:
                 non_json.append(key)
         return {"values": values, "non_json": non_json}
 
+    def _share_sources(self):
+        """Let linecache (tracebacks, inspect) see every cell's source."""
+        import linecache
+
+        for filename, code in self.sources.items():
+            if filename not in linecache.cache:
+                linecache.cache[filename] = (len(code), None, code.splitlines(True), filename)
+
     def _error(self, exc):
-        if isinstance(exc, SyntaxError) and exc.text is None and exc.filename and exc.lineno:
-            exc.text = linecache.getline(exc.filename, exc.lineno) or None
+        import traceback
+
+        self._share_sources()
+        if isinstance(exc, SyntaxError) and exc.text is None and exc.filename in self.sources and exc.lineno:
+            lines = self.sources[exc.filename].splitlines()
+            if 0 < exc.lineno <= len(lines):
+                exc.text = lines[exc.lineno - 1]
         tb = exc.__traceback__
         while tb is not None and tb.tb_frame.f_code.co_filename == RUNNER_FILE:
             tb = tb.tb_next
@@ -358,7 +447,7 @@ class Runner:
                 continue
             if names is not None and name not in names:
                 continue
-            if isinstance(value, types.ModuleType) and names is None:
+            if isinstance(value, ModuleType) and names is None:
                 continue
             if _jsonable(value):
                 variables[name] = {"type": type(value).__name__, "value": value}
@@ -400,7 +489,7 @@ class Runner:
             "set_context": self.set_context,
             "clear_context": self.clear_context,
         }
-        self.channel.send({"type": "ready", "id": None, "pid": os.getpid(), "python": sys.version.split()[0]})
+        self.channel.send({"type": "ready", "id": None, "pid": posix.getpid(), "python": sys.version.split()[0]})
         while True:
             try:
                 msg = self.channel.requests.get()
@@ -424,20 +513,19 @@ class Runner:
 
 
 def main():
-    options = json.loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    options = json_loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     for entry in options.get("path", []):
         if entry not in sys.path:
             sys.path.append(entry)
     sys.argv = [""]
     ctl = _high_fd(3, 64)
-    os.close(3)
+    posix.close(3)
     channel = Channel(ctl)
     runner = Runner(channel)
     runner.preload(options.get("preload", []))
-    reader = threading.Thread(target=channel.read_forever, args=(runner.interrupt,), name="pysandbox-control", daemon=True)
-    reader.start()
+    _thread.start_new_thread(channel.read_forever, (runner.interrupt,))
     runner.serve()
-    os._exit(0)
+    posix._exit(0)
 
 
 if __name__ == "__main__":

@@ -89,26 +89,33 @@ final class BwrapSandbox implements Sandbox {
     return mine;
   }
 
+  /**
+   * Once the sandbox's PID 1 has exited, the kernel has already killed and reaped everything else
+   * in its PID namespace; so the check is cheap: watch PID 1, and only if it will not die look
+   * through the whole process table for what is left.
+   */
   private KillReport killAndCheck(long started) {
     try {
       child.exited.get(CHECK_MILLIS, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
       log.warn("sandbox {} not reaped {} ms after SIGKILL", id, CHECK_MILLIS);
     }
-    Long namespace = child.pidNamespace.getNow(null);
+    long[] init = child.init.getNow(null);
     int left = 0;
-    if (namespace != null) {
+    if (init != null) {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
-      List<Long> pids = ProcessTable.inPidNamespace(namespace);
-      while (!pids.isEmpty() && System.nanoTime() < deadline) {
-        pids.forEach(ProcessTable::killNow);
-        sleep(5);
-        pids = ProcessTable.inPidNamespace(namespace);
+      while (ProcessTable.isAliveIn(init[0], init[1]) && System.nanoTime() < deadline) {
+        ProcessTable.killNow(init[0]);
+        sleep(1);
       }
-      left = pids.size();
-      if (left > 0) {
+      if (ProcessTable.isAliveIn(init[0], init[1])) {
+        List<Long> pids = ProcessTable.inPidNamespace(init[1]);
+        pids.forEach(ProcessTable::killNow);
+        left = pids.size();
         log.error("sandbox {}: {} processes survived SIGKILL: {}", id, left, pids);
       }
+    } else {
+      log.warn("sandbox {}: its PID namespace is unknown, so the kill could not be checked", id);
     }
     worker.close("the sandbox was killed");
     return new KillReport(left, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));

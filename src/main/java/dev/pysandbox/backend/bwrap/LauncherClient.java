@@ -34,7 +34,10 @@ final class LauncherClient implements Closeable {
   static final class Child {
     final String id;
     final CompletableFuture<Long> spawned = new CompletableFuture<>();
-    final CompletableFuture<Long> pidNamespace = new CompletableFuture<>();
+
+    /** Host pid of the sandbox's PID 1 and its PID namespace, or null when unknown. */
+    final CompletableFuture<long[]> init = new CompletableFuture<>();
+
     final CompletableFuture<SandboxExit> exited = new CompletableFuture<>();
     volatile boolean killRequested;
 
@@ -161,7 +164,7 @@ final class LauncherClient implements Closeable {
     String why = "the sandbox launcher exited";
     for (Child c : children.values()) {
       c.spawned.completeExceptionally(new IOException(why));
-      c.pidNamespace.complete(null);
+      c.init.complete(null);
       c.exited.complete(new SandboxExit(null, 9, c.killRequested));
     }
     children.clear();
@@ -181,13 +184,15 @@ final class LauncherClient implements Closeable {
         if (c != null) {
           children.remove(c.id);
           c.spawned.completeExceptionally(new IOException(ev.path("error").asText()));
-          c.pidNamespace.complete(null);
+          c.init.complete(null);
           c.exited.complete(new SandboxExit(127, null, false));
         }
       }
       case "info" -> {
         if (c != null) {
-          c.pidNamespace.complete(ev.path("pidns").isNumber() ? ev.path("pidns").asLong() : null);
+          boolean known = ev.path("child_pid").isNumber() && ev.path("pidns").isNumber();
+          c.init.complete(
+              known ? new long[] {ev.path("child_pid").asLong(), ev.path("pidns").asLong()} : null);
         }
       }
       case "killed" -> {
@@ -196,7 +201,7 @@ final class LauncherClient implements Closeable {
       case "exit" -> {
         if (c != null) {
           children.remove(c.id);
-          c.pidNamespace.complete(null);
+          c.init.complete(null);
           Integer code = ev.path("code").isNumber() ? ev.path("code").asInt() : null;
           Integer signal = ev.path("signal").isNumber() ? ev.path("signal").asInt() : null;
           c.exited.complete(new SandboxExit(code, signal, c.killRequested));

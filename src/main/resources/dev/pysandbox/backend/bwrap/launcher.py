@@ -38,6 +38,7 @@ import socket
 import sys
 
 PR_SET_PDEATHSIG = 1
+PR_SET_CHILD_SUBREAPER = 36
 CLONE_NEWNS = 0x00020000
 MS_BIND = 4096
 MS_REC = 16384
@@ -166,6 +167,8 @@ class Launcher:
             pass
 
     def read_info(self, fd):
+        """bwrap's --info-fd JSON: the host pid of the sandbox's PID 1. The sandbox inherits the
+        pipe, so EOF may never come while it runs: parse as soon as the object is complete."""
         sid, buf, pid = self.info[fd]
         try:
             chunk = os.read(fd, 4096)
@@ -173,16 +176,18 @@ class Launcher:
             return
         except OSError:
             chunk = b""
-        if chunk:
-            self.info[fd] = (sid, buf + chunk, pid)
-            return
+        buf += chunk
+        info = None
+        try:
+            info = json.loads(buf.decode()) if buf.strip() else None
+        except ValueError:
+            if chunk and len(buf) < 65536:
+                self.info[fd] = (sid, buf, pid)
+                return
         self.selector.unregister(fd)
         os.close(fd)
         del self.info[fd]
-        try:
-            child_pid = json.loads(buf.decode()).get("child-pid") if buf.strip() else None
-        except ValueError:
-            child_pid = None
+        child_pid = info.get("child-pid") if isinstance(info, dict) else None
         pidns = None
         if child_pid:
             try:
@@ -305,6 +310,9 @@ def read_setup():
 
 def main():
     libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # Orphans of a killed sandbox (its PID 1, once bwrap's monitor is gone) become our children,
+    # so that we reap them at once instead of leaving zombies to the host's init.
+    libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
     setup, rest = read_setup()
     if os.getppid() != setup.get("parent"):
         sys.exit("pysandbox launcher: the server is gone")
