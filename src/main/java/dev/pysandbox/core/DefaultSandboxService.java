@@ -62,8 +62,9 @@ public final class DefaultSandboxService implements SandboxService {
   private final BwrapBackend backend;
   private final WarmPool pool;
   private final RequestValidator validator;
-  private final CompletableFuture<RunStore> store;
-  private final CompletableFuture<Void> housekeeping;
+  private final CompletableFuture<RunStore> store = new CompletableFuture<>();
+  private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
+  private boolean backgroundStarted;
 
   private DefaultSandboxService(PysandboxConfig config, Clock clock) throws IOException {
     this.config = config;
@@ -89,29 +90,21 @@ public final class DefaultSandboxService implements SandboxService {
             config.poolSize(),
             config.startupTimeoutSeconds());
     this.validator = new RequestValidator(config);
-    this.store =
-        CompletableFuture.supplyAsync(
-            () -> {
-              RunStore s = JdbcRunStore.openSqlite(layout.database());
-              List<String> interrupted = s.interruptOrphans(instances::isAlive);
-              if (!interrupted.isEmpty()) {
-                log.warn(
-                    "marked {} runs of stopped servers as interrupted: {}",
-                    interrupted.size(),
-                    interrupted);
-              }
-              return s;
-            },
-            blocking);
-    this.housekeeping = CompletableFuture.runAsync(this::startBackend, blocking);
   }
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
   public static DefaultSandboxService start(PysandboxConfig config) {
-    return start(config, Clock.systemUTC());
+    DefaultSandboxService s = create(config, Clock.systemUTC());
+    s.startBackground();
+    return s;
   }
 
-  static DefaultSandboxService start(PysandboxConfig config, Clock clock) {
+  /**
+   * Builds the core without starting its background work, so that a face can first get ready to
+   * answer (an MCP client waits for its tool list) while nothing competes for the CPU; call {@link
+   * #startBackground()} next. Calls that need the store or a sandbox wait for it.
+   */
+  public static DefaultSandboxService create(PysandboxConfig config, Clock clock) {
     for (String warning : config.warnings()) {
       log.warn("configuration: {}", warning);
     }
@@ -123,6 +116,36 @@ public final class DefaultSandboxService implements SandboxService {
           "cannot use the data directory " + config.dataDir() + ": " + e.getMessage(),
           e);
     }
+  }
+
+  /** Opens the store, cleans up after dead servers and fills the warm pool, in the background. */
+  public synchronized void startBackground() {
+    if (backgroundStarted) {
+      return;
+    }
+    backgroundStarted = true;
+    CompletableFuture.supplyAsync(this::openStore, blocking)
+        .whenComplete((s, e) -> complete(store, s, e));
+    CompletableFuture.runAsync(this::startBackend, blocking)
+        .whenComplete((v, e) -> complete(housekeeping, v, e));
+  }
+
+  private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
+    if (error != null) {
+      f.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
+    } else {
+      f.complete(value);
+    }
+  }
+
+  private RunStore openStore() {
+    RunStore s = JdbcRunStore.openSqlite(layout.database());
+    List<String> interrupted = s.interruptOrphans(instances::isAlive);
+    if (!interrupted.isEmpty()) {
+      log.warn(
+          "marked {} runs of stopped servers as interrupted: {}", interrupted.size(), interrupted);
+    }
+    return s;
   }
 
   private void startBackend() {

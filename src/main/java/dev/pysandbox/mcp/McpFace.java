@@ -58,6 +58,7 @@ public final class McpFace {
         .instructions(INSTRUCTIONS)
         .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
         .validateToolInputs(false)
+        .jsonSchemaValidator(new LazySchemaValidator())
         .tools(tools(mapper))
         .build();
   }
