@@ -129,7 +129,6 @@ public final class BwrapBackend implements SandboxBackend {
     int uid = HostUser.currentUid();
     HostUser runAs;
     Path visibleRoot = layout.sandboxRoot();
-    LauncherClient.Stage stage = null;
     if (uid == 0) {
       runAs =
           HostUser.lookup(config.sandboxUser())
@@ -148,10 +147,7 @@ public final class BwrapBackend implements SandboxBackend {
         throw new PysandboxException(
             ErrorCode.BACKEND_UNAVAILABLE, "bwrap: sandbox_user must not have uid 0");
       }
-      String hash =
-          SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
-      visibleRoot = STAGE_BASE.resolve(hash.substring(0, 12));
-      stage = new LauncherClient.Stage(layout.sandboxRoot(), visibleRoot);
+      visibleRoot = visibleSandboxRoot(layout, true);
     } else {
       runAs = new HostUser(System.getProperty("user.name"), uid, -1);
     }
@@ -176,21 +172,8 @@ public final class BwrapBackend implements SandboxBackend {
           "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(),
           e);
     }
-    try {
-      launcher =
-          LauncherClient.start(
-              python.path(),
-              layout.runtimeDir().resolve(launcherName),
-              uid == 0 ? runAs.uid() : null,
-              uid == 0 ? runAs.gid() : null,
-              stage);
-    } catch (IOException e) {
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE,
-          "bwrap: cannot start the sandbox launcher: " + e.getMessage(),
-          e);
-    }
     Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName);
+    launcher = startLauncher(s);
     log.info(
         "bwrap backend ready: python {} ({}), sandboxes run as {} (uid {})",
         python.version(),
@@ -214,25 +197,27 @@ public final class BwrapBackend implements SandboxBackend {
 
   private synchronized LauncherClient launcher() {
     if (launcher == null || !launcher.isAlive()) {
-      Setup s = setup;
       log.warn("the sandbox launcher is gone; starting a new one");
-      try {
-        boolean root = HostUser.currentUid() == 0;
-        launcher =
-            LauncherClient.start(
-                s.python().path(),
-                layout.runtimeDir().resolve(s.launcherName()),
-                root ? s.runAs().uid() : null,
-                root ? s.runAs().gid() : null,
-                root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
-      } catch (IOException e) {
-        throw new PysandboxException(
-            ErrorCode.BACKEND_UNAVAILABLE,
-            "bwrap: cannot restart the sandbox launcher: " + e.getMessage(),
-            e);
-      }
+      launcher = startLauncher(setup);
     }
     return launcher;
+  }
+
+  private LauncherClient startLauncher(Setup s) {
+    boolean root = HostUser.currentUid() == 0;
+    try {
+      return LauncherClient.start(
+          s.python().path(),
+          layout.runtimeDir().resolve(s.launcherName()),
+          root ? s.runAs().uid() : null,
+          root ? s.runAs().gid() : null,
+          root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
+    } catch (IOException e) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "bwrap: cannot start the sandbox launcher: " + e.getMessage(),
+          e);
+    }
   }
 
   @Override
