@@ -19,6 +19,57 @@ public interface SandboxService extends AutoCloseable {
    */
   RunRecord getRun(String runId, boolean includeCode);
 
+  /**
+   * Opens a session: a persistent Python worker and a workspace.
+   *
+   * @param sessionId the id to use, or {@code null} for a generated {@code sess_} + 12 hex
+   * @param ttlMinutes idle minutes before it is closed, or {@code null} for the default
+   * @return the session; an existing one with this id is returned as it is
+   * @throws PysandboxException {@code max_sessions} when the limit is reached
+   */
+  SessionInfo createSession(String sessionId, Integer ttlMinutes);
+
+  /** Open sessions (and dead ones not yet closed), oldest first. */
+  java.util.List<SessionInfo> listSessions();
+
+  /**
+   * Kills the session's sandbox and removes its workspace (unless workspaces are kept).
+   *
+   * @throws PysandboxException {@code session_busy} while it runs code, {@code not_found}
+   */
+  SessionInfo closeSession(String sessionId);
+
+  /** Writes a file into a session's workspace, creating the session if needed. */
+  UploadResult uploadFile(UploadRequest request);
+
+  /** Files of a session's workspace or of a run; exactly one of the ids. */
+  ArtifactList listArtifacts(String runId, String sessionId);
+
+  /**
+   * One file of a session's workspace or of a run; exactly one of the ids.
+   *
+   * @param maxSizeBytes refuse files larger than this with {@code artifact_too_large}
+   */
+  ArtifactContent readArtifact(String runId, String sessionId, String path, long maxSizeBytes);
+
+  /** A run's {@code __outputs__}. */
+  RunOutputs getRunOutputs(String runId);
+
+  /** Globals of a session: the named ones, or all when {@code names} is null. */
+  ContextSnapshot getContext(String sessionId, java.util.List<String> names);
+
+  /** Sets globals of a session from a JSON object. */
+  ContextSnapshot setContext(String sessionId, java.util.Map<String, Object> values);
+
+  /** Resets a session's globals (variables and imports); its files stay. */
+  SessionInfo clearContext(String sessionId);
+
+  /**
+   * Stops a running run: KeyboardInterrupt first; if it has not stopped after the grace period its
+   * sandbox is killed (and its session is dead).
+   */
+  CancelResult cancelRun(String runId);
+
   /** What is installed, what is missing, the limits in force. */
   SetupReport checkSetup();
 

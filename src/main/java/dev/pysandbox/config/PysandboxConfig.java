@@ -39,6 +39,11 @@ public final class PysandboxConfig {
   private final List<String> poolPreload;
   private final int startupTimeout;
   private final String logLevel;
+  private final int maxSessions;
+  private final int sessionTtlMinutes;
+  private final boolean keepWorkspaces;
+  private final int cancelGraceSeconds;
+  private final int uploadMaxBytes;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -79,6 +84,11 @@ public final class PysandboxConfig {
       }
     }
     this.startupTimeout = integer(Setting.STARTUP_TIMEOUT, 1, 600);
+    this.maxSessions = integer(Setting.MAX_SESSIONS, 1, 100_000);
+    this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
+    this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
+    this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
+    this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, Integer.MAX_VALUE - 8);
     this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
     this.warnings = List.copyOf(warn);
   }
@@ -224,6 +234,14 @@ public final class PysandboxConfig {
     return v;
   }
 
+  private boolean bool(Setting s) {
+    return switch (raw(s).trim().toLowerCase(java.util.Locale.ROOT)) {
+      case "true", "yes", "1", "on" -> true;
+      case "false", "no", "0", "off" -> false;
+      default -> throw bad(s, "must be true or false");
+    };
+  }
+
   private List<String> list(Setting s) {
     List<String> out = new ArrayList<>();
     for (String part : raw(s).split(",")) {
@@ -300,5 +318,26 @@ public final class PysandboxConfig {
 
   public String logLevel() {
     return logLevel;
+  }
+
+  public int maxSessions() {
+    return maxSessions;
+  }
+
+  public int sessionTtlMinutes() {
+    return sessionTtlMinutes;
+  }
+
+  public boolean keepWorkspaces() {
+    return keepWorkspaces;
+  }
+
+  public int cancelGraceSeconds() {
+    return cancelGraceSeconds;
+  }
+
+  /** Largest upload in bytes (decoded). */
+  public int uploadMaxBytes() {
+    return uploadMaxBytes;
   }
 }

@@ -23,6 +23,16 @@ public enum Setting {
   POOL_SIZE("pool_size", "2", "Pre-started sandboxes kept ready (0 turns the pool off)."),
   POOL_PRELOAD(
       "pool_preload", "", "Modules pooled sandboxes import before use, e.g. numpy,pandas."),
+  MAX_SESSIONS("max_sessions", "10", "Sessions open at once; a new one beyond is refused."),
+  SESSION_TTL(
+      "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
+  KEEP_WORKSPACES(
+      "keep_workspaces",
+      "false",
+      "Keep a closed session's files on disk instead of deleting them."),
+  CANCEL_GRACE(
+      "cancel_grace", "2", "Seconds cancel_run waits for KeyboardInterrupt before killing."),
+  UPLOAD_MAX_BYTES("upload_max_bytes", "52428800", "Largest file upload_file accepts."),
   STARTUP_TIMEOUT("startup_timeout", "30", "Seconds a new sandbox may take to become ready."),
   LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug.");
 

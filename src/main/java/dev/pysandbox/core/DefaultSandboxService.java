@@ -1,14 +1,24 @@
 package dev.pysandbox.core;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.api.ArtifactContent;
+import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.CancelResult;
+import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
@@ -18,40 +28,41 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
 import dev.pysandbox.worker.WorkerHub;
+import dev.pysandbox.worker.WorkerLostException;
+import dev.pysandbox.worker.WorkerReply;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The core. Owns the store, the backend, the worker hub and the warm pool; turns requests into
- * runs: validate, record as running, take a sandbox, execute with the limits, collect the
- * workspace's files, record the outcome atomically.
+ * The core. Owns the store, the backend, the worker hub, the warm pool and the sessions; turns
+ * requests into runs and session operations. Everything a caller sends is validated here before
+ * anything is created.
  *
  * <p>Start-up is cheap: the store is opened and migrated, runs and sandboxes left by dead servers
  * are cleaned up and the pool is filled in the background, so that an MCP client gets its tool list
- * at once; the first run waits for whatever it needs.
+ * at once; the first call waits for whatever it needs.
  */
 public final class DefaultSandboxService implements SandboxService {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
-  private static final SecureRandom RANDOM = new SecureRandom();
+  private static final long CONTEXT_TIMEOUT_SECONDS = 30;
 
   private final PysandboxConfig config;
   private final DataLayout layout;
@@ -59,9 +70,12 @@ public final class DefaultSandboxService implements SandboxService {
   private final InstanceRegistry instances;
   private final WorkerHub hub;
   private final ExecutorService blocking;
+  private final ScheduledExecutorService timer;
   private final BwrapBackend backend;
   private final WarmPool pool;
   private final RequestValidator validator;
+  private final SessionManager sessions;
+  private final RunExecutor runs;
   private final CompletableFuture<RunStore> store = new CompletableFuture<>();
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
   private boolean backgroundStarted;
@@ -82,6 +96,13 @@ public final class DefaultSandboxService implements SandboxService {
               t.setDaemon(true);
               return t;
             });
+    this.timer =
+        Executors.newSingleThreadScheduledExecutor(
+            r -> {
+              Thread t = new Thread(r, "pysandbox-timer");
+              t.setDaemon(true);
+              return t;
+            });
     this.backend = new BwrapBackend(config, layout, hub, instances.id(), blocking);
     this.pool =
         new WarmPool(
@@ -90,6 +111,16 @@ public final class DefaultSandboxService implements SandboxService {
             config.poolSize(),
             config.startupTimeoutSeconds());
     this.validator = new RequestValidator(config);
+    this.sessions = new SessionManager(config, clock, pool, blocking, this::sessionClosed);
+    this.runs =
+        new RunExecutor(
+            layout,
+            clock,
+            instances.id(),
+            backend.name(),
+            this::store,
+            blocking,
+            config.cancelGraceSeconds());
   }
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
@@ -103,6 +134,8 @@ public final class DefaultSandboxService implements SandboxService {
    * Builds the core without starting its background work, so that a face can first get ready to
    * answer (an MCP client waits for its tool list) while nothing competes for the CPU; call {@link
    * #startBackground()} next. Calls that need the store or a sandbox wait for it.
+   *
+   * @param clock the time sessions expire by (tests pass one they can move)
    */
   public static DefaultSandboxService create(PysandboxConfig config, Clock clock) {
     for (String warning : config.warnings()) {
@@ -128,6 +161,7 @@ public final class DefaultSandboxService implements SandboxService {
         .whenComplete((s, e) -> complete(store, s, e));
     CompletableFuture.runAsync(this::startBackend, blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
+    timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
   }
 
   private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
@@ -179,102 +213,44 @@ public final class DefaultSandboxService implements SandboxService {
   @Override
   public RunRecord run(ExecutionRequest request) {
     int timeout = validator.validate(request);
+    requireBackend();
     if (request.sessionId() != null) {
-      throw PysandboxException.invalid(
-          "session_id '"
-              + request.sessionId()
-              + "' given, but sessions are not enabled on this server");
+      Session s = sessions.open(request.sessionId(), null);
+      return sessions.with(
+          s,
+          sandbox ->
+              runs.inSession(
+                  runs.begin(request, timeout, s.id),
+                  s,
+                  sandbox,
+                  request.code(),
+                  timeout,
+                  sessions));
     }
-    backend
-        .unavailableReason()
-        .ifPresent(
-            why -> {
-              throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, why);
-            });
-    RunStore runs = store();
-    RunRecord.Builder run =
-        RunRecord.builder()
-            .runId(newRunId())
-            .description(request.description())
-            .status(RunStatus.RUNNING)
-            .code(request.code())
-            .codeHash(sha256(request.code()))
-            .timeoutSeconds(timeout)
-            .backend(backend.name())
-            .createdAt(clock.instant().toString());
-    long t0 = System.nanoTime();
-    runs.insert(run.build(), instances.id());
-    long t1 = System.nanoTime();
+    RunRecord.Builder run = runs.begin(request, timeout, null);
     Sandbox sandbox;
     try {
       sandbox = pool.take();
     } catch (PysandboxException e) {
-      finish(
-          runs,
-          run.status(RunStatus.FAILED).message("no sandbox could be started: " + e.getMessage()));
+      runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
-    try {
-      Execution.run(sandbox, request.code(), timeout, run);
-    } catch (RuntimeException e) {
-      sandbox.kill("execution error");
-      finish(runs, run.status(RunStatus.FAILED).message("internal error: " + e.getMessage()));
-      throw e;
-    }
-    long t2 = System.nanoTime();
-    collectOneShotFiles(sandbox, run);
-    long t3 = System.nanoTime();
-    RunRecord done = finish(runs, run);
-    if (log.isDebugEnabled()) {
-      log.debug(
-          "run {}: insert {} us, sandbox+exec {} us, files {} us, finish {} us",
-          done.runId(),
-          (t1 - t0) / 1000,
-          (t2 - t1) / 1000,
-          (t3 - t2) / 1000,
-          (System.nanoTime() - t3) / 1000);
-    }
-    return done.toBuilder().code(null).build();
+    return runs.oneShot(run, sandbox, request.code(), timeout);
   }
 
-  /**
-   * A one-shot sandbox is killed, then its workspace becomes the run's files. The common case, an
-   * empty workspace, does not wait for the kill: the directory is removed once it is done.
-   */
-  private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
-    Path workspace = sandbox.workspace();
-    boolean empty = WorkspaceFiles.isEmpty(workspace);
-    var killed = sandbox.kill("one-shot run finished");
-    if (empty) {
-      killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
-      return;
+  @Override
+  public CancelResult cancelRun(String runId) {
+    RequestValidator.validateId("run_id", runId);
+    CancelResult r = runs.cancel(runId, sessions);
+    if (r != null) {
+      return r;
     }
-    try {
-      sandbox.exited().get(5, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
-    }
-    String runId = run.build().runId();
-    try {
-      var files = WorkspaceFiles.snapshot(workspace, Map.of());
-      run.artifacts(WorkspaceFiles.diff(Map.of(), files));
-      Path target = layout.runFiles(runId);
-      Files.createDirectories(target.getParent());
-      Files.move(workspace, target);
-      run.artifactsDir(target.toString());
-    } catch (IOException | UncheckedIOException e) {
-      log.warn("could not keep the files of run {}: {}", runId, e.getMessage());
-      WorkspaceFiles.deleteTree(workspace);
-    }
-  }
-
-  private RunRecord finish(RunStore runs, RunRecord.Builder run) {
-    RunRecord r =
-        run.finishedAt(clock.instant().toString())
-            .viewCommand("pysandbox runs show " + run.build().runId())
-            .build();
-    runs.finish(r);
-    return r;
+    RunRecord stored = getRun(runId, false);
+    return new CancelResult(
+        runId,
+        false,
+        stored.status().wireName(),
+        "run " + runId + " is not running (it is " + stored.status().wireName() + ")");
   }
 
   @Override
@@ -290,9 +266,274 @@ public final class DefaultSandboxService implements SandboxService {
     RequestValidator.validateId("run_id", runId);
     return store()
         .get(runId, includeCode)
-        .map(r -> r.toBuilder().viewCommand("pysandbox runs show " + r.runId()).build())
+        .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(r.runId())).build())
         .orElseThrow(
             () -> new PysandboxException(ErrorCode.NOT_FOUND, "no run with id '" + runId + "'"));
+  }
+
+  @Override
+  public RunOutputs getRunOutputs(String runId) {
+    RunRecord r = getRun(runId, false);
+    return new RunOutputs(runId, r.outputs(), r.outputsNonJson());
+  }
+
+  // -- sessions ----------------------------------------------------------------------------------
+
+  @Override
+  public SessionInfo createSession(String sessionId, Integer ttlMinutes) {
+    String id =
+        sessionId == null
+            ? SessionManager.newId()
+            : RequestValidator.validateId("session_id", sessionId);
+    if (ttlMinutes != null && (ttlMinutes < 1 || ttlMinutes > 7 * 24 * 60)) {
+      throw PysandboxException.invalid(
+          "ttl_minutes must be between 1 and 10080, got " + ttlMinutes);
+    }
+    requireBackend();
+    Session s = sessions.open(id, ttlMinutes);
+    sessions.ready(s);
+    return s.info();
+  }
+
+  @Override
+  public List<SessionInfo> listSessions() {
+    return sessions.list();
+  }
+
+  @Override
+  public SessionInfo closeSession(String sessionId) {
+    RequestValidator.validateId("session_id", sessionId);
+    return sessions.close(sessionId, "closed by request");
+  }
+
+  /** After a session is closed and its sandbox killed: its workspace goes, unless kept. */
+  private void sessionClosed(Session s, Sandbox sandbox) {
+    Execution.await(sandbox.kill("session closed"));
+    if (!config.keepWorkspaces()) {
+      WorkspaceFiles.deleteTree(sandbox.workspace());
+    }
+  }
+
+  /** Closes sessions idle past their TTL (run every 30 s; tests call it with a moved clock). */
+  List<String> expireIdleSessions() {
+    return sessions.expireIdle();
+  }
+
+  private void expireSafely() {
+    try {
+      List<String> closed = sessions.expireIdle();
+      if (!closed.isEmpty()) {
+        log.info("closed idle sessions: {}", closed);
+      }
+    } catch (RuntimeException e) {
+      log.warn("session expiry failed", e);
+    }
+  }
+
+  @Override
+  public UploadResult uploadFile(UploadRequest req) {
+    RequestValidator.validateId("session_id", req.sessionId());
+    String filename = WorkspaceAccess.validateFilename(req.filename());
+    byte[] data = decode(req);
+    requireBackend();
+    Session s = sessions.open(req.sessionId(), null);
+    HostUser owner = HostUser.currentUid() == 0 ? backend.sandboxUser().orElse(null) : null;
+    return sessions.with(
+        s,
+        sandbox -> {
+          UploadResult r =
+              WorkspaceAccess.write(
+                  s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
+          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files()));
+          return r;
+        });
+  }
+
+  private byte[] decode(UploadRequest req) {
+    if ((req.content() == null) == (req.contentBase64() == null)) {
+      throw PysandboxException.invalid("give exactly one of content and content_base64");
+    }
+    long max = config.uploadMaxBytes();
+    if (req.content() != null) {
+      byte[] bytes = req.content().getBytes(StandardCharsets.UTF_8);
+      if (bytes.length > max) {
+        throw tooLarge(bytes.length, max);
+      }
+      return bytes;
+    }
+    String b64 = req.contentBase64();
+    long decodedAtLeast = (long) b64.replaceAll("[\\s=]", "").length() * 3 / 4;
+    if (decodedAtLeast > max) {
+      throw tooLarge(decodedAtLeast, max);
+    }
+    try {
+      return java.util.Base64.getMimeDecoder().decode(strictBase64(b64));
+    } catch (IllegalArgumentException e) {
+      throw PysandboxException.invalid("content_base64 is not valid base64: " + e.getMessage());
+    }
+  }
+
+  /** The MIME decoder skips junk silently; refuse anything but base64 and whitespace first. */
+  private static String strictBase64(String b64) {
+    for (int i = 0; i < b64.length(); i++) {
+      char c = b64.charAt(i);
+      boolean ok =
+          (c >= 'A' && c <= 'Z')
+              || (c >= 'a' && c <= 'z')
+              || (c >= '0' && c <= '9')
+              || c == '+'
+              || c == '/'
+              || c == '='
+              || Character.isWhitespace(c);
+      if (!ok) {
+        throw new IllegalArgumentException("character '" + c + "' at index " + i);
+      }
+    }
+    return b64;
+  }
+
+  private static PysandboxException tooLarge(long size, long max) {
+    return PysandboxException.invalid(
+        "the file is "
+            + size
+            + " bytes; upload_max_bytes is "
+            + max
+            + " (checked before decoding)");
+  }
+
+  @Override
+  public ArtifactList listArtifacts(String runId, String sessionId) {
+    requireExactlyOne(runId, sessionId);
+    if (sessionId != null) {
+      RequestValidator.validateId("session_id", sessionId);
+      Session s = sessions.require(sessionId);
+      Sandbox sandbox = s.sandbox.getNow(null);
+      var files =
+          sandbox == null
+              ? Map.<String, WorkspaceFiles.FileState>of()
+              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files());
+      return new ArtifactList(sessionId, null, WorkspaceAccess.list(files), List.of());
+    }
+    RunRecord r = getRun(runId, false);
+    Path dir = layout.runFiles(runId);
+    var files =
+        Files.isDirectory(dir)
+            ? WorkspaceFiles.snapshot(dir, Map.of())
+            : Map.<String, WorkspaceFiles.FileState>of();
+    return new ArtifactList(null, runId, WorkspaceAccess.list(files), r.artifacts());
+  }
+
+  @Override
+  public ArtifactContent readArtifact(
+      String runId, String sessionId, String path, long maxSizeBytes) {
+    requireExactlyOne(runId, sessionId);
+    if (maxSizeBytes < 1) {
+      throw PysandboxException.invalid("max_size_bytes must be at least 1, got " + maxSizeBytes);
+    }
+    WorkspaceAccess.validatePath(path);
+    if (sessionId != null) {
+      RequestValidator.validateId("session_id", sessionId);
+      Session s = sessions.require(sessionId);
+      Sandbox sandbox = s.sandbox.getNow(null);
+      if (sandbox == null) {
+        throw new PysandboxException(
+            ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no workspace yet");
+      }
+      return WorkspaceAccess.read(
+          sandbox.workspace(), path, maxSizeBytes, "session '" + sessionId + "'");
+    }
+    getRun(runId, false);
+    Path dir = layout.runFiles(runId);
+    if (!Files.isDirectory(dir)) {
+      throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");
+    }
+    return WorkspaceAccess.read(dir, path, maxSizeBytes, "run " + runId);
+  }
+
+  private static void requireExactlyOne(String runId, String sessionId) {
+    if ((runId == null) == (sessionId == null)) {
+      throw PysandboxException.invalid("give exactly one of run_id and session_id");
+    }
+  }
+
+  // -- context -----------------------------------------------------------------------------------
+
+  @Override
+  public ContextSnapshot getContext(String sessionId, List<String> names) {
+    ObjectNode payload = Json.mapper().createObjectNode();
+    if (names != null) {
+      names.forEach(n -> RequestValidator.validateName(n));
+      payload.set("names", Json.mapper().valueToTree(names));
+    }
+    JsonNode frame = contextCall(sessionId, "get_context", payload);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> variables = Json.mapper().convertValue(frame.path("variables"), Map.class);
+    List<String> missing = new java.util.ArrayList<>();
+    frame.path("missing").forEach(n -> missing.add(n.asText()));
+    return new ContextSnapshot(sessionId, variables, missing);
+  }
+
+  @Override
+  public ContextSnapshot setContext(String sessionId, Map<String, Object> values) {
+    if (values == null || values.isEmpty()) {
+      throw PysandboxException.invalid("values must be a non-empty JSON object");
+    }
+    values.keySet().forEach(n -> RequestValidator.validateName(n));
+    ObjectNode payload = Json.mapper().createObjectNode();
+    payload.set("values", Json.mapper().valueToTree(values));
+    contextCall(sessionId, "set_context", payload);
+    return getContext(sessionId, List.copyOf(values.keySet()));
+  }
+
+  @Override
+  public SessionInfo clearContext(String sessionId) {
+    contextCall(sessionId, "clear_context", Json.mapper().createObjectNode());
+    return sessions.require(sessionId).info();
+  }
+
+  private JsonNode contextCall(String sessionId, String op, ObjectNode payload) {
+    RequestValidator.validateId("session_id", sessionId);
+    Session s = sessions.require(sessionId);
+    return sessions.with(
+        s,
+        sandbox -> {
+          try {
+            WorkerReply r =
+                sandbox
+                    .worker()
+                    .request(op, payload)
+                    .get(CONTEXT_TIMEOUT_SECONDS, TimeUnit.SECONDS);
+            if (!"ok".equals(r.frame().path("status").asText())) {
+              throw PysandboxException.invalid(
+                  op + " failed: " + r.frame().path("error").path("value").asText("unknown error"));
+            }
+            return r.frame();
+          } catch (ExecutionException e) {
+            if (e.getCause() instanceof WorkerLostException lost) {
+              sessions.markDead(s, "exited: during " + op + ", " + lost.getMessage());
+              throw SessionManager.dead(s);
+            }
+            throw new PysandboxException(ErrorCode.INTERNAL, op + " failed: " + e.getCause(), e);
+          } catch (TimeoutException e) {
+            sessions.markDead(
+                s, "killed: " + op + " did not answer within " + CONTEXT_TIMEOUT_SECONDS + " s");
+            throw SessionManager.dead(s);
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new PysandboxException(ErrorCode.INTERNAL, "interrupted", e);
+          }
+        });
+  }
+
+  // -- set-up ------------------------------------------------------------------------------------
+
+  private void requireBackend() {
+    backend
+        .unavailableReason()
+        .ifPresent(
+            why -> {
+              throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, why);
+            });
   }
 
   private RunStore store() {
@@ -307,11 +548,9 @@ public final class DefaultSandboxService implements SandboxService {
     }
   }
 
-  // -- set-up ------------------------------------------------------------------------------------
-
   @Override
   public SetupReport checkSetup() {
-    return SetupCheck.report(config, backend, pool);
+    return SetupCheck.report(config, backend, pool, sessions.size());
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */
@@ -322,6 +561,8 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public void close() {
+    timer.shutdownNow();
+    sessions.closeAll();
     pool.close();
     backend.close();
     hub.close();
@@ -333,24 +574,6 @@ public final class DefaultSandboxService implements SandboxService {
       Thread.currentThread().interrupt();
     }
     instances.close();
-  }
-
-  // -- helpers -----------------------------------------------------------------------------------
-
-  private static String newRunId() {
-    byte[] b = new byte[10];
-    RANDOM.nextBytes(b);
-    return "run_" + HexFormat.of().formatHex(b);
-  }
-
-  static String sha256(String code) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(code.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   private static Path socketPath(DataLayout layout, String instance) {

@@ -41,8 +41,24 @@ final class Execution {
 
   private Execution() {}
 
-  /** Runs {@code code} and fills status, output, result and timing into {@code run}. */
-  static Outcome run(Sandbox sandbox, String code, int timeoutSeconds, RunRecord.Builder run) {
+  /**
+   * Runs {@code code} and fills status, output, result and timing into {@code run}. A run whose
+   * {@code active} handle was cancelled ends {@code cancelled}, however it stopped.
+   */
+  static Outcome run(ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
+    Outcome o = execute(active.sandbox, code, timeoutSeconds, run);
+    if (active.cancelRequested()) {
+      run.status(RunStatus.CANCELLED)
+          .message(
+              active.killedByCancel()
+                  ? "cancelled: it did not stop on KeyboardInterrupt, so its sandbox was killed"
+                  : "cancelled: stopped by KeyboardInterrupt");
+    }
+    return o;
+  }
+
+  private static Outcome execute(
+      Sandbox sandbox, String code, int timeoutSeconds, RunRecord.Builder run) {
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
     long started = System.nanoTime();

@@ -79,6 +79,17 @@ final class RequestValidator {
     return id;
   }
 
+  private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,199}");
+
+  /** A Python global's name: an identifier, not a dunder name. */
+  static String validateName(String name) {
+    if (name == null || !NAME.matcher(name).matches() || name.startsWith("__")) {
+      throw PysandboxException.invalid(
+          "variable name " + quote(name) + " is invalid: use a Python identifier (not __dunder__)");
+    }
+    return name;
+  }
+
   private static String quote(String s) {
     if (s == null) {
       return "(missing)";

@@ -15,7 +15,8 @@ import java.util.Optional;
 final class SetupCheck {
   private SetupCheck() {}
 
-  static SetupReport report(PysandboxConfig config, BwrapBackend backend, WarmPool pool) {
+  static SetupReport report(
+      PysandboxConfig config, BwrapBackend backend, WarmPool pool, int openSessions) {
     List<String> problems = new ArrayList<>();
     Optional<String> why = backend.unavailableReason();
     why.ifPresent(problems::add);
@@ -41,6 +42,11 @@ final class SetupCheck {
     limits.put("timeout_max_seconds", config.timeoutMaxSeconds());
     limits.put("output_limit_bytes", config.outputLimitBytes());
     limits.put("code_max_bytes", config.codeMaxBytes());
+    limits.put("max_sessions", config.maxSessions());
+    limits.put("open_sessions", openSessions);
+    limits.put("session_ttl_minutes", config.sessionTtlMinutes());
+    limits.put("upload_max_bytes", config.uploadMaxBytes());
+    limits.put("cancel_grace_seconds", config.cancelGraceSeconds());
     Map<String, Object> poolInfo = new LinkedHashMap<>();
     poolInfo.put("size", pool.size());
     poolInfo.put("ready", pool.readyCount());

@@ -1,15 +1,18 @@
 package dev.pysandbox.mcp;
 
+import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
-import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Version;
+import dev.pysandbox.mcp.ToolFactory.Kind;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -19,25 +22,23 @@ import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
-import java.util.function.Function;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
- * The MCP face: the tools of ARCHITECTURE.md's contract, each a thin mapping from arguments to a
+ * The MCP face: the tools of the ARCHITECTURE.md contract, each a thin mapping from arguments to a
  * core call and from its result (or error) to a tool result. Nothing here decides anything.
  */
 public final class McpFace {
-  private static final Logger log = LoggerFactory.getLogger(McpFace.class);
-
   static final String INSTRUCTIONS =
       "pysandbox runs Python in an isolated sandbox (no network, no host files) and records"
-          + " every run. Use run_python to execute code: the value of a trailing expression is"
-          + " returned as the result, print() output as stdout, exceptions with a traceback."
-          + " The working directory is /mnt/data; numpy, pandas and matplotlib are available."
-          + " list_runs and get_run show the history; check_setup shows what is installed.";
+          + " every run. run_python executes code: the value of a trailing expression is"
+          + " returned as the result, print() output as stdout, exceptions with a traceback,"
+          + " matplotlib figures as images. Without session_id each call gets a fresh sandbox;"
+          + " with a session_id (create_session, or just name one) variables and files in"
+          + " /mnt/data persist between calls. numpy, pandas and matplotlib are available;"
+          + " there is no network. upload_file puts data in, read_artifact gets files out.";
 
   private final SandboxService service;
 
@@ -64,34 +65,52 @@ public final class McpFace {
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {
+    ToolFactory f = new ToolFactory(mapper);
+    List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
+    all.addAll(SessionTools.specs(f, service));
+    all.addAll(FileTools.specs(f, service));
+    return all;
+  }
+
+  private List<SyncToolSpecification> runTools(ToolFactory f) {
     return List.of(
-        tool(
-            mapper,
+        f.tool(
             "run_python",
             "Run Python code",
-            "Run Python code in a fresh, isolated sandbox and return stdout, stderr, the value of"
-                + " the trailing expression, errors with a traceback, display outputs and the files"
-                + " written to /mnt/data. Every run is recorded.",
+            "Run Python code in an isolated sandbox and return stdout, stderr, the value of the"
+                + " trailing expression, errors with a traceback, display outputs (charts as"
+                + " images) and the files written to /mnt/data. Give session_id to keep variables"
+                + " and files between calls; omit it for a fresh sandbox. Every run is recorded.",
             Schemas.RUN_PYTHON,
-            annotations("Run Python code", false, false, false),
+            Kind.WRITE,
             Set.of("code", "session_id", "description", "timeout_seconds"),
+            a ->
+                ToolResults.run(
+                    service.run(
+                        new ExecutionRequest(
+                            a.requiredString("code"),
+                            a.string("session_id"),
+                            a.string("description"),
+                            a.integer("timeout_seconds"))))),
+        f.tool(
+            "cancel_run",
+            "Cancel a run",
+            "Stop a running run: KeyboardInterrupt first (a session keeps its state); if it has"
+                + " not stopped after the grace period its sandbox is killed (a session is then"
+                + " dead).",
+            Schemas.RUN_ID_ONLY,
+            Kind.DESTRUCTIVE,
+            Set.of("run_id"),
             a -> {
-              RunRecord r =
-                  service.run(
-                      new ExecutionRequest(
-                          a.requiredString("code"),
-                          a.string("session_id"),
-                          a.string("description"),
-                          a.integer("timeout_seconds")));
-              return ToolResults.run(r);
+              CancelResult r = service.cancelRun(a.requiredString("run_id"));
+              return ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message());
             }),
-        tool(
-            mapper,
+        f.tool(
             "list_runs",
             "List runs",
             "List recorded runs, newest first, with status, timing and a preview of the code.",
             Schemas.LIST_RUNS,
-            annotations("List runs", true, false, true),
+            Kind.READ,
             Set.of("limit", "offset", "status", "session_id"),
             a -> {
               String status = a.string("status");
@@ -117,13 +136,12 @@ public final class McpFace {
                               .append('\n'));
               return ToolResults.ok(page, text.toString());
             }),
-        tool(
-            mapper,
+        f.tool(
             "get_run",
             "Get a run",
             "Get one recorded run by id: code, status, outputs, error, result, files, timings.",
             Schemas.GET_RUN,
-            annotations("Get a run", true, false, true),
+            Kind.READ,
             Set.of("run_id", "include_code", "include_notebook_source"),
             a -> {
               if (a.bool("include_notebook_source", false)) {
@@ -132,18 +150,27 @@ public final class McpFace {
                     "get_run: include_notebook_source is not available: this server does not save"
                         + " notebooks yet");
               }
-              RunRecord r =
-                  service.getRun(a.requiredString("run_id"), a.bool("include_code", true));
-              return ToolResults.run(r);
+              return ToolResults.run(
+                  service.getRun(a.requiredString("run_id"), a.bool("include_code", true)));
             }),
-        tool(
-            mapper,
+        f.tool(
+            "get_run_outputs",
+            "Get a run's outputs",
+            "Get the __outputs__ dict a run filled (values that are not JSON come as repr).",
+            Schemas.RUN_ID_ONLY,
+            Kind.READ,
+            Set.of("run_id"),
+            a -> {
+              RunOutputs o = service.getRunOutputs(a.requiredString("run_id"));
+              return ToolResults.ok(o, Json.write(o.outputs()));
+            }),
+        f.tool(
             "check_setup",
             "Check the setup",
             "Report the sandbox backend, the Python interpreter and its packages, the limits in"
                 + " force, the data directory, and what is missing with how to install it.",
             Schemas.NO_ARGS,
-            annotations("Check the setup", true, false, true),
+            Kind.READ,
             Set.of(),
             a -> {
               SetupReport r = service.checkSetup();
@@ -158,47 +185,5 @@ public final class McpFace {
                           : "\nproblems:\n- " + String.join("\n- ", r.problems()));
               return ToolResults.ok(r, text);
             }));
-  }
-
-  private static McpSchema.ToolAnnotations annotations(
-      String title, boolean readOnly, boolean destructive, boolean idempotent) {
-    return McpSchema.ToolAnnotations.builder()
-        .title(title)
-        .readOnlyHint(readOnly)
-        .destructiveHint(destructive)
-        .idempotentHint(idempotent)
-        .openWorldHint(false)
-        .build();
-  }
-
-  private SyncToolSpecification tool(
-      McpJsonMapper mapper,
-      String name,
-      String title,
-      String description,
-      String schema,
-      McpSchema.ToolAnnotations annotations,
-      Set<String> known,
-      Function<ToolArgs, McpSchema.CallToolResult> handler) {
-    McpSchema.Tool tool =
-        McpSchema.Tool.builder(name, mapper, schema)
-            .title(title)
-            .description(description)
-            .annotations(annotations)
-            .build();
-    return SyncToolSpecification.builder()
-        .tool(tool)
-        .callHandler(
-            (exchange, request) -> {
-              try {
-                return handler.apply(new ToolArgs(name, request.arguments(), known));
-              } catch (PysandboxException e) {
-                return ToolResults.error(e);
-              } catch (RuntimeException e) {
-                log.error("tool {} failed", name, e);
-                return ToolResults.error(ErrorCode.INTERNAL, name + " failed: " + e);
-              }
-            })
-        .build();
   }
 }

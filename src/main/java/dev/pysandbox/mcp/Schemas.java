@@ -53,6 +53,111 @@ final class Schemas {
       }
       """;
 
+  static final String SESSION_ID_ONLY =
+      """
+      {
+        "type": "object",
+        "properties": {"session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+        "required": ["session_id"],
+        "additionalProperties": false
+      }
+      """;
+
+  static final String RUN_ID_ONLY =
+      """
+      {
+        "type": "object",
+        "properties": {"run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+        "required": ["run_id"],
+        "additionalProperties": false
+      }
+      """;
+
+  static final String CREATE_SESSION =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "Omit to get a generated sess_ + 12 hex id."},
+          "ttl_minutes": {"type": "integer", "minimum": 1, "maximum": 10080,
+                          "description": "Idle minutes before the session is closed (default 30)."}
+        },
+        "additionalProperties": false
+      }
+      """;
+
+  static final String UPLOAD_FILE =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "filename": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,255}$",
+                       "description": "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data."},
+          "content": {"type": "string", "description": "Text content (stored as UTF-8)."},
+          "content_base64": {"type": "string", "description": "Binary content, base64."},
+          "overwrite": {"type": "boolean", "default": false}
+        },
+        "required": ["session_id", "filename"],
+        "additionalProperties": false
+      }
+      """;
+
+  static final String LIST_ARTIFACTS =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+        },
+        "additionalProperties": false
+      }
+      """;
+
+  static final String READ_ARTIFACT =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "path": {"type": "string", "description": "Relative to /mnt/data, e.g. out/chart.png."},
+          "max_size_bytes": {"type": "integer", "minimum": 1, "default": 5000000}
+        },
+        "required": ["path"],
+        "additionalProperties": false
+      }
+      """;
+
+  static final String GET_CONTEXT =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "names": {"type": "array", "items": {"type": "string"},
+                    "description": "Globals to return; omit for all (modules excluded)."}
+        },
+        "required": ["session_id"],
+        "additionalProperties": false
+      }
+      """;
+
+  static final String SET_CONTEXT =
+      """
+      {
+        "type": "object",
+        "properties": {
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "values": {"type": "object", "description": "Each key becomes a global with its JSON value."}
+        },
+        "required": ["session_id", "values"],
+        "additionalProperties": false
+      }
+      """;
+
   static final String NO_ARGS =
       """
       {"type": "object", "properties": {}, "additionalProperties": false}

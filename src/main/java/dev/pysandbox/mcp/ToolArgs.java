@@ -82,6 +82,53 @@ final class ToolArgs {
     return b;
   }
 
+  long longValue(String name, long defaultValue) {
+    Object v = args.get(name);
+    if (v == null) {
+      return defaultValue;
+    }
+    if (v instanceof Number n && n.doubleValue() == Math.rint(n.doubleValue())) {
+      return n.longValue();
+    }
+    throw PysandboxException.invalid(
+        tool + ": argument '" + name + "' must be a whole number, got " + typeName(v));
+  }
+
+  /** A list of strings, or {@code null} when absent. */
+  java.util.List<String> strings(String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (v instanceof java.util.List<?> list) {
+      java.util.List<String> out = new java.util.ArrayList<>();
+      for (Object o : list) {
+        if (!(o instanceof String s)) {
+          throw PysandboxException.invalid(
+              tool + ": argument '" + name + "' must be a list of strings");
+        }
+        out.add(s);
+      }
+      return out;
+    }
+    throw PysandboxException.invalid(
+        tool + ": argument '" + name + "' must be a list of strings, got " + typeName(v));
+  }
+
+  /** A JSON object, or {@code null} when absent. */
+  @SuppressWarnings("unchecked")
+  Map<String, Object> object(String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (v instanceof Map<?, ?> m) {
+      return (Map<String, Object>) m;
+    }
+    throw PysandboxException.invalid(
+        tool + ": argument '" + name + "' must be a JSON object, got " + typeName(v));
+  }
+
   private static String typeName(Object v) {
     if (v instanceof Number) {
       return "a number";

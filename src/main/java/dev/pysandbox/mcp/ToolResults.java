@@ -1,11 +1,14 @@
 package dev.pysandbox.mcp;
 
+import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -49,10 +52,41 @@ final class ToolResults {
             .structuredContent(Json.toMap(run))
             .addTextContent(render(run))
             .isError(false);
-    for (Map<String, Object> display : run.displays()) {
-      if (display.get("image/png") instanceof String png) {
+    List<Map<String, Object>> bundles = new ArrayList<>(run.displays());
+    if (run.result() != null) {
+      bundles.add(run.result());
+    }
+    for (Map<String, Object> bundle : bundles) {
+      if (bundle.get("image/png") instanceof String png) {
         b.addContent(McpSchema.ImageContent.builder(png, "image/png").build());
       }
+    }
+    return b.build();
+  }
+
+  /** A file: its JSON, and images also as image content. */
+  static McpSchema.CallToolResult artifact(ArtifactContent c) {
+    String text =
+        c.content() != null
+            ? c.content()
+            : c.path()
+                + ": "
+                + c.sizeBytes()
+                + " bytes of "
+                + c.mediaType()
+                + " (base64 in structuredContent)";
+    McpSchema.CallToolResult.Builder b =
+        McpSchema.CallToolResult.builder()
+            .structuredContent(Json.toMap(c))
+            .addTextContent(
+                text.length() > MAX_TEXT_SECTION
+                    ? text.substring(0, MAX_TEXT_SECTION) + "\n[...]"
+                    : text)
+            .isError(false);
+    if (c.contentBase64() != null
+        && c.mediaType().startsWith("image/")
+        && !c.mediaType().contains("svg")) {
+      b.addContent(McpSchema.ImageContent.builder(c.contentBase64(), c.mediaType()).build());
     }
     return b.build();
   }

@@ -1,0 +1,23 @@
+package dev.pysandbox.api;
+
+/**
+ * A session as {@code list_sessions} shows it.
+ *
+ * @param sessionId 1-64 of {@code [A-Za-z0-9_-]}
+ * @param state {@code starting}, {@code idle}, {@code busy}, {@code dead} or {@code closed}
+ * @param createdAt ISO-8601 instant
+ * @param lastUsedAt ISO-8601 instant of the last call that used it
+ * @param runCount executions run in it
+ * @param workspaceBytes total size of the files in its {@code /mnt/data}
+ * @param ttlMinutes idle minutes after which it is closed
+ * @param deadReason how it died (timeout, cancel, exit, kill), when {@code state} is dead
+ */
+public record SessionInfo(
+    String sessionId,
+    String state,
+    String createdAt,
+    String lastUsedAt,
+    int runCount,
+    long workspaceBytes,
+    int ttlMinutes,
+    String deadReason) {}

@@ -1,0 +1,296 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.CancelResult;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.store.RunStore;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs code and records it: the run is stored as {@code running} before it starts, executed under
+ * its limits, its files collected, and its final state stored in one write. Runs in flight are
+ * registered so that {@code cancel_run} can find them.
+ */
+final class RunExecutor {
+  private static final Logger log = LoggerFactory.getLogger(RunExecutor.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  private final DataLayout layout;
+  private final Clock clock;
+  private final String instanceId;
+  private final String backendName;
+  private final Supplier<RunStore> store;
+  private final Executor blocking;
+  private final int cancelGraceSeconds;
+  private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
+
+  RunExecutor(
+      DataLayout layout,
+      Clock clock,
+      String instanceId,
+      String backendName,
+      Supplier<RunStore> store,
+      Executor blocking,
+      int cancelGraceSeconds) {
+    this.layout = layout;
+    this.clock = clock;
+    this.instanceId = instanceId;
+    this.backendName = backendName;
+    this.store = store;
+    this.blocking = blocking;
+    this.cancelGraceSeconds = cancelGraceSeconds;
+  }
+
+  /** A new run record, stored as {@code running}. */
+  RunRecord.Builder begin(ExecutionRequest request, int timeoutSeconds, String sessionId) {
+    RunRecord.Builder run =
+        RunRecord.builder()
+            .runId(newRunId())
+            .sessionId(sessionId)
+            .description(request.description())
+            .status(RunStatus.RUNNING)
+            .code(request.code())
+            .codeHash(sha256(request.code()))
+            .timeoutSeconds(timeoutSeconds)
+            .backend(backendName)
+            .createdAt(clock.instant().toString());
+    store.get().insert(run.build(), instanceId);
+    return run;
+  }
+
+  /** Stores the final state and returns what callers see (without the code). */
+  RunRecord finish(RunRecord.Builder run) {
+    RunRecord r =
+        run.finishedAt(clock.instant().toString())
+            .viewCommand(viewCommand(run.build().runId()))
+            .build();
+    store.get().finish(r);
+    return r.toBuilder().code(null).build();
+  }
+
+  /** Records a run that could not start at all. */
+  void fail(RunRecord.Builder run, String message) {
+    finish(run.status(RunStatus.FAILED).message(message));
+  }
+
+  static String viewCommand(String runId) {
+    return "pysandbox runs show " + runId;
+  }
+
+  // -- one-shot -------------------------------------------------------------------------------
+
+  /** Runs in a fresh sandbox, which is killed afterwards; its files are kept with the run. */
+  RunRecord oneShot(RunRecord.Builder run, Sandbox sandbox, String code, int timeout) {
+    Execution.Outcome o = execute(run, sandbox, null, code, timeout);
+    collectOneShotFiles(sandbox, run);
+    return complete(run, o);
+  }
+
+  /**
+   * A one-shot sandbox is killed, then its workspace becomes the run's files. The common case, an
+   * empty workspace, does not wait for the kill: the directory is removed once it is done.
+   */
+  private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
+    Path workspace = sandbox.workspace();
+    boolean empty = WorkspaceFiles.isEmpty(workspace);
+    var killed = sandbox.kill("one-shot run finished");
+    if (empty) {
+      killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
+      return;
+    }
+    try {
+      sandbox.exited().get(5, TimeUnit.SECONDS);
+    } catch (Exception e) {
+      log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
+    }
+    String runId = run.build().runId();
+    try {
+      var files = WorkspaceFiles.snapshot(workspace, Map.of());
+      run.artifacts(WorkspaceFiles.diff(Map.of(), files));
+      Path target = layout.runFiles(runId);
+      Files.createDirectories(target.getParent());
+      Files.move(workspace, target);
+      run.artifactsDir(target.toString());
+    } catch (IOException | UncheckedIOException e) {
+      log.warn("could not keep the files of run {}: {}", runId, e.getMessage());
+      WorkspaceFiles.deleteTree(workspace);
+    }
+  }
+
+  // -- sessions --------------------------------------------------------------------------------
+
+  /**
+   * Runs in a session's sandbox (the caller holds the session's lock). Files the run created or
+   * changed are copied to the run's directory; a run that loses its sandbox leaves the session
+   * dead.
+   */
+  RunRecord inSession(
+      RunRecord.Builder run,
+      Session session,
+      Sandbox sandbox,
+      String code,
+      int timeout,
+      SessionManager sessions) {
+    String runId = run.build().runId();
+    session.running(runId);
+    Execution.Outcome o;
+    try {
+      o = execute(run, sandbox, session, code, timeout);
+    } finally {
+      session.running(null);
+    }
+    session.countRun();
+    if (o.sandboxGone()) {
+      sessions.markDead(session, deathReason(run.build()));
+    }
+    collectSessionFiles(session, sandbox, run);
+    return complete(run, o);
+  }
+
+  private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
+    String runId = run.build().runId();
+    try {
+      var before = session.files();
+      var after = WorkspaceFiles.snapshot(sandbox.workspace(), before);
+      var changes = WorkspaceFiles.diff(before, after);
+      session.files(after);
+      run.artifacts(changes);
+      boolean kept = false;
+      for (var change : changes) {
+        if (!change.change().equals("deleted")) {
+          WorkspaceAccess.copyOut(sandbox.workspace(), change.path(), layout.runFiles(runId));
+          kept = true;
+        }
+      }
+      if (kept) {
+        run.artifactsDir(layout.runFiles(runId).toString());
+      }
+    } catch (RuntimeException e) {
+      log.warn("could not collect the files of run {}: {}", runId, e.getMessage());
+    }
+  }
+
+  private static String deathReason(RunRecord r) {
+    return switch (r.status()) {
+      case TIMED_OUT ->
+          "timeout: run "
+              + r.runId()
+              + " passed its "
+              + r.timeoutSeconds()
+              + " s limit and its sandbox was killed";
+      case CANCELLED ->
+          "killed: run " + r.runId() + " was cancelled and did not stop on KeyboardInterrupt";
+      default -> "exited: during run " + r.runId() + ", " + r.message();
+    };
+  }
+
+  // -- execution and cancel ---------------------------------------------------------------------
+
+  private Execution.Outcome execute(
+      RunRecord.Builder run, Sandbox sandbox, Session session, String code, int timeout) {
+    String runId = run.build().runId();
+    ActiveRun a = new ActiveRun(runId, sandbox, session);
+    active.put(runId, a);
+    try {
+      return Execution.run(a, code, timeout, run);
+    } catch (RuntimeException e) {
+      sandbox.kill("execution error");
+      run.status(RunStatus.FAILED).message("internal error: " + e.getMessage());
+      return new Execution.Outcome(run, true);
+    }
+  }
+
+  private RunRecord complete(RunRecord.Builder run, Execution.Outcome o) {
+    String runId = run.build().runId();
+    try {
+      return finish(run);
+    } finally {
+      ActiveRun a = active.remove(runId);
+      if (a != null) {
+        a.finished.complete(null);
+      }
+    }
+  }
+
+  /**
+   * KeyboardInterrupt first; after the grace period, SIGKILL (the session, if any, dies).
+   *
+   * @return {@code null} when the run is not running here
+   */
+  CancelResult cancel(String runId, SessionManager sessions) {
+    ActiveRun a = active.get(runId);
+    if (a == null) {
+      return null;
+    }
+    a.requestCancel();
+    a.sandbox.worker().interrupt();
+    if (!await(a, cancelGraceSeconds)) {
+      a.killedByCancel(true);
+      if (a.session != null) {
+        sessions.markDead(
+            a.session,
+            "killed: run "
+                + runId
+                + " was cancelled and did not stop within "
+                + cancelGraceSeconds
+                + " s");
+      }
+      Execution.await(a.sandbox.kill("cancelled"));
+      if (!await(a, 10)) {
+        throw new PysandboxException(
+            ErrorCode.INTERNAL, "run " + runId + " did not finish after its sandbox was killed");
+      }
+    }
+    RunRecord r = store.get().get(runId, false).orElseThrow();
+    return new CancelResult(runId, true, r.status().wireName(), r.message());
+  }
+
+  private static boolean await(ActiveRun a, int seconds) {
+    try {
+      a.finished.get(seconds, TimeUnit.SECONDS);
+      return true;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return false;
+    } catch (Exception e) {
+      return a.finished.isDone();
+    }
+  }
+
+  private static String newRunId() {
+    byte[] b = new byte[10];
+    RANDOM.nextBytes(b);
+    return "run_" + HexFormat.of().formatHex(b);
+  }
+
+  static String sha256(String code) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(code.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

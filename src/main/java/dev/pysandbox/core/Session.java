@@ -1,0 +1,116 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.backend.Sandbox;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One session: a sandbox that outlives its executions, and the bookkeeping around it. The lock is
+ * held for the whole of one operation (an execution, an upload, a context call), so that a second
+ * operation sees {@code session_busy} instead of waiting.
+ */
+final class Session {
+  final String id;
+  final Instant createdAt;
+  final int ttlMinutes;
+  final CompletableFuture<Sandbox> sandbox = new CompletableFuture<>();
+  final ReentrantLock lock = new ReentrantLock();
+
+  private volatile Instant lastUsedAt;
+  private volatile String deadReason;
+  private volatile boolean closed;
+  private volatile String runningRunId;
+  private volatile int runCount;
+  private volatile long workspaceBytes;
+
+  /** The workspace as it was after the last operation, to tell what the next run changed. */
+  private volatile Map<String, WorkspaceFiles.FileState> files = Map.of();
+
+  Session(String id, Instant createdAt, int ttlMinutes) {
+    this.id = id;
+    this.createdAt = createdAt;
+    this.lastUsedAt = createdAt;
+    this.ttlMinutes = ttlMinutes;
+  }
+
+  String state() {
+    if (closed) {
+      return "closed";
+    }
+    if (deadReason != null) {
+      return "dead";
+    }
+    if (!sandbox.isDone()) {
+      return "starting";
+    }
+    return lock.isLocked() ? "busy" : "idle";
+  }
+
+  SessionInfo info() {
+    return new SessionInfo(
+        id,
+        state(),
+        createdAt.toString(),
+        lastUsedAt.toString(),
+        runCount,
+        workspaceBytes,
+        ttlMinutes,
+        deadReason);
+  }
+
+  Instant lastUsedAt() {
+    return lastUsedAt;
+  }
+
+  void touch(Instant now) {
+    lastUsedAt = now;
+  }
+
+  String deadReason() {
+    return deadReason;
+  }
+
+  void die(String reason) {
+    if (deadReason == null) {
+      deadReason = reason;
+    }
+  }
+
+  boolean isClosed() {
+    return closed;
+  }
+
+  void markClosed() {
+    closed = true;
+  }
+
+  String runningRunId() {
+    return runningRunId;
+  }
+
+  void running(String runId) {
+    runningRunId = runId;
+  }
+
+  void countRun() {
+    runCount++;
+  }
+
+  /** The last snapshot (read at any time; replaced under the lock). */
+  Map<String, WorkspaceFiles.FileState> files() {
+    return files;
+  }
+
+  /** Call with the lock held. */
+  void files(Map<String, WorkspaceFiles.FileState> now) {
+    files = now;
+    long total = 0;
+    for (WorkspaceFiles.FileState f : now.values()) {
+      total += f.size();
+    }
+    workspaceBytes = total;
+  }
+}

@@ -1,0 +1,276 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.PysandboxConfig;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The open sessions of this server: creation (at most {@code max_sessions}, one session per id
+ * however many callers race), one operation at a time per session, death, idle expiry and closing.
+ * Sandboxes come from the warm pool, so a new session does not wait for a process start, and a
+ * pooled sandbox is only ever given to one session.
+ */
+final class SessionManager {
+  private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
+  private static final SecureRandom RANDOM = new SecureRandom();
+
+  /** What happens to a session when it is closed. */
+  interface Closer {
+    void closed(Session session, Sandbox sandbox);
+  }
+
+  private final PysandboxConfig config;
+  private final Clock clock;
+  private final WarmPool pool;
+  private final Executor blocking;
+  private final Closer closer;
+  private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+  private final Object createLock = new Object();
+
+  SessionManager(
+      PysandboxConfig config, Clock clock, WarmPool pool, Executor blocking, Closer closer) {
+    this.config = config;
+    this.clock = clock;
+    this.pool = pool;
+    this.blocking = blocking;
+    this.closer = closer;
+  }
+
+  static String newId() {
+    byte[] b = new byte[6];
+    RANDOM.nextBytes(b);
+    return "sess_" + HexFormat.of().formatHex(b);
+  }
+
+  /**
+   * The session with this id, created (and its sandbox taken from the pool) if there is none.
+   *
+   * @throws PysandboxException {@code max_sessions} when a new one would pass the limit
+   */
+  Session open(String id, Integer ttlMinutes) {
+    Session existing = sessions.get(id);
+    if (existing != null) {
+      return existing;
+    }
+    int ttl = ttlMinutes == null ? config.sessionTtlMinutes() : ttlMinutes;
+    Session created;
+    synchronized (createLock) {
+      existing = sessions.get(id);
+      if (existing != null) {
+        return existing;
+      }
+      if (sessions.size() >= config.maxSessions()) {
+        throw new PysandboxException(
+            ErrorCode.MAX_SESSIONS,
+            "cannot open session '"
+                + id
+                + "': "
+                + sessions.size()
+                + " sessions are open and max_sessions is "
+                + config.maxSessions()
+                + "; close one with close_session (or wait for an idle one to expire)");
+      }
+      created = new Session(id, clock.instant(), ttl);
+      sessions.put(id, created);
+    }
+    try {
+      created.sandbox.complete(pool.take());
+      log.info("session {} opened", id);
+    } catch (RuntimeException e) {
+      sessions.remove(id, created);
+      created.markClosed();
+      created.sandbox.completeExceptionally(e);
+      throw e;
+    }
+    return created;
+  }
+
+  /**
+   * @throws PysandboxException {@code not_found}
+   */
+  Session require(String id) {
+    Session s = sessions.get(id);
+    if (s == null || s.isClosed()) {
+      throw new PysandboxException(
+          ErrorCode.NOT_FOUND, "no open session '" + id + "' (create it with create_session)");
+    }
+    return s;
+  }
+
+  /**
+   * Runs {@code op} holding the session's lock, with its sandbox.
+   *
+   * @throws PysandboxException {@code session_busy} while another operation holds it, {@code
+   *     session_dead} when its sandbox is gone
+   */
+  <T> T with(Session s, Function<Sandbox, T> op) {
+    Sandbox sandbox = ready(s);
+    if (!s.lock.tryLock()) {
+      String running = s.runningRunId();
+      throw new PysandboxException(
+          ErrorCode.SESSION_BUSY,
+          "session '"
+              + s.id
+              + "' is busy"
+              + (running == null ? " with another call" : " running " + running)
+              + "; one execution at a time per session (cancel_run stops it)");
+    }
+    try {
+      if (s.isClosed()) {
+        throw new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
+      }
+      if (s.deadReason() != null) {
+        throw dead(s);
+      }
+      return op.apply(sandbox);
+    } finally {
+      s.touch(clock.instant());
+      s.lock.unlock();
+    }
+  }
+
+  /** The session's sandbox, waiting while it starts. */
+  Sandbox ready(Session s) {
+    try {
+      return s.sandbox.get(config.startupTimeoutSeconds() + 10L, TimeUnit.SECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof PysandboxException p) {
+        throw p;
+      }
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "session '" + s.id + "' could not start: " + e.getCause(),
+          e);
+    } catch (TimeoutException e) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "session '" + s.id + "' is still starting");
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PysandboxException(ErrorCode.INTERNAL, "interrupted", e);
+    }
+  }
+
+  static PysandboxException dead(Session s) {
+    return new PysandboxException(
+        ErrorCode.SESSION_DEAD,
+        "session '"
+            + s.id
+            + "' is dead: "
+            + s.deadReason()
+            + "; its variables are lost (its files remain readable until it is closed);"
+            + " close it with close_session and start a new one");
+  }
+
+  /** The session's sandbox is gone (or is being killed); later calls get {@code session_dead}. */
+  void markDead(Session s, String reason) {
+    s.die(reason);
+    log.warn("session {} is dead: {}", s.id, reason);
+    s.sandbox.thenAccept(sandbox -> sandbox.kill(reason));
+  }
+
+  /**
+   * Closes a session: kills its sandbox, forgets it.
+   *
+   * @throws PysandboxException {@code session_busy} while it runs code
+   */
+  SessionInfo close(String id, String why) {
+    Session s = require(id);
+    if (!s.lock.tryLock()) {
+      throw new PysandboxException(
+          ErrorCode.SESSION_BUSY,
+          "session '"
+              + id
+              + "' is running "
+              + (s.runningRunId() == null ? "a call" : s.runningRunId())
+              + "; cancel it (cancel_run) or wait before closing");
+    }
+    try {
+      return closeLocked(s, why);
+    } finally {
+      s.lock.unlock();
+    }
+  }
+
+  private SessionInfo closeLocked(Session s, String why) {
+    s.markClosed();
+    sessions.remove(s.id, s);
+    Sandbox sandbox = s.sandbox.getNow(null);
+    if (sandbox != null) {
+      sandbox.kill("session closed");
+      blocking.execute(() -> closer.closed(s, sandbox));
+    }
+    log.info("session {} closed: {}", s.id, why);
+    return s.info();
+  }
+
+  /** Sessions in creation order. */
+  List<SessionInfo> list() {
+    List<Session> all = new ArrayList<>(sessions.values());
+    all.sort(Comparator.comparing((Session s) -> s.createdAt).thenComparing(s -> s.id));
+    List<SessionInfo> out = new ArrayList<>();
+    for (Session s : all) {
+      out.add(s.info());
+    }
+    return out;
+  }
+
+  int size() {
+    return sessions.size();
+  }
+
+  /**
+   * Closes sessions idle for longer than their TTL; a busy one is left for the next round.
+   *
+   * @return the ids closed
+   */
+  List<String> expireIdle() {
+    Instant now = clock.instant();
+    List<String> closed = new ArrayList<>();
+    for (Session s : sessions.values()) {
+      Duration idle = Duration.between(s.lastUsedAt(), now);
+      if (idle.toMinutes() < s.ttlMinutes || !s.sandbox.isDone()) {
+        continue;
+      }
+      if (!s.lock.tryLock()) {
+        continue;
+      }
+      try {
+        if (!s.isClosed()) {
+          closeLocked(s, "idle for " + idle.toMinutes() + " min (ttl " + s.ttlMinutes + " min)");
+          closed.add(s.id);
+        }
+      } finally {
+        s.lock.unlock();
+      }
+    }
+    return closed;
+  }
+
+  /** Closes every session (server shutdown). */
+  void closeAll() {
+    for (Session s : sessions.values()) {
+      s.markClosed();
+      s.sandbox.thenAccept(sandbox -> sandbox.kill("server shutting down"));
+    }
+    sessions.clear();
+  }
+}
