@@ -46,7 +46,7 @@ final class Execution {
    * {@code active} handle was cancelled ends {@code cancelled}, however it stopped.
    */
   static Outcome run(ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
-    Outcome o = execute(active.sandbox, code, timeoutSeconds, run);
+    Outcome o = execute(active, code, timeoutSeconds, run);
     if (active.cancelRequested()) {
       run.status(RunStatus.CANCELLED)
           .message(
@@ -58,7 +58,8 @@ final class Execution {
   }
 
   private static Outcome execute(
-      Sandbox sandbox, String code, int timeoutSeconds, RunRecord.Builder run) {
+      ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
+    Sandbox sandbox = active.sandbox;
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
     long started = System.nanoTime();
@@ -67,6 +68,10 @@ final class Execution {
       reply = sandbox.worker().request("exec", payload);
     } catch (IllegalStateException e) {
       throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, e.getMessage(), e);
+    }
+    if (active.cancelRequested()) {
+      // cancel_run came before the request was on its way: it found nothing to interrupt.
+      sandbox.worker().interrupt();
     }
     try {
       WorkerReply r = reply.get(timeoutSeconds, TimeUnit.SECONDS);

@@ -74,6 +74,12 @@ except (ImportError, AttributeError, TypeError):
         return json.dumps(value, default=default, allow_nan=False, separators=(",", ":"))
 
 
+def _drop_pending_sigint():
+    """Forget an interrupt meant for a request that has already finished."""
+    while _signal.sigtimedwait([_signal.SIGINT], 0) is not None:
+        pass
+
+
 def _no_default(value):
     raise TypeError("not JSON: %s" % type(value).__name__)
 
@@ -245,6 +251,7 @@ class Runner:
         self.channel = channel
         self.main_thread = _thread.get_ident()
         self.sources = {}  # cell file name -> source, for tracebacks
+        self.pending_interrupt = None
         self.current = None  # id of the request being executed
         self.cell = 0
         self.namespace = self._fresh_namespace()
@@ -304,6 +311,9 @@ class Runner:
     # -- execution -----------------------------------------------------------------------
 
     def interrupt(self, request_id):
+        """SIGINT is blocked in the runner except while user code runs, so an interrupt lands
+        in user code or not at all; one that comes before its request starts is remembered."""
+        self.pending_interrupt = request_id
         if self.current is not None and request_id == self.current:
             try:
                 _signal.pthread_kill(self.main_thread, _signal.SIGINT)
@@ -334,14 +344,21 @@ class Runner:
         value = None
         has_value = False
         try:
-            tree = compile(code, filename, "exec", PYCF_ONLY_AST | COMPILE_FLAGS)
-            last = None
-            if tree.body and isinstance(tree.body[-1], _ast.Expr) and not code.rstrip().endswith(";"):
-                last = tree.body.pop()
-            self._run(compile(tree, filename, "exec", COMPILE_FLAGS))
-            if last is not None:
-                value = self._run(compile(_ast.Expression(last.value), filename, "eval", COMPILE_FLAGS))
-                has_value = value is not None
+            _drop_pending_sigint()
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
+            try:
+                if self.pending_interrupt is not None and self.pending_interrupt == self.current:
+                    raise KeyboardInterrupt
+                tree = compile(code, filename, "exec", PYCF_ONLY_AST | COMPILE_FLAGS)
+                last = None
+                if tree.body and isinstance(tree.body[-1], _ast.Expr) and not code.rstrip().endswith(";"):
+                    last = tree.body.pop()
+                self._run(compile(tree, filename, "exec", COMPILE_FLAGS))
+                if last is not None:
+                    value = self._run(compile(_ast.Expression(last.value), filename, "eval", COMPILE_FLAGS))
+                    has_value = value is not None
+            finally:
+                _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
             frame["status"] = "ok"
         except SystemExit as e:
             code_value = e.code
@@ -518,6 +535,9 @@ def main():
         if entry not in sys.path:
             sys.path.append(entry)
     sys.argv = [""]
+    # SIGINT is only ever let through while user code runs (see Runner.interrupt); threads
+    # started from here on inherit the block.
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
     ctl = _high_fd(3, 64)
     posix.close(3)
     channel = Channel(ctl)
