@@ -9,16 +9,25 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ActiveRun {
   final String runId;
-  final Sandbox sandbox;
   final Session session;
+  private volatile Sandbox sandbox;
   final CompletableFuture<Void> finished = new CompletableFuture<>();
   private volatile boolean cancelRequested;
   private volatile boolean killedByCancel;
 
-  ActiveRun(String runId, Sandbox sandbox, Session session) {
+  /** Registered before the run is recorded, so that a cancel never misses it. */
+  ActiveRun(String runId, Session session) {
     this.runId = runId;
-    this.sandbox = sandbox;
     this.session = session;
+  }
+
+  /** The sandbox, once the run has one; {@code null} before. */
+  Sandbox sandbox() {
+    return sandbox;
+  }
+
+  void attach(Sandbox sandbox) {
+    this.sandbox = sandbox;
   }
 
   boolean cancelRequested() {

@@ -220,12 +220,7 @@ public final class DefaultSandboxService implements SandboxService {
           s,
           sandbox ->
               runs.inSession(
-                  runs.begin(request, timeout, s.id),
-                  s,
-                  sandbox,
-                  request.code(),
-                  timeout,
-                  sessions));
+                  runs.begin(request, timeout, s), s, sandbox, request.code(), timeout, sessions));
     }
     RunRecord.Builder run = runs.begin(request, timeout, null);
     Sandbox sandbox;

@@ -59,7 +59,7 @@ final class Execution {
 
   private static Outcome execute(
       ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
-    Sandbox sandbox = active.sandbox;
+    Sandbox sandbox = active.sandbox();
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
     long started = System.nanoTime();
@@ -128,6 +128,8 @@ final class Execution {
   }
 
   private static void finished(WorkerReply r, RunRecord.Builder run) {
+    org.slf4j.LoggerFactory.getLogger(Execution.class)
+        .debug("worker round trip {} us", r.elapsedNanos() / 1000);
     ObjectNode f = r.frame();
     output(r, run);
     run.durationMs(TimeUnit.NANOSECONDS.toMillis(r.elapsedNanos()));

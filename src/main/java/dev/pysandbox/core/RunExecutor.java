@@ -62,11 +62,26 @@ final class RunExecutor {
     this.cancelGraceSeconds = cancelGraceSeconds;
   }
 
-  /** A new run record, stored as {@code running}. */
-  RunRecord.Builder begin(ExecutionRequest request, int timeoutSeconds, String sessionId) {
+  /**
+   * A new run record, stored as {@code running}, and registered for {@code cancel_run} before it is
+   * stored, so that a cancel never finds a running run it cannot reach.
+   */
+  RunRecord.Builder begin(ExecutionRequest request, int timeoutSeconds, Session session) {
+    String runId = newRunId();
+    active.put(runId, new ActiveRun(runId, session));
+    try {
+      return record(runId, request, timeoutSeconds, session == null ? null : session.id);
+    } catch (RuntimeException e) {
+      release(runId);
+      throw e;
+    }
+  }
+
+  private RunRecord.Builder record(
+      String runId, ExecutionRequest request, int timeoutSeconds, String sessionId) {
     RunRecord.Builder run =
         RunRecord.builder()
-            .runId(newRunId())
+            .runId(runId)
             .sessionId(sessionId)
             .description(request.description())
             .status(RunStatus.RUNNING)
@@ -91,7 +106,18 @@ final class RunExecutor {
 
   /** Records a run that could not start at all. */
   void fail(RunRecord.Builder run, String message) {
-    finish(run.status(RunStatus.FAILED).message(message));
+    try {
+      finish(run.status(RunStatus.FAILED).message(message));
+    } finally {
+      release(run.build().runId());
+    }
+  }
+
+  private void release(String runId) {
+    ActiveRun a = active.remove(runId);
+    if (a != null) {
+      a.finished.complete(null);
+    }
   }
 
   static String viewCommand(String runId) {
@@ -154,18 +180,30 @@ final class RunExecutor {
       SessionManager sessions) {
     String runId = run.build().runId();
     session.running(runId);
+    long t0 = System.nanoTime();
     Execution.Outcome o;
     try {
       o = execute(run, sandbox, session, code, timeout);
     } finally {
       session.running(null);
     }
+    long t1 = System.nanoTime();
     session.countRun();
     if (o.sandboxGone()) {
       sessions.markDead(session, deathReason(run.build()));
     }
     collectSessionFiles(session, sandbox, run);
-    return complete(run, o);
+    long t2 = System.nanoTime();
+    RunRecord done = complete(run, o);
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "run {}: execute {} us, files {} us, finish {} us",
+          runId,
+          (t1 - t0) / 1000,
+          (t2 - t1) / 1000,
+          (System.nanoTime() - t2) / 1000);
+    }
+    return done;
   }
 
   private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
@@ -210,8 +248,8 @@ final class RunExecutor {
   private Execution.Outcome execute(
       RunRecord.Builder run, Sandbox sandbox, Session session, String code, int timeout) {
     String runId = run.build().runId();
-    ActiveRun a = new ActiveRun(runId, sandbox, session);
-    active.put(runId, a);
+    ActiveRun a = active.get(runId);
+    a.attach(sandbox);
     try {
       return Execution.run(a, code, timeout, run);
     } catch (RuntimeException e) {
@@ -222,14 +260,10 @@ final class RunExecutor {
   }
 
   private RunRecord complete(RunRecord.Builder run, Execution.Outcome o) {
-    String runId = run.build().runId();
     try {
       return finish(run);
     } finally {
-      ActiveRun a = active.remove(runId);
-      if (a != null) {
-        a.finished.complete(null);
-      }
+      release(run.build().runId());
     }
   }
 
@@ -244,8 +278,12 @@ final class RunExecutor {
       return null;
     }
     a.requestCancel();
-    a.sandbox.worker().interrupt();
-    if (!await(a, cancelGraceSeconds)) {
+    Sandbox sandbox = a.sandbox();
+    if (sandbox != null) {
+      sandbox.worker().interrupt();
+    }
+    // Without a sandbox yet, the run interrupts itself as soon as its request is sent.
+    if (!await(a, cancelGraceSeconds) && (sandbox = a.sandbox()) != null) {
       a.killedByCancel(true);
       if (a.session != null) {
         sessions.markDead(
@@ -256,7 +294,7 @@ final class RunExecutor {
                 + cancelGraceSeconds
                 + " s");
       }
-      Execution.await(a.sandbox.kill("cancelled"));
+      Execution.await(sandbox.kill("cancelled"));
       if (!await(a, 10)) {
         throw new PysandboxException(
             ErrorCode.INTERNAL, "run " + runId + " did not finish after its sandbox was killed");

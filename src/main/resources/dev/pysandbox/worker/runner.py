@@ -74,6 +74,9 @@ except (ImportError, AttributeError, TypeError):
         return json.dumps(value, default=default, allow_nan=False, separators=(",", ":"))
 
 
+USER_SIGNALS = {_signal.SIGINT, _signal.SIGIO}
+
+
 def _drop_pending_sigint():
     """Forget an interrupt meant for a request that has already finished."""
     while _signal.sigtimedwait([_signal.SIGINT], 0) is not None:
@@ -95,36 +98,18 @@ def _high_fd(fd, base):
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
 
 
-class Mailbox:
-    """Requests from the reader thread to the main thread (a lighter queue.Queue)."""
-
-    def __init__(self):
-        self.items = collections.deque()
-        self.signal = _thread.allocate_lock()
-        self.signal.acquire()
-
-    def put(self, item):
-        self.items.append(item)
-        try:
-            self.signal.release()
-        except RuntimeError:
-            pass  # already signalled
-
-    def get(self):
-        while True:
-            try:
-                return self.items.popleft()
-            except IndexError:
-                self.signal.acquire()
-
-
 class Channel:
-    """The control socket: a reader thread feeding a mailbox, and a locked frame writer."""
+    """The control socket. No reader thread: the main thread reads requests itself when idle
+    (one wake-up less per request), and while user code runs the socket raises SIGIO at the
+    main thread, whose handler reads what came, so that an interrupt lands at once."""
 
     def __init__(self, fd):
         self.fd = fd
         self.lock = _thread.allocate_lock()
-        self.requests = Mailbox()
+        self.buf = b""
+        self.queue = collections.deque()
+        self.on_interrupt = None
+        self.closed = False
 
     def send(self, frame):
         try:
@@ -142,33 +127,61 @@ class Channel:
                     continue
                 view = view[n:]
 
-    def read_forever(self, on_interrupt):
-        buf = b""
-        while True:
+    def _take(self, chunk):
+        if not chunk:
+            self.closed = True
+            return
+        self.buf += chunk
+        while b"\n" in self.buf:
+            line, self.buf = self.buf.split(b"\n", 1)
+            if not line.strip():
+                continue
+            try:
+                msg = json_loads(line.decode("utf-8"))
+            except ValueError:
+                continue
+            if not isinstance(msg, dict):
+                continue
+            if msg.get("op") == "interrupt":
+                self.on_interrupt(msg.get("id"))
+            else:
+                self.queue.append(msg)
+
+    def next_request(self):
+        """The next request, blocking (main thread, SIGIO blocked); None when the server is gone."""
+        while not self.queue:
+            if self.closed:
+                return None
             try:
                 chunk = posix.read(self.fd, 1 << 16)
             except InterruptedError:
                 continue
             except OSError:
                 chunk = b""
-            if not chunk:
-                self.requests.put(None)
-                return
-            buf += chunk
-            while b"\n" in buf:
-                line, buf = buf.split(b"\n", 1)
-                if not line.strip():
-                    continue
+            self._take(chunk)
+        return self.queue.popleft()
+
+    def on_sigio(self, signum, frame):
+        """Reads whatever has come without blocking (runs in the main thread, in user code)."""
+        flags = fcntl.fcntl(self.fd, fcntl.F_GETFL)
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, flags | posix.O_NONBLOCK)
+        try:
+            while not self.closed:
                 try:
-                    msg = json_loads(line.decode("utf-8"))
-                except ValueError:
-                    continue
-                if not isinstance(msg, dict):
-                    continue
-                if msg.get("op") == "interrupt":
-                    on_interrupt(msg.get("id"))
-                else:
-                    self.requests.put(msg)
+                    chunk = posix.read(self.fd, 1 << 16)
+                except (BlockingIOError, InterruptedError):
+                    break
+                except OSError:
+                    chunk = b""
+                self._take(chunk)
+        finally:
+            fcntl.fcntl(self.fd, fcntl.F_SETFL, flags)
+
+    def signal_main_thread(self):
+        """Route SIGIO for this socket to the calling (main) thread only (F_SETOWN_EX, TID)."""
+        owner = (0).to_bytes(4, sys.byteorder) + _thread.get_native_id().to_bytes(4, sys.byteorder)  # F_OWNER_TID
+        fcntl.fcntl(self.fd, 15, owner)  # F_SETOWN_EX
+        fcntl.fcntl(self.fd, fcntl.F_SETFL, fcntl.fcntl(self.fd, fcntl.F_GETFL) | posix.O_ASYNC)
 
 
 def _short_repr(obj):
@@ -311,8 +324,9 @@ class Runner:
     # -- execution -----------------------------------------------------------------------
 
     def interrupt(self, request_id):
-        """SIGINT is blocked in the runner except while user code runs, so an interrupt lands
-        in user code or not at all; one that comes before its request starts is remembered."""
+        """SIGINT (and SIGIO) are blocked in the runner except while user code runs, so an
+        interrupt lands in user code or not at all, and the user's own SIGINT handling (say,
+        SIG_IGN) is respected; one that comes before its request starts is remembered."""
         self.pending_interrupt = request_id
         if self.current is not None and request_id == self.current:
             try:
@@ -345,7 +359,7 @@ class Runner:
         has_value = False
         try:
             _drop_pending_sigint()
-            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, {_signal.SIGINT})
+            _signal.pthread_sigmask(_signal.SIG_UNBLOCK, USER_SIGNALS)
             try:
                 if self.pending_interrupt is not None and self.pending_interrupt == self.current:
                     raise KeyboardInterrupt
@@ -358,7 +372,7 @@ class Runner:
                     value = self._run(compile(_ast.Expression(last.value), filename, "eval", COMPILE_FLAGS))
                     has_value = value is not None
             finally:
-                _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+                _signal.pthread_sigmask(_signal.SIG_BLOCK, USER_SIGNALS)
             frame["status"] = "ok"
         except SystemExit as e:
             code_value = e.code
@@ -509,7 +523,7 @@ class Runner:
         self.channel.send({"type": "ready", "id": None, "pid": posix.getpid(), "python": sys.version.split()[0]})
         while True:
             try:
-                msg = self.channel.requests.get()
+                msg = self.channel.next_request()
                 if msg is None or msg.get("op") == "shutdown":
                     return
                 handler = handlers.get(msg.get("op"))
@@ -535,15 +549,16 @@ def main():
         if entry not in sys.path:
             sys.path.append(entry)
     sys.argv = [""]
-    # SIGINT is only ever let through while user code runs (see Runner.interrupt); threads
-    # started from here on inherit the block.
-    _signal.pthread_sigmask(_signal.SIG_BLOCK, {_signal.SIGINT})
+    # SIGINT and SIGIO are only let through while user code runs (see Runner.interrupt).
+    _signal.pthread_sigmask(_signal.SIG_BLOCK, USER_SIGNALS)
     ctl = _high_fd(3, 64)
     posix.close(3)
     channel = Channel(ctl)
     runner = Runner(channel)
+    channel.on_interrupt = runner.interrupt
+    _signal.signal(_signal.SIGIO, channel.on_sigio)
+    channel.signal_main_thread()
     runner.preload(options.get("preload", []))
-    _thread.start_new_thread(channel.read_forever, (runner.interrupt,))
     runner.serve()
     posix._exit(0)
 

@@ -48,9 +48,15 @@ public final class Benchmark {
     System.out.printf(
         "pysandbox benchmark — %d cores, %s, data dir %s%n%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), dataDir);
+    int warmCalls = Integer.getInteger("bench.warmCalls", 1000);
     b.startup(10);
     b.oneShot(calls);
+    b.sessions(warmCalls);
     b.baselines(calls / 2);
+    b.jupyter(Math.min(warmCalls, 500));
+    if (!Boolean.getBoolean("bench.skipScale")) {
+      b.scale(List.of(10, 100, 1000));
+    }
   }
 
   // -- JVM start to first tools/list
@@ -128,6 +134,49 @@ public final class Benchmark {
     return ms;
   }
 
+  // -- sessions -----------------------------------------------------------------------------------
+
+  private void sessions(int warmCalls) {
+    try (McpSyncClient client = client(Map.of("max_sessions", "1000"))) {
+      List<Double> create = new ArrayList<>();
+      for (int i = 0; i < 60; i++) {
+        long t0 = System.nanoTime();
+        call(client, "create_session", Map.of("session_id", "bench-" + i));
+        double ms = (System.nanoTime() - t0) / 1e6;
+        if (i >= 10) {
+          create.add(ms);
+        }
+        call(client, "close_session", Map.of("session_id", "bench-" + i));
+        sleepQuietly(40); // let the pool refill, as it would between real creates
+      }
+      row("create_session, pool of 2 (50 creates)", create);
+      call(client, "create_session", Map.of("session_id", "warm"));
+      List<Double> warm =
+          time(
+              client,
+              "run_python",
+              Map.of("session_id", "warm", "code", "print(1)"),
+              warmCalls,
+              100);
+      row("run_python print(1) in an existing session (" + warmCalls + " calls, stdio)", warm);
+    }
+  }
+
+  static void call(McpSyncClient client, String tool, Map<String, Object> args) {
+    CallToolResult r = client.callTool(CallToolRequest.builder(tool).arguments(args).build());
+    if (Boolean.TRUE.equals(r.isError())) {
+      throw new IllegalStateException(tool + " failed: " + r.content());
+    }
+  }
+
+  private static void sleepQuietly(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   // -- baselines ----------------------------------------------------------------------------------
 
   private void baselines(int runs) throws Exception {
@@ -160,6 +209,159 @@ public final class Benchmark {
       }
     }
     return ms;
+  }
+
+  // -- Jupyter
+  // --------------------------------------------------------------------------------------
+
+  private void jupyter(int calls) throws Exception {
+    Path script = Path.of("target/test-classes/bench/jupyter_baseline.py");
+    Process p =
+        new ProcessBuilder("/usr/bin/python3", script.toString(), Integer.toString(calls))
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+    if (!p.waitFor(300, TimeUnit.SECONDS) || p.exitValue() != 0 || out.isEmpty()) {
+      System.out.println("baseline: Jupyter kernel — could not run (python3-ipykernel installed?)");
+      return;
+    }
+    var json =
+        new com.fasterxml.jackson.databind.ObjectMapper()
+            .readTree(out.substring(out.lastIndexOf('\n') + 1));
+    List<Double> start = new ArrayList<>();
+    json.path("start_ms").forEach(n -> start.add(n.asDouble()));
+    List<Double> exec = new ArrayList<>();
+    json.path("exec_ms").forEach(n -> exec.add(n.asDouble()));
+    row("baseline: Jupyter kernel start (3 starts)", start);
+    row("baseline: Jupyter execute_interactive('print(1)') (" + exec.size() + " calls)", exec);
+  }
+
+  // -- idle sessions at scale ---------------------------------------------------------------------
+
+  private void scale(List<Integer> targets) throws Exception {
+    int max = targets.get(targets.size() - 1);
+    try (McpSyncClient client = client(Map.of("max_sessions", Integer.toString(max + 10)))) {
+      long server = serverPid();
+      System.out.printf(
+          "%nidle sessions   server threads   server heap used   sandbox RSS/session   sandbox PSS/session%n");
+      int open = 0;
+      for (int target : targets) {
+        while (open < target) {
+          call(client, "create_session", Map.of("session_id", "idle-" + open));
+          open++;
+        }
+        sleepQuietly(3000);
+        long[] mem = sandboxMemory(server);
+        System.out.printf(
+            Locale.ROOT,
+            "%13d   %14d   %13.1f MB   %16.1f MB   %16.1f MB   (%d sandbox processes)%n",
+            target,
+            threads(server),
+            heapUsedMb(server),
+            mem[0] / 1024.0 / target,
+            mem[1] / 1024.0 / target,
+            mem[2]);
+      }
+    }
+  }
+
+  private long serverPid() {
+    return ProcessHandle.allProcesses()
+        .filter(
+            h -> {
+              String cmd = h.info().commandLine().orElse("");
+              return cmd.contains(" serve ")
+                  && cmd.contains(dataDir.toString())
+                  && cmd.contains("java");
+            })
+        .mapToLong(ProcessHandle::pid)
+        .max()
+        .orElseThrow(() -> new IllegalStateException("server process not found"));
+  }
+
+  private static int threads(long pid) throws IOException {
+    for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/status"))) {
+      if (line.startsWith("Threads:")) {
+        return Integer.parseInt(line.substring(8).trim());
+      }
+    }
+    return -1;
+  }
+
+  private static double heapUsedMb(long pid) throws Exception {
+    Process p = new ProcessBuilder("jcmd", Long.toString(pid), "GC.heap_info").start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    p.waitFor(20, TimeUnit.SECONDS);
+    double kb = 0;
+    var m = java.util.regex.Pattern.compile("used (\\d+)K").matcher(out);
+    while (m.find()) {
+      kb += Long.parseLong(m.group(1));
+    }
+    return kb / 1024.0;
+  }
+
+  /** RSS and PSS in KiB of everything under the server's launcher (every sandbox process). */
+  private static long[] sandboxMemory(long serverPid) throws IOException {
+    Map<Long, Long> parent = new java.util.HashMap<>();
+    try (var dirs = Files.list(Path.of("/proc"))) {
+      for (Path d : dirs.toList()) {
+        String name = d.getFileName().toString();
+        if (!name.chars().allMatch(Character::isDigit)) {
+          continue;
+        }
+        try {
+          String stat = Files.readString(d.resolve("stat"));
+          String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+          parent.put(Long.parseLong(name), Long.parseLong(f[1]));
+        } catch (IOException e) {
+          // gone
+        }
+      }
+    }
+    long launcher =
+        parent.entrySet().stream()
+            .filter(e -> e.getValue() == serverPid)
+            .map(Map.Entry::getKey)
+            .filter(pid -> cmdline(pid).contains("launcher-"))
+            .findFirst()
+            .orElseThrow();
+    long rss = 0;
+    long pss = 0;
+    long count = 0;
+    for (long pid : parent.keySet()) {
+      long p = pid;
+      while (p > 1 && p != launcher) {
+        p = parent.getOrDefault(p, 0L);
+      }
+      if (p == launcher && pid != launcher) {
+        count++;
+        rss += kb(Path.of("/proc/" + pid + "/status"), "VmRSS:");
+        pss += kb(Path.of("/proc/" + pid + "/smaps_rollup"), "Pss:");
+      }
+    }
+    return new long[] {rss, pss, count};
+  }
+
+  private static String cmdline(long pid) {
+    try {
+      return new String(
+          Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline")), StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  private static long kb(Path file, String key) {
+    try {
+      for (String line : Files.readAllLines(file)) {
+        if (line.startsWith(key)) {
+          return Long.parseLong(line.substring(key.length()).trim().split("\\s+")[0]);
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // gone
+    }
+    return 0;
   }
 
   // -- printing -----------------------------------------------------------------------------------

@@ -44,6 +44,8 @@ public final class JdbcRunStore implements RunStore {
 
   private final Connection connection;
   private final ReentrantLock lock = new ReentrantLock();
+  // Statements are prepared once: parsing SQL costs more than running these small ones.
+  private final Map<String, PreparedStatement> prepared = new java.util.HashMap<>();
 
   private JdbcRunStore(Connection connection) {
     this.connection = connection;
@@ -342,9 +344,21 @@ public final class JdbcRunStore implements RunStore {
     R apply(T t) throws SQLException;
   }
 
+  private PreparedStatement statement(String sql) throws SQLException {
+    PreparedStatement ps = prepared.get(sql);
+    if (ps == null) {
+      ps = connection.prepareStatement(sql);
+      prepared.put(sql, ps);
+    } else {
+      ps.clearParameters();
+    }
+    return ps;
+  }
+
   private int write(String sql, SqlConsumer<PreparedStatement> bind) {
     lock.lock();
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+    try {
+      PreparedStatement ps = statement(sql);
       bind.accept(ps);
       return ps.executeUpdate();
     } catch (SQLException e) {
@@ -358,7 +372,8 @@ public final class JdbcRunStore implements RunStore {
   private <R> R read(
       String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
     lock.lock();
-    try (PreparedStatement ps = connection.prepareStatement(sql)) {
+    try {
+      PreparedStatement ps = statement(sql);
       bind.accept(ps);
       try (ResultSet rs = ps.executeQuery()) {
         return map.apply(rs);
@@ -375,6 +390,9 @@ public final class JdbcRunStore implements RunStore {
   public void close() {
     lock.lock();
     try {
+      for (PreparedStatement ps : prepared.values()) {
+        ps.close();
+      }
       connection.close();
     } catch (SQLException e) {
       // closing; nothing to do
