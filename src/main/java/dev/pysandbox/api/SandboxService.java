@@ -29,11 +29,19 @@ public interface SandboxService extends AutoCloseable {
    */
   SessionInfo createSession(String sessionId, Integer ttlMinutes);
 
-  /** Open sessions (and dead ones not yet closed), oldest first. */
+  /** This server's open sessions (and dead ones not yet closed), oldest first. */
   java.util.List<SessionInfo> listSessions();
 
   /**
-   * Kills the session's sandbox and removes its workspace (unless workspaces are kept).
+   * The open sessions of every live server sharing this data directory, as they last recorded them
+   * (for the CLI, which holds no sessions of its own).
+   */
+  java.util.List<SessionInfo> listRecordedSessions();
+
+  /**
+   * Kills the session's sandbox and removes its workspace (unless workspaces are kept). A session
+   * another server process owns is closed by asking that server (through the store) and waiting up
+   * to 10 s.
    *
    * @throws PysandboxException {@code session_busy} while it runs code, {@code not_found}
    */

@@ -22,6 +22,7 @@ import picocli.CommandLine.ScopeType;
       ServeCommand.class,
       RunCommand.class,
       RunsCommand.class,
+      SessionsCommand.class,
       DoctorCommand.class,
       ConfigCommand.class
     })

@@ -71,6 +71,7 @@ public final class DefaultSandboxService implements SandboxService {
   private final WorkerHub hub;
   private final ExecutorService blocking;
   private final ScheduledExecutorService timer;
+  private final ExecutorService journal;
   private final BwrapBackend backend;
   private final WarmPool pool;
   private final RequestValidator validator;
@@ -111,7 +112,15 @@ public final class DefaultSandboxService implements SandboxService {
             config.poolSize(),
             config.startupTimeoutSeconds());
     this.validator = new RequestValidator(config);
-    this.sessions = new SessionManager(config, clock, pool, blocking, this::sessionClosed);
+    this.journal =
+        Executors.newSingleThreadExecutor(
+            r -> {
+              Thread t = new Thread(r, "pysandbox-journal");
+              t.setDaemon(true);
+              return t;
+            });
+    this.sessions =
+        new SessionManager(config, clock, pool, blocking, this::sessionClosed, this::recordSession);
     this.runs =
         new RunExecutor(
             layout,
@@ -162,6 +171,7 @@ public final class DefaultSandboxService implements SandboxService {
     CompletableFuture.runAsync(this::startBackend, blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
     timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
+    timer.scheduleWithFixedDelay(this::closeRequested, 1, 1, TimeUnit.SECONDS);
   }
 
   private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
@@ -174,6 +184,10 @@ public final class DefaultSandboxService implements SandboxService {
 
   private RunStore openStore() {
     RunStore s = JdbcRunStore.openSqlite(layout.database());
+    List<String> lost = s.closeOrphanSessions(instances::isAlive);
+    if (!lost.isEmpty()) {
+      log.info("sessions of stopped servers recorded as closed: {}", lost);
+    }
     List<String> interrupted = s.interruptOrphans(instances::isAlive);
     if (!interrupted.isEmpty()) {
       log.warn(
@@ -296,9 +310,70 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   @Override
+  public List<SessionInfo> listRecordedSessions() {
+    return store().openSessions();
+  }
+
+  @Override
   public SessionInfo closeSession(String sessionId) {
     RequestValidator.validateId("session_id", sessionId);
-    return sessions.close(sessionId, "closed by request");
+    if (sessions.find(sessionId) != null || !store().requestClose(sessionId)) {
+      return sessions.close(sessionId, "closed by request");
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (System.nanoTime() < deadline) {
+      var still =
+          store().openSessions().stream().filter(s -> s.sessionId().equals(sessionId)).findFirst();
+      if (still.isEmpty()) {
+        return new SessionInfo(sessionId, "closed", null, null, 0, 0, 0, null);
+      }
+      sleep(100);
+    }
+    throw new PysandboxException(
+        ErrorCode.SESSION_BUSY,
+        "session '"
+            + sessionId
+            + "' belongs to another server process, which has not closed it within 10 s"
+            + " (it may be running code)");
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Writes a session's state to the store, in order, off the caller's path. */
+  private void recordSession(Session s) {
+    SessionInfo info = s.info();
+    journal.execute(
+        () -> {
+          try {
+            store().saveSession(info, instances.id());
+          } catch (RuntimeException e) {
+            log.warn("could not record session {}: {}", info.sessionId(), e.getMessage());
+          }
+        });
+  }
+
+  /** Closes sessions another process asked to close (pysandbox sessions close). */
+  private void closeRequested() {
+    if (!store.isDone()) {
+      return;
+    }
+    try {
+      for (String id : store().closeRequests(instances.id())) {
+        try {
+          sessions.close(id, "closed on request from another process");
+        } catch (PysandboxException e) {
+          log.debug("close request for {} deferred: {}", id, e.getMessage());
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("checking close requests failed: {}", e.getMessage());
+    }
   }
 
   /** After a session is closed and its sandbox killed: its workspace goes, unless kept. */
@@ -558,6 +633,12 @@ public final class DefaultSandboxService implements SandboxService {
   public void close() {
     timer.shutdownNow();
     sessions.closeAll();
+    journal.shutdown();
+    try {
+      journal.awaitTermination(2, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
     pool.close();
     backend.close();
     hub.close();

@@ -38,16 +38,28 @@ final class SessionManager {
     void closed(Session session, Sandbox sandbox);
   }
 
+  /** Told after every change of a session (open, use, death, close), on the calling thread. */
+  interface Journal {
+    void changed(Session session);
+  }
+
   private final PysandboxConfig config;
   private final Clock clock;
   private final WarmPool pool;
   private final Executor blocking;
   private final Closer closer;
+  private final Journal journal;
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
 
   SessionManager(
-      PysandboxConfig config, Clock clock, WarmPool pool, Executor blocking, Closer closer) {
+      PysandboxConfig config,
+      Clock clock,
+      WarmPool pool,
+      Executor blocking,
+      Closer closer,
+      Journal journal) {
+    this.journal = journal;
     this.config = config;
     this.clock = clock;
     this.pool = pool;
@@ -95,6 +107,7 @@ final class SessionManager {
     try {
       created.sandbox.complete(pool.take());
       log.info("session {} opened", id);
+      journal.changed(created);
     } catch (RuntimeException e) {
       sessions.remove(id, created);
       created.markClosed();
@@ -102,6 +115,12 @@ final class SessionManager {
       throw e;
     }
     return created;
+  }
+
+  /** The open session with this id, or {@code null}. */
+  Session find(String id) {
+    Session s = sessions.get(id);
+    return s == null || s.isClosed() ? null : s;
   }
 
   /**
@@ -145,6 +164,7 @@ final class SessionManager {
     } finally {
       s.touch(clock.instant());
       s.lock.unlock();
+      journal.changed(s);
     }
   }
 
@@ -183,6 +203,7 @@ final class SessionManager {
   /** The session's sandbox is gone (or is being killed); later calls get {@code session_dead}. */
   void markDead(Session s, String reason) {
     s.die(reason);
+    journal.changed(s);
     log.warn("session {} is dead: {}", s.id, reason);
     s.sandbox.thenAccept(sandbox -> sandbox.kill(reason));
   }
@@ -219,6 +240,7 @@ final class SessionManager {
       blocking.execute(() -> closer.closed(s, sandbox));
     }
     log.info("session {} closed: {}", s.id, why);
+    journal.changed(s);
     return s.info();
   }
 
@@ -269,6 +291,7 @@ final class SessionManager {
   void closeAll() {
     for (Session s : sessions.values()) {
       s.markClosed();
+      journal.changed(s);
       s.sandbox.thenAccept(sandbox -> sandbox.kill("server shutting down"));
     }
     sessions.clear();

@@ -41,6 +41,29 @@ public interface RunStore extends AutoCloseable {
    */
   java.util.List<String> interruptOrphans(Predicate<String> instanceAlive);
 
+  /** Records a session's current state (insert or replace), owned by {@code instanceId}. */
+  void saveSession(dev.pysandbox.api.SessionInfo session, String instanceId);
+
+  /** Sessions recorded as not closed, oldest first. */
+  java.util.List<dev.pysandbox.api.SessionInfo> openSessions();
+
+  /**
+   * Asks the server that owns a session to close it.
+   *
+   * @return false when no open session has this id
+   */
+  boolean requestClose(String sessionId);
+
+  /** Ids of this instance's open sessions that someone asked to close. */
+  java.util.List<String> closeRequests(String instanceId);
+
+  /**
+   * Marks sessions whose server is gone as closed (their sandboxes died with it).
+   *
+   * @return the ids changed
+   */
+  java.util.List<String> closeOrphanSessions(Predicate<String> instanceAlive);
+
   @Override
   void close();
 }

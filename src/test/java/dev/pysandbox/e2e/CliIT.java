@@ -87,6 +87,44 @@ class CliIT {
   }
 
   @Test
+  void sessionsListAndClose_reachTheServerThatOwnsThem() throws Exception {
+    Process server =
+        new ProcessBuilder(
+                dev.pysandbox.TestServices.launcher().toString(),
+                "serve",
+                "--data-dir",
+                dataDir.toString())
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    try {
+      String requests =
+          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}\n"
+              + "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n"
+              + "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"create_session\",\"arguments\":{\"session_id\":\"from-cli\"}}}\n";
+      server.getOutputStream().write(requests.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      server.getOutputStream().flush();
+      var out = new java.io.BufferedReader(new java.io.InputStreamReader(server.getInputStream()));
+      out.readLine();
+      assertThat(out.readLine()).contains("from-cli");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      ServerProcess.Result list;
+      do {
+        list = ServerProcess.run(dataDir, null, "sessions", "list");
+      } while (!list.stdout().contains("from-cli") && System.nanoTime() < deadline);
+      assertThat(list.stdout()).contains("from-cli").contains("idle");
+      ServerProcess.Result close =
+          ServerProcess.run(dataDir, null, "sessions", "close", "from-cli");
+      assertThat(close.exit()).as(close.stderr()).isZero();
+      assertThat(ServerProcess.run(dataDir, null, "sessions", "list").stdout())
+          .doesNotContain("from-cli");
+      assertThat(ServerProcess.run(dataDir, null, "sessions", "close", "nope").exit()).isEqualTo(3);
+    } finally {
+      server.destroy();
+      server.waitFor(10, TimeUnit.SECONDS);
+    }
+  }
+
+  @Test
   void badSetting_isRejectedNamingIt() throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(dataDir, null, "run", "-c", "print(1)", "--set", "timeout_max=0");

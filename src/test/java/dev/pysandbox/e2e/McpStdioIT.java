@@ -188,6 +188,63 @@ class McpStdioIT {
   }
 
   @Test
+  void sessionTools_keepStateAndFiles_andReportErrorsWithCodes() {
+    Map<String, Object> created = json(call("create_session", Map.of("session_id", "mcp-s")));
+    assertThat(created).containsEntry("state", "idle");
+    call("run_python", Map.of("session_id", "mcp-s", "code", "x = 21"));
+    assertThat(
+            json(call("run_python", Map.of("session_id", "mcp-s", "code", "x * 2")))
+                .get("result")
+                .toString())
+        .contains("42");
+    assertThat(
+            json(
+                call(
+                    "upload_file",
+                    Map.of("session_id", "mcp-s", "filename", "in.txt", "content", "hello"))))
+        .containsEntry("path", "in.txt");
+    CallToolResult chart =
+        call(
+            "run_python",
+            Map.of(
+                "session_id",
+                "mcp-s",
+                "code",
+                "import matplotlib.pyplot as plt\nplt.bar([1, 2], [3, 4])\nopen('in.txt').read()"));
+    assertThat(chart.content())
+        .anySatisfy(c -> assertThat(c).isInstanceOf(McpSchema.ImageContent.class));
+    assertThat(json(call("read_artifact", Map.of("session_id", "mcp-s", "path", "in.txt"))))
+        .containsEntry("content", "hello");
+    assertThat(
+            errorOf(call("read_artifact", Map.of("session_id", "mcp-s", "path", "../etc/passwd"))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(
+            errorOf(
+                call(
+                    "upload_file",
+                    Map.of("session_id", "mcp-s", "filename", "in.txt", "content", "again"))))
+        .containsEntry("code", "file_exists");
+    assertThat(errorOf(call("create_session", Map.of("session_id", "../../tmp/x"))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(
+            json(call("get_context", Map.of("session_id", "mcp-s", "names", List.of("x"))))
+                .get("variables")
+                .toString())
+        .contains("value=21");
+    call("clear_context", Map.of("session_id", "mcp-s"));
+    @SuppressWarnings("unchecked")
+    Map<String, Object> err =
+        (Map<String, Object>)
+            json(call("run_python", Map.of("session_id", "mcp-s", "code", "x"))).get("error");
+    assertThat(err).containsEntry("name", "NameError");
+    assertThat(json(call("list_sessions", Map.of())).get("sessions").toString()).contains("mcp-s");
+    assertThat(json(call("close_session", Map.of("session_id", "mcp-s"))))
+        .containsEntry("state", "closed");
+    assertThat(errorOf(call("close_session", Map.of("session_id", "mcp-s"))))
+        .containsEntry("code", "not_found");
+  }
+
+  @Test
   void checkSetup_reportsReady() {
     Map<String, Object> report = json(call("check_setup", Map.of()));
     assertThat(report).containsEntry("ready", true);

@@ -123,6 +123,50 @@ public abstract class RunStoreContract {
   }
 
   @Test
+  void sessions_areRecorded_closeRequested_andOrphansClosed() {
+    var s1 =
+        new dev.pysandbox.api.SessionInfo(
+            "s1",
+            "idle",
+            Instant.ofEpochMilli(1000).toString(),
+            Instant.ofEpochMilli(2000).toString(),
+            3,
+            10,
+            30,
+            null);
+    store.saveSession(s1, "11111111");
+    store.saveSession(
+        new dev.pysandbox.api.SessionInfo(
+            "s2",
+            "dead",
+            Instant.ofEpochMilli(1500).toString(),
+            Instant.ofEpochMilli(2500).toString(),
+            1,
+            0,
+            30,
+            "timeout: ..."),
+        "deaddead");
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .containsExactly("s1:idle", "s2:dead");
+    assertThat(store.requestClose("s1")).isTrue();
+    assertThat(store.requestClose("nope")).isFalse();
+    assertThat(store.closeRequests("11111111")).containsExactly("s1");
+    assertThat(store.closeRequests("deaddead")).isEmpty();
+    assertThat(store.closeOrphanSessions(i -> i.equals("11111111"))).containsExactly("s2");
+    store.saveSession(
+        new dev.pysandbox.api.SessionInfo(
+            "s1", "closed", s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null),
+        "11111111");
+    assertThat(store.openSessions()).isEmpty();
+    assertThat(store.closeRequests("11111111")).isEmpty();
+    store.saveSession(s1, "11111111");
+    assertThat(store.closeRequests("11111111"))
+        .as("a reopened session starts without a close request")
+        .isEmpty();
+  }
+
+  @Test
   void unknownRun_isEmpty() {
     assertThat(store.get("run_nope", true)).isEmpty();
   }

@@ -12,6 +12,7 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.store.RunStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -216,6 +217,111 @@ public final class JdbcRunStore implements RunStore {
               });
       if (n == 1) {
         changed.add(run[0]);
+      }
+    }
+    return changed;
+  }
+
+  // -- sessions ----------------------------------------------------------------------------------
+
+  @Override
+  public void saveSession(SessionInfo s, String instanceId) {
+    write(
+        "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
+            + " run_count, workspace_bytes, ttl_minutes, dead_reason, close_requested)"
+            + " VALUES (?,?,?,?,?,?,?,?,?,?,0)"
+            + " ON CONFLICT (id) DO UPDATE SET instance_id=excluded.instance_id,"
+            + " state=excluded.state, created_at=excluded.created_at,"
+            + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
+            + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
+            + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,"
+            + " close_requested=CASE WHEN excluded.state='closed' THEN 0"
+            + " ELSE sessions.close_requested END",
+        ps -> {
+          ps.setString(1, s.sessionId());
+          ps.setString(2, instanceId);
+          ps.setString(3, s.state());
+          ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
+          ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
+          setLong(ps, 6, s.state().equals("closed") ? System.currentTimeMillis() : null);
+          ps.setInt(7, s.runCount());
+          ps.setLong(8, s.workspaceBytes());
+          ps.setInt(9, s.ttlMinutes());
+          ps.setString(10, s.deadReason());
+        });
+  }
+
+  @Override
+  public List<SessionInfo> openSessions() {
+    return read(
+        "SELECT * FROM sessions WHERE state <> 'closed' ORDER BY created_at, id",
+        ps -> {},
+        rs -> {
+          List<SessionInfo> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(
+                new SessionInfo(
+                    rs.getString("id"),
+                    rs.getString("state"),
+                    Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
+                    Instant.ofEpochMilli(rs.getLong("last_used_at")).toString(),
+                    rs.getInt("run_count"),
+                    rs.getLong("workspace_bytes"),
+                    rs.getInt("ttl_minutes"),
+                    rs.getString("dead_reason")));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public boolean requestClose(String sessionId) {
+    return write(
+            "UPDATE sessions SET close_requested=1 WHERE id=? AND state <> 'closed'",
+            ps -> ps.setString(1, sessionId))
+        == 1;
+  }
+
+  @Override
+  public List<String> closeRequests(String instanceId) {
+    return read(
+        "SELECT id FROM sessions WHERE close_requested=1 AND state <> 'closed' AND instance_id=?",
+        ps -> ps.setString(1, instanceId),
+        rs -> {
+          List<String> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(rs.getString(1));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public List<String> closeOrphanSessions(Predicate<String> instanceAlive) {
+    List<String[]> open =
+        read(
+            "SELECT id, instance_id FROM sessions WHERE state <> 'closed'",
+            ps -> {},
+            rs -> {
+              List<String[]> out = new ArrayList<>();
+              while (rs.next()) {
+                out.add(new String[] {rs.getString(1), rs.getString(2)});
+              }
+              return out;
+            });
+    List<String> changed = new ArrayList<>();
+    for (String[] s : open) {
+      if (!instanceAlive.test(s[1])) {
+        write(
+            "UPDATE sessions SET state='closed', closed_at=?, dead_reason=? WHERE id=? AND"
+                + " instance_id=?",
+            ps -> {
+              ps.setLong(1, System.currentTimeMillis());
+              ps.setString(2, "its server (instance " + s[1] + ") stopped");
+              ps.setString(3, s[0]);
+              ps.setString(4, s[1]);
+            });
+        changed.add(s[0]);
       }
     }
     return changed;

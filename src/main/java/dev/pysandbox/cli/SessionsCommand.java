@@ -1,0 +1,83 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.core.DefaultSandboxService;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code pysandbox sessions list|close}: the sessions of the servers (say, an MCP server) that
+ * share this data directory. Sessions live in the server that opened them; closing one asks that
+ * server to close it.
+ */
+@Command(
+    name = "sessions",
+    description = "Show or close the sessions of servers using this data directory.",
+    subcommands = {SessionsCommand.ListSessions.class, SessionsCommand.CloseSession.class})
+final class SessionsCommand implements Runnable {
+  @ParentCommand Main main;
+
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.err);
+  }
+
+  @Command(name = "list", description = "List open sessions.")
+  static final class ListSessions implements Callable<Integer> {
+    @ParentCommand SessionsCommand sessions;
+
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = RunsCommand.service(sessions.main)) {
+        List<SessionInfo> all = service.listRecordedSessions();
+        if (json) {
+          System.out.println(Json.writePretty(all));
+          return 0;
+        }
+        System.out.printf(
+            "%-24s  %-8s  %-24s  %-24s  %5s  %10s%n",
+            "SESSION", "STATE", "CREATED", "LAST USED", "RUNS", "BYTES");
+        for (SessionInfo s : all) {
+          System.out.printf(
+              "%-24s  %-8s  %-24s  %-24s  %5d  %10d%s%n",
+              s.sessionId(),
+              s.state(),
+              s.createdAt(),
+              s.lastUsedAt(),
+              s.runCount(),
+              s.workspaceBytes(),
+              s.deadReason() == null ? "" : "  (" + s.deadReason() + ")");
+        }
+        System.out.printf("(%d sessions)%n", all.size());
+        return 0;
+      }
+    }
+  }
+
+  @Command(name = "close", description = "Close a session (its server kills its sandbox).")
+  static final class CloseSession implements Callable<Integer> {
+    @ParentCommand SessionsCommand sessions;
+
+    @Parameters(paramLabel = "SESSION_ID")
+    String sessionId;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = RunsCommand.service(sessions.main)) {
+        service.closeSession(sessionId);
+        System.out.println("session " + sessionId + " closed");
+        return 0;
+      }
+    }
+  }
+}
