@@ -345,8 +345,24 @@ public final class DefaultSandboxService implements SandboxService {
     }
   }
 
-  /** Writes a session's state to the store, in order, off the caller's path. */
+  /**
+   * Writes a session's state to the store, in order, off the caller's path. A change of state is
+   * written at once; mere use (run count, last use) at most every 2 s per session, so that a busy
+   * session does not cost a store write per call.
+   */
   private void recordSession(Session s) {
+    String state = s.state();
+    if (!s.recordNow(state, System.nanoTime(), TimeUnit.SECONDS.toNanos(2))) {
+      if (s.scheduleRecord()) {
+        timer.schedule(() -> writeSession(s), 2, TimeUnit.SECONDS);
+      }
+      return;
+    }
+    writeSession(s);
+  }
+
+  private void writeSession(Session s) {
+    s.recorded();
     SessionInfo info = s.info();
     journal.execute(
         () -> {

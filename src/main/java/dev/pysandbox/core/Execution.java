@@ -128,8 +128,6 @@ final class Execution {
   }
 
   private static void finished(WorkerReply r, RunRecord.Builder run) {
-    org.slf4j.LoggerFactory.getLogger(Execution.class)
-        .debug("worker round trip {} us", r.elapsedNanos() / 1000);
     ObjectNode f = r.frame();
     output(r, run);
     run.durationMs(TimeUnit.NANOSECONDS.toMillis(r.elapsedNanos()));

@@ -26,6 +26,36 @@ final class Session {
   private volatile int runCount;
   private volatile long workspaceBytes;
 
+  private String recordedState;
+  private long recordedAt;
+  private boolean recordScheduled;
+
+  /** True when a write to the store is due now: the state changed, or the last one is old. */
+  synchronized boolean recordNow(String state, long nowNanos, long minIntervalNanos) {
+    boolean due =
+        !state.equals(recordedState)
+            || state.equals("closed")
+            || nowNanos - recordedAt >= minIntervalNanos;
+    if (due) {
+      recordedState = state;
+      recordedAt = nowNanos;
+    }
+    return due;
+  }
+
+  /** True when the caller should schedule a deferred write (none is scheduled yet). */
+  synchronized boolean scheduleRecord() {
+    if (recordScheduled) {
+      return false;
+    }
+    recordScheduled = true;
+    return true;
+  }
+
+  synchronized void recorded() {
+    recordScheduled = false;
+  }
+
   /** The workspace as it was after the last operation, to tell what the next run changed. */
   private volatile Map<String, WorkspaceFiles.FileState> files = Map.of();
 

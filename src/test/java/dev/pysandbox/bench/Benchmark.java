@@ -254,12 +254,14 @@ public final class Benchmark {
         long[] mem = sandboxMemory(server);
         System.out.printf(
             Locale.ROOT,
-            "%13d   %14d   %13.1f MB   %16.1f MB   %16.1f MB   (%d sandbox processes)%n",
+            "%13d   %14d   %13.1f MB   %12.1f MB   %12.1f MB   (%d sandboxes incl. the pool, %d"
+                + " processes)%n",
             target,
             threads(server),
             heapUsedMb(server),
-            mem[0] / 1024.0 / target,
-            mem[1] / 1024.0 / target,
+            mem[0] / 1024.0 / mem[3],
+            mem[1] / 1024.0 / mem[3],
+            mem[3],
             mem[2]);
       }
     }
@@ -300,7 +302,10 @@ public final class Benchmark {
     return kb / 1024.0;
   }
 
-  /** RSS and PSS in KiB of everything under the server's launcher (every sandbox process). */
+  /**
+   * RSS and PSS in KiB of everything under the server's launcher (every sandbox process), the
+   * number of processes and the number of sandboxes (runner processes).
+   */
   private static long[] sandboxMemory(long serverPid) throws IOException {
     Map<Long, Long> parent = new java.util.HashMap<>();
     try (var dirs = Files.list(Path.of("/proc"))) {
@@ -328,6 +333,7 @@ public final class Benchmark {
     long rss = 0;
     long pss = 0;
     long count = 0;
+    long sandboxes = 0;
     for (long pid : parent.keySet()) {
       long p = pid;
       while (p > 1 && p != launcher) {
@@ -335,11 +341,14 @@ public final class Benchmark {
       }
       if (p == launcher && pid != launcher) {
         count++;
+        if (cmdline(pid).startsWith("/usr/bin/python3")) {
+          sandboxes++;
+        }
         rss += kb(Path.of("/proc/" + pid + "/status"), "VmRSS:");
         pss += kb(Path.of("/proc/" + pid + "/smaps_rollup"), "Pss:");
       }
     }
-    return new long[] {rss, pss, count};
+    return new long[] {rss, pss, count, Math.max(1, sandboxes)};
   }
 
   private static String cmdline(long pid) {

@@ -302,12 +302,18 @@ class SessionTest {
         .orElse("none");
   }
 
-  String runningRun(String session) {
-    return service
-        .listRuns(new dev.pysandbox.api.RunQuery(1, 0, RunStatus.RUNNING, session))
-        .runs()
-        .get(0)
-        .runId();
+  String runningRun(String session) throws InterruptedException {
+    String[] found = new String[1];
+    waitUntil(
+        () -> {
+          var runs =
+              service
+                  .listRuns(new dev.pysandbox.api.RunQuery(1, 0, RunStatus.RUNNING, session))
+                  .runs();
+          found[0] = runs.isEmpty() ? null : runs.get(0).runId();
+          return found[0] != null;
+        });
+    return found[0];
   }
 
   static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
