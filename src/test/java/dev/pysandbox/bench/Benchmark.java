@@ -243,7 +243,7 @@ public final class Benchmark {
     try (McpSyncClient client = client(Map.of("max_sessions", Integer.toString(max + 10)))) {
       long server = serverPid();
       System.out.printf(
-          "%nidle sessions   server threads   server heap used   sandbox RSS/session   sandbox PSS/session%n");
+          "%nidle sessions   server threads   server heap used   RSS per sandbox   PSS per sandbox%n");
       int open = 0;
       for (int target : targets) {
         while (open < target) {
