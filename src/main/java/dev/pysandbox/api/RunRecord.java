@@ -5,7 +5,8 @@ import java.util.Map;
 
 /**
  * A run: one execution of code, as recorded and as returned by {@code run_python} and {@code
- * get_run}. The server, not the sandbox, sets status, timings and artifacts.
+ * get_run}. The server, not the sandbox, sets status, timings, resource use and artifacts. (A value
+ * record with a builder: one coherent thing, long because the wire shape is.)
  *
  * @param runId run id, {@code run_} and 20 hex digits
  * @param sessionId session it ran in; {@code null} for one-shot runs
@@ -14,6 +15,8 @@ import java.util.Map;
  * @param status where the run is in its life
  * @param message why it ended this way, for statuses other than succeeded (limit, elapsed time,
  *     exit code)
+ * @param killReason when a limit stopped it: {@code timeout}, {@code memory_limit}, {@code
+ *     pids_limit}, {@code disk_quota} or {@code output_limit}; else {@code null}
  * @param code the source that ran (omitted when not asked for)
  * @param codeHash sha256 of the code's UTF-8 bytes
  * @param stdout captured standard output (head and tail when truncated)
@@ -32,6 +35,11 @@ import java.util.Map;
  * @param artifacts workspace files created, changed or deleted, measured by the server
  * @param artifactsDir host directory holding this run's files, or {@code null}
  * @param timeoutSeconds the wall-clock limit applied
+ * @param limits the resource limits applied (memory, processes, CPU, disk)
+ * @param peakMemoryBytes peak memory of the sandbox during the run, measured by the server
+ *     (cgroup), or {@code null}
+ * @param cpuMillis CPU time the sandbox used during the run, measured by the server (cgroup), or
+ *     {@code null}
  * @param backend the sandbox backend that ran it
  * @param createdAt ISO-8601 instant the run was recorded
  * @param finishedAt ISO-8601 instant it finished, or {@code null}
@@ -47,6 +55,7 @@ public record RunRecord(
     String description,
     RunStatus status,
     String message,
+    String killReason,
     String code,
     String codeHash,
     String stdout,
@@ -64,6 +73,9 @@ public record RunRecord(
     List<Artifact> artifacts,
     String artifactsDir,
     int timeoutSeconds,
+    Map<String, Object> limits,
+    Long peakMemoryBytes,
+    Long cpuMillis,
     String backend,
     String createdAt,
     String finishedAt,
@@ -78,6 +90,7 @@ public record RunRecord(
     outputs = outputs == null ? Map.of() : outputs;
     outputsNonJson = outputsNonJson == null ? List.of() : List.copyOf(outputsNonJson);
     riskFindings = riskFindings == null ? List.of() : List.copyOf(riskFindings);
+    limits = limits == null ? Map.of() : limits;
   }
 
   public static Builder builder() {
@@ -92,6 +105,7 @@ public record RunRecord(
     b.description = description;
     b.status = status;
     b.message = message;
+    b.killReason = killReason;
     b.code = code;
     b.codeHash = codeHash;
     b.stdout = stdout;
@@ -109,6 +123,9 @@ public record RunRecord(
     b.artifacts = artifacts;
     b.artifactsDir = artifactsDir;
     b.timeoutSeconds = timeoutSeconds;
+    b.limits = limits;
+    b.peakMemoryBytes = peakMemoryBytes;
+    b.cpuMillis = cpuMillis;
     b.backend = backend;
     b.createdAt = createdAt;
     b.finishedAt = finishedAt;
@@ -127,6 +144,7 @@ public record RunRecord(
     private String description;
     private RunStatus status;
     private String message;
+    private String killReason;
     private String code;
     private String codeHash;
     private String stdout;
@@ -144,6 +162,9 @@ public record RunRecord(
     private List<Artifact> artifacts;
     private String artifactsDir;
     private int timeoutSeconds;
+    private Map<String, Object> limits;
+    private Long peakMemoryBytes;
+    private Long cpuMillis;
     private String backend;
     private String createdAt;
     private String finishedAt;
@@ -181,6 +202,11 @@ public record RunRecord(
 
     public Builder message(String message) {
       this.message = message;
+      return this;
+    }
+
+    public Builder killReason(String killReason) {
+      this.killReason = killReason;
       return this;
     }
 
@@ -269,6 +295,21 @@ public record RunRecord(
       return this;
     }
 
+    public Builder limits(Map<String, Object> limits) {
+      this.limits = limits;
+      return this;
+    }
+
+    public Builder peakMemoryBytes(Long peakMemoryBytes) {
+      this.peakMemoryBytes = peakMemoryBytes;
+      return this;
+    }
+
+    public Builder cpuMillis(Long cpuMillis) {
+      this.cpuMillis = cpuMillis;
+      return this;
+    }
+
     public Builder backend(String backend) {
       this.backend = backend;
       return this;
@@ -312,6 +353,7 @@ public record RunRecord(
           description,
           status,
           message,
+          killReason,
           code,
           codeHash,
           stdout,
@@ -329,6 +371,9 @@ public record RunRecord(
           artifacts,
           artifactsDir,
           timeoutSeconds,
+          limits,
+          peakMemoryBytes,
+          cpuMillis,
           backend,
           createdAt,
           finishedAt,

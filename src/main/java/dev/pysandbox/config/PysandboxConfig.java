@@ -44,6 +44,10 @@ public final class PysandboxConfig {
   private final boolean keepWorkspaces;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
+  private final dev.pysandbox.backend.Limits defaultLimits;
+  private final dev.pysandbox.backend.Limits maxLimits;
+  private final long outputMaxBytes;
+  private final boolean seccomp;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -89,6 +93,39 @@ public final class PysandboxConfig {
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, Integer.MAX_VALUE - 8);
+    long mib = dev.pysandbox.backend.Limits.MIB;
+    this.maxLimits =
+        new dev.pysandbox.backend.Limits(
+            integer(Setting.MEMORY_LIMIT_MAX, 64, 1 << 20) * mib,
+            integer(Setting.PIDS_LIMIT_MAX, 8, 1 << 22),
+            decimal(Setting.CPU_LIMIT_MAX, 0.01, 1024),
+            integer(Setting.DISK_QUOTA_MAX, 1, 1 << 24) * mib,
+            integer(Setting.TMP_SIZE, 1, 1 << 20) * mib);
+    this.defaultLimits =
+        new dev.pysandbox.backend.Limits(
+            clampToMax(
+                warn,
+                Setting.MEMORY_LIMIT,
+                integer(Setting.MEMORY_LIMIT, 64, 1 << 20) * mib,
+                maxLimits.memoryBytes(),
+                mib),
+            (int)
+                clampToMax(
+                    warn,
+                    Setting.PIDS_LIMIT,
+                    integer(Setting.PIDS_LIMIT, 8, 1 << 22),
+                    maxLimits.pids(),
+                    1),
+            Math.min(decimal(Setting.CPU_LIMIT, 0.01, 1024), maxLimits.cpus()),
+            clampToMax(
+                warn,
+                Setting.DISK_QUOTA,
+                integer(Setting.DISK_QUOTA, 1, 1 << 24) * mib,
+                maxLimits.diskBytes(),
+                mib),
+            maxLimits.tmpBytes());
+    this.outputMaxBytes = integer(Setting.OUTPUT_MAX, 1, 1 << 20) * mib;
+    this.seccomp = bool(Setting.SECCOMP);
     this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
     this.warnings = List.copyOf(warn);
   }
@@ -234,6 +271,34 @@ public final class PysandboxConfig {
     return v;
   }
 
+  private static long clampToMax(List<String> warn, Setting s, long value, long max, long unit) {
+    if (value > max) {
+      warn.add(
+          s.key()
+              + " "
+              + value / unit
+              + " is above its maximum "
+              + max / unit
+              + "; using "
+              + max / unit);
+      return max;
+    }
+    return value;
+  }
+
+  private double decimal(Setting s, double min, double max) {
+    double v;
+    try {
+      v = Double.parseDouble(raw(s).trim());
+    } catch (NumberFormatException e) {
+      throw bad(s, "not a number");
+    }
+    if (!(v >= min && v <= max)) {
+      throw bad(s, "must be between " + min + " and " + max);
+    }
+    return v;
+  }
+
   private boolean bool(Setting s) {
     return switch (raw(s).trim().toLowerCase(java.util.Locale.ROOT)) {
       case "true", "yes", "1", "on" -> true;
@@ -334,6 +399,25 @@ public final class PysandboxConfig {
 
   public int cancelGraceSeconds() {
     return cancelGraceSeconds;
+  }
+
+  /** The limits a sandbox gets unless a session asks for others. */
+  public dev.pysandbox.backend.Limits defaultLimits() {
+    return defaultLimits;
+  }
+
+  /** The most a session may ask for. */
+  public dev.pysandbox.backend.Limits maxLimits() {
+    return maxLimits;
+  }
+
+  /** A run whose stdout or stderr passes this many bytes is killed. */
+  public long outputMaxBytes() {
+    return outputMaxBytes;
+  }
+
+  public boolean seccomp() {
+    return seccomp;
   }
 
   /** Largest upload in bytes (decoded). */

@@ -33,6 +33,22 @@ public enum Setting {
   CANCEL_GRACE(
       "cancel_grace", "2", "Seconds cancel_run waits for KeyboardInterrupt before killing."),
   UPLOAD_MAX_BYTES("upload_max_bytes", "52428800", "Largest file upload_file accepts."),
+  MEMORY_LIMIT(
+      "memory_limit_mb", "512", "Memory of one sandbox (MiB; no swap), enforced by its cgroup."),
+  MEMORY_LIMIT_MAX("memory_limit_max_mb", "4096", "Most memory a session may ask for (MiB)."),
+  PIDS_LIMIT("pids_limit", "128", "Processes and threads one sandbox may have at once."),
+  PIDS_LIMIT_MAX("pids_limit_max", "1024", "Most processes a session may ask for."),
+  CPU_LIMIT("cpu_limit", "1", "CPU cores one sandbox may use (a fraction is fine, e.g. 0.5)."),
+  CPU_LIMIT_MAX("cpu_limit_max", "8", "Most CPU cores a session may ask for."),
+  DISK_QUOTA(
+      "disk_quota_mb",
+      "1024",
+      "Total size of a workspace's files (MiB); a writer past it is stopped."),
+  DISK_QUOTA_MAX(
+      "disk_quota_max_mb", "10240", "Largest workspace quota a session may ask for (MiB)."),
+  TMP_SIZE("tmp_size_mb", "256", "Size of a sandbox's /tmp (MiB; memory-backed)."),
+  OUTPUT_MAX("output_max_mb", "256", "A run whose stdout or stderr passes this (MiB) is killed."),
+  SECCOMP("seccomp", "true", "Load the seccomp filter (needs python3-seccomp to build it once)."),
   STARTUP_TIMEOUT("startup_timeout", "30", "Seconds a new sandbox may take to become ready."),
   LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug.");
 

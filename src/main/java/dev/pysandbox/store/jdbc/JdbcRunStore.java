@@ -82,7 +82,8 @@ public final class JdbcRunStore implements RunStore {
   public void insert(RunRecord run, String instanceId) {
     String sql =
         "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
-            + " code_hash, timeout_seconds, backend, created_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)";
+            + " code_hash, timeout_seconds, backend, created_at, limits_json)"
+            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
     write(
         sql,
         ps -> {
@@ -97,6 +98,7 @@ public final class JdbcRunStore implements RunStore {
           ps.setInt(9, run.timeoutSeconds());
           ps.setString(10, run.backend());
           ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
+          ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
         });
   }
 
@@ -106,7 +108,8 @@ public final class JdbcRunStore implements RunStore {
         "UPDATE runs SET status=?, message=?, stdout=?, stderr=?, stdout_truncated=?,"
             + " stderr_truncated=?, stdout_bytes=?, stderr_bytes=?, exit_code=?, error_name=?,"
             + " error_json=?, result_json=?, displays_json=?, outputs_json=?, artifacts_json=?,"
-            + " artifacts_dir=?, finished_at=?, duration_ms=?"
+            + " artifacts_dir=?, finished_at=?, duration_ms=?, kill_reason=?, peak_memory_bytes=?,"
+            + " cpu_millis=?, limits_json=?"
             + " WHERE id=? AND status IN ('pending','awaiting_approval','running')";
     return write(
             sql,
@@ -130,7 +133,11 @@ public final class JdbcRunStore implements RunStore {
               ps.setString(16, run.artifactsDir());
               ps.setLong(17, Instant.parse(run.finishedAt()).toEpochMilli());
               setLong(ps, 18, run.durationMs());
-              ps.setString(19, run.runId());
+              ps.setString(19, run.killReason());
+              setLong(ps, 20, run.peakMemoryBytes());
+              setLong(ps, 21, run.cpuMillis());
+              ps.setString(22, run.limits().isEmpty() ? null : json(run.limits()));
+              ps.setString(23, run.runId());
             })
         == 1;
   }
@@ -364,6 +371,10 @@ public final class JdbcRunStore implements RunStore {
         .description(rs.getString("description"))
         .status(RunStatus.fromWire(rs.getString("status")))
         .message(rs.getString("message"))
+        .killReason(rs.getString("kill_reason"))
+        .limits(parse(rs.getString("limits_json"), new TypeReference<Map<String, Object>>() {}))
+        .peakMemoryBytes(getLong(rs, "peak_memory_bytes"))
+        .cpuMillis(getLong(rs, "cpu_millis"))
         .code(includeCode ? rs.getString("code") : null)
         .codeHash(rs.getString("code_hash"))
         .stdout(rs.getString("stdout"))

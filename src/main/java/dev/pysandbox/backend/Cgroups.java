@@ -1,0 +1,368 @@
+package dev.pysandbox.backend;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A cgroup per sandbox, where the host lets the server make one: memory (swap 0), pids and CPU
+ * limits, usage (peak memory, CPU time), the reason a sandbox died (OOM kill, pids limit hit), and
+ * a kill of everything in it. Works on cgroup v1 (one hierarchy per controller, as on this kind of
+ * machine) and v2 (one unified hierarchy).
+ *
+ * <p>Groups live under {@code <the server's own cgroup>/pysandbox-<instance>/<sandbox id>} in each
+ * hierarchy, so that a server's groups are found and removed by the next server when it dies.
+ */
+public final class Cgroups {
+  private static final Logger log = LoggerFactory.getLogger(Cgroups.class);
+  private static final long PERIOD_US = 100_000;
+
+  /** Per controller (v1) or "unified" (v2): the directory under which this server's groups go. */
+  private final Map<String, Path> bases;
+
+  private final boolean v2;
+  private final String unavailable;
+
+  private Cgroups(Map<String, Path> bases, boolean v2, String unavailable) {
+    this.bases = bases;
+    this.v2 = v2;
+    this.unavailable = unavailable;
+  }
+
+  /** Finds the hierarchies and makes this server's parent groups; never throws. */
+  public static Cgroups detect(String instanceId) {
+    try {
+      Map<String, String> own = ownPaths();
+      if (Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"))) {
+        return unified(own.getOrDefault("", "/"), instanceId);
+      }
+      Map<String, Path> bases = new LinkedHashMap<>();
+      List<String> missing = new ArrayList<>();
+      for (String controller : List.of("memory", "pids", "cpu", "cpuacct")) {
+        Optional<Path> mount = v1Mount(controller);
+        if (mount.isEmpty()) {
+          missing.add(controller + " (not mounted)");
+          continue;
+        }
+        Path base =
+            under(mount.get(), own.getOrDefault(controller, "/"))
+                .resolve("pysandbox-" + instanceId);
+        try {
+          Files.createDirectories(base);
+          bases.put(controller, base);
+        } catch (IOException e) {
+          missing.add(controller + " (" + base + " not writable: " + e.getMessage() + ")");
+        }
+      }
+      if (!bases.containsKey("memory") || !bases.containsKey("pids")) {
+        bases.values().forEach(Cgroups::removeQuietly);
+        return new Cgroups(Map.of(), false, "cgroup v1: no writable " + String.join(", ", missing));
+      }
+      if (!missing.isEmpty()) {
+        log.info("cgroup v1: not limiting through {}", missing);
+      }
+      return new Cgroups(bases, false, null);
+    } catch (IOException | RuntimeException e) {
+      return new Cgroups(Map.of(), false, "cgroups: " + e.getMessage());
+    }
+  }
+
+  private static Cgroups unified(String own, String instanceId) throws IOException {
+    Path root = Path.of("/sys/fs/cgroup");
+    Path mine = under(root, own);
+    Path base = mine.resolve("pysandbox-" + instanceId);
+    try {
+      // A v2 group with processes cannot also delegate controllers to children: move this
+      // server into a leaf first, then enable the controllers below.
+      Path leaf = mine.resolve("pysandbox-server-" + instanceId);
+      Files.createDirectories(leaf);
+      Files.writeString(leaf.resolve("cgroup.procs"), Long.toString(ProcessHandle.current().pid()));
+      Files.writeString(mine.resolve("cgroup.subtree_control"), "+memory +pids +cpu");
+      Files.createDirectories(base);
+      Files.writeString(base.resolve("cgroup.subtree_control"), "+memory +pids +cpu");
+      return new Cgroups(Map.of("unified", base), true, null);
+    } catch (IOException e) {
+      return new Cgroups(
+          Map.of(),
+          true,
+          "cgroup v2: " + mine + " is not delegated to this server (" + e.getMessage() + ")");
+    }
+  }
+
+  private static Map<String, String> ownPaths() throws IOException {
+    Map<String, String> out = new LinkedHashMap<>();
+    for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+      String[] f = line.split(":", 3);
+      if (f.length == 3) {
+        for (String c : f[1].split(",")) {
+          out.put(c, f[2]);
+        }
+      }
+    }
+    return out;
+  }
+
+  private static Optional<Path> v1Mount(String controller) throws IOException {
+    for (String line : Files.readAllLines(Path.of("/proc/mounts"))) {
+      String[] f = line.split(" ");
+      if (f.length > 3 && f[2].equals("cgroup") && List.of(f[3].split(",")).contains(controller)) {
+        return Optional.of(Path.of(f[1]));
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static Path under(Path mount, String path) {
+    String rel = path.startsWith("/") ? path.substring(1) : path;
+    return rel.isEmpty() ? mount : mount.resolve(rel);
+  }
+
+  /** Why no cgroup can be used, or empty when one can. */
+  public Optional<String> unavailableReason() {
+    return Optional.ofNullable(unavailable);
+  }
+
+  /** "cgroup v1 (memory, pids, cpu, cpuacct)" or "cgroup v2", for reports. */
+  public String describe() {
+    if (unavailable != null) {
+      return "none: " + unavailable;
+    }
+    return v2 ? "cgroup v2" : "cgroup v1 (" + String.join(", ", bases.keySet()) + ")";
+  }
+
+  /**
+   * Makes one sandbox's groups and sets its limits.
+   *
+   * @return the directories whose {@code cgroup.procs} the sandbox must join before it starts
+   */
+  public List<Path> create(String sandboxId, Limits limits) throws IOException {
+    List<Path> dirs = new ArrayList<>();
+    for (Path base : bases.values()) {
+      Path dir = base.resolve(sandboxId);
+      Files.createDirectories(dir);
+      dirs.add(dir);
+    }
+    apply(sandboxId, limits);
+    return dirs;
+  }
+
+  /** Sets (or changes) a sandbox's limits; a running sandbox is held to the new ones at once. */
+  public void apply(String sandboxId, Limits limits) throws IOException {
+    String quota = Long.toString(Math.max(1000, Math.round(limits.cpus() * PERIOD_US)));
+    if (v2) {
+      Path d = bases.get("unified").resolve(sandboxId);
+      write(d, "memory.max", Long.toString(limits.memoryBytes()));
+      writeIfPresent(d, "memory.swap.max", "0");
+      writeIfPresent(d, "memory.oom.group", "1");
+      write(d, "pids.max", Integer.toString(limits.pids()));
+      writeIfPresent(d, "cpu.max", quota + " " + PERIOD_US);
+      return;
+    }
+    Path mem = bases.get("memory").resolve(sandboxId);
+    // memsw (memory + swap) must stay >= memory: raise it first when raising, after when lowering.
+    writeIfPresent(mem, "memory.memsw.limit_in_bytes", "-1");
+    write(mem, "memory.limit_in_bytes", Long.toString(limits.memoryBytes()));
+    writeIfPresent(mem, "memory.memsw.limit_in_bytes", Long.toString(limits.memoryBytes()));
+    writeIfPresent(mem, "memory.swappiness", "0");
+    write(bases.get("pids").resolve(sandboxId), "pids.max", Integer.toString(limits.pids()));
+    if (bases.containsKey("cpu")) {
+      Path cpu = bases.get("cpu").resolve(sandboxId);
+      write(cpu, "cpu.cfs_period_us", Long.toString(PERIOD_US));
+      write(cpu, "cpu.cfs_quota_us", quota);
+    }
+  }
+
+  /** What the kernel counted for a sandbox so far. */
+  public record Usage(long peakMemoryBytes, long cpuNanos, long oomKills, long pidsLimitHits) {}
+
+  /** Current counters; peak memory since the last {@link #resetPeak}. */
+  public Usage usage(String sandboxId) {
+    if (v2) {
+      Path d = bases.get("unified").resolve(sandboxId);
+      return new Usage(
+          readLong(d, "memory.peak", readLong(d, "memory.current", 0)),
+          keyed(d, "cpu.stat", "usage_usec") * 1000,
+          keyed(d, "memory.events", "oom_kill"),
+          keyed(d, "pids.events", "max"));
+    }
+    Path mem = bases.get("memory").resolve(sandboxId);
+    Path acct = bases.containsKey("cpuacct") ? bases.get("cpuacct").resolve(sandboxId) : null;
+    return new Usage(
+        readLong(mem, "memory.max_usage_in_bytes", 0),
+        acct == null ? 0 : readLong(acct, "cpuacct.usage", 0),
+        Math.max(keyed(mem, "memory.oom_control", "oom_kill"), 0),
+        keyed(bases.get("pids").resolve(sandboxId), "pids.events", "max"));
+  }
+
+  /** Starts a new peak-memory measurement (v1; v2 keeps the lifetime peak). */
+  public void resetPeak(String sandboxId) {
+    if (!v2) {
+      try {
+        write(bases.get("memory").resolve(sandboxId), "memory.max_usage_in_bytes", "0");
+      } catch (IOException e) {
+        log.debug("cannot reset peak memory of {}", sandboxId, e);
+      }
+    }
+  }
+
+  /**
+   * Kills every process in the sandbox's groups, until none is left or the time is up.
+   *
+   * @return processes still there at the end
+   */
+  public int killAll(String sandboxId, long timeoutMillis) {
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+    int left;
+    do {
+      if (v2) {
+        writeQuietly(bases.get("unified").resolve(sandboxId), "cgroup.kill", "1");
+      }
+      List<Long> pids = members(sandboxId);
+      pids.forEach(ProcessTable::killNow);
+      left = (int) pids.stream().filter(ProcessTable::isAlive).count();
+      if (left == 0) {
+        return 0;
+      }
+      try {
+        Thread.sleep(2);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+    } while (System.nanoTime() < deadline);
+    return left;
+  }
+
+  private List<Long> members(String sandboxId) {
+    List<Long> pids = new ArrayList<>();
+    for (Path base : bases.values()) {
+      try {
+        for (String line : Files.readAllLines(base.resolve(sandboxId).resolve("cgroup.procs"))) {
+          if (!line.isBlank()) {
+            pids.add(Long.parseLong(line.trim()));
+          }
+        }
+      } catch (IOException | NumberFormatException e) {
+        // removed, or not ours
+      }
+    }
+    return pids;
+  }
+
+  /** Removes a sandbox's (empty) groups. */
+  public void remove(String sandboxId) {
+    for (Path base : bases.values()) {
+      removeQuietly(base.resolve(sandboxId));
+    }
+  }
+
+  /** Removes the groups of server instances that are gone (and their sandboxes' groups). */
+  public int removeDead(java.util.function.Predicate<String> instanceAlive) {
+    int removed = 0;
+    for (Path base : bases.values()) {
+      Path parent = base.getParent();
+      try (var dirs = Files.list(parent)) {
+        for (Path dir : dirs.toList()) {
+          String name = dir.getFileName().toString();
+          if (!name.startsWith("pysandbox-") || name.startsWith("pysandbox-server-")) {
+            continue;
+          }
+          String instance = name.substring("pysandbox-".length());
+          if (instanceAlive.test(instance)) {
+            continue;
+          }
+          try (var children = Files.list(dir)) {
+            for (Path child : children.filter(Files::isDirectory).toList()) {
+              killDir(child);
+              removeQuietly(child);
+            }
+          }
+          removeQuietly(dir);
+          removed++;
+        }
+      } catch (IOException e) {
+        log.debug("cannot look for old cgroups in {}", parent, e);
+      }
+    }
+    return removed;
+  }
+
+  private static void killDir(Path dir) {
+    try {
+      for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+        if (!line.isBlank()) {
+          ProcessTable.killNow(Long.parseLong(line.trim()));
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // nothing to kill
+    }
+  }
+
+  /** Removes this server's parent groups (on shutdown). */
+  public void close() {
+    bases.values().forEach(Cgroups::removeQuietly);
+  }
+
+  // -- files -------------------------------------------------------------------------------------
+
+  private static void write(Path dir, String file, String value) throws IOException {
+    Files.write(dir.resolve(file), value.getBytes(StandardCharsets.US_ASCII));
+  }
+
+  private static void writeIfPresent(Path dir, String file, String value) {
+    if (Files.exists(dir.resolve(file))) {
+      writeQuietly(dir, file, value);
+    }
+  }
+
+  private static void writeQuietly(Path dir, String file, String value) {
+    try {
+      write(dir, file, value);
+    } catch (IOException e) {
+      log.debug("cannot write {} to {}/{}: {}", value, dir, file, e.getMessage());
+    }
+  }
+
+  private static long readLong(Path dir, String file, long fallback) {
+    try {
+      return Long.parseLong(Files.readString(dir.resolve(file)).trim());
+    } catch (IOException | NumberFormatException e) {
+      return fallback;
+    }
+  }
+
+  /** The value of {@code key} in a "key value" file, or 0. */
+  private static long keyed(Path dir, String file, String key) {
+    try {
+      for (String line : Files.readAllLines(dir.resolve(file))) {
+        String[] f = line.trim().split("\\s+");
+        if (f.length == 2 && f[0].equals(key)) {
+          return Long.parseLong(f[1]);
+        }
+      }
+    } catch (IOException | NumberFormatException e) {
+      // absent on this kernel
+    }
+    return 0;
+  }
+
+  private static void removeQuietly(Path dir) {
+    try {
+      Files.deleteIfExists(dir);
+    } catch (NoSuchFileException e) {
+      // gone
+    } catch (IOException e) {
+      log.debug("cannot remove cgroup {}: {}", dir, e.getMessage());
+    }
+  }
+}
