@@ -7,7 +7,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '[setup] %s\n' "$*" >&2; }
 
-packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib)
+packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-seccomp)
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
 if [[ "${1:-}" == "--bench" ]]; then

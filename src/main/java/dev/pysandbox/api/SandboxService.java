@@ -27,7 +27,17 @@ public interface SandboxService extends AutoCloseable {
    * @return the session; an existing one with this id is returned as it is
    * @throws PysandboxException {@code max_sessions} when the limit is reached
    */
-  SessionInfo createSession(String sessionId, Integer ttlMinutes);
+  default SessionInfo createSession(String sessionId, Integer ttlMinutes) {
+    return createSession(sessionId, ttlMinutes, LimitRequest.DEFAULTS);
+  }
+
+  /**
+   * Opens a session with its own resource limits.
+   *
+   * @param limits what to change from the server's defaults (up to its maxima)
+   * @throws PysandboxException {@code invalid_argument} when a limit passes the server's maximum
+   */
+  SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits);
 
   /** This server's open sessions (and dead ones not yet closed), oldest first. */
   java.util.List<SessionInfo> listSessions();

@@ -11,6 +11,7 @@ package dev.pysandbox.api;
  * @param workspaceBytes total size of the files in its {@code /mnt/data}
  * @param ttlMinutes idle minutes after which it is closed
  * @param deadReason how it died (timeout, cancel, exit, kill), when {@code state} is dead
+ * @param limits the resource limits of its sandbox (empty for sessions of other servers)
  */
 public record SessionInfo(
     String sessionId,
@@ -20,4 +21,9 @@ public record SessionInfo(
     int runCount,
     long workspaceBytes,
     int ttlMinutes,
-    String deadReason) {}
+    String deadReason,
+    java.util.Map<String, Object> limits) {
+  public SessionInfo {
+    limits = limits == null ? java.util.Map.of() : limits;
+  }
+}

@@ -126,6 +126,11 @@ public final class Cgroups {
     return rel.isEmpty() ? mount : mount.resolve(rel);
   }
 
+  /** True when sandboxes get a cgroup each. */
+  public boolean available() {
+    return unavailable == null;
+  }
+
   /** Why no cgroup can be used, or empty when one can. */
   public Optional<String> unavailableReason() {
     return Optional.ofNullable(unavailable);
@@ -181,14 +186,11 @@ public final class Cgroups {
     }
   }
 
-  /** What the kernel counted for a sandbox so far. */
-  public record Usage(long peakMemoryBytes, long cpuNanos, long oomKills, long pidsLimitHits) {}
-
   /** Current counters; peak memory since the last {@link #resetPeak}. */
-  public Usage usage(String sandboxId) {
+  public ResourceUsage usage(String sandboxId) {
     if (v2) {
       Path d = bases.get("unified").resolve(sandboxId);
-      return new Usage(
+      return new ResourceUsage(
           readLong(d, "memory.peak", readLong(d, "memory.current", 0)),
           keyed(d, "cpu.stat", "usage_usec") * 1000,
           keyed(d, "memory.events", "oom_kill"),
@@ -196,7 +198,7 @@ public final class Cgroups {
     }
     Path mem = bases.get("memory").resolve(sandboxId);
     Path acct = bases.containsKey("cpuacct") ? bases.get("cpuacct").resolve(sandboxId) : null;
-    return new Usage(
+    return new ResourceUsage(
         readLong(mem, "memory.max_usage_in_bytes", 0),
         acct == null ? 0 : readLong(acct, "cpuacct.usage", 0),
         Math.max(keyed(mem, "memory.oom_control", "oom_kill"), 0),

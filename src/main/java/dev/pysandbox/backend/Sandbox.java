@@ -2,6 +2,7 @@ package dev.pysandbox.backend;
 
 import dev.pysandbox.worker.WorkerConnection;
 import java.nio.file.Path;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -28,4 +29,16 @@ public interface Sandbox {
 
   /** Completes when the sandbox's process tree has exited, for whatever reason. */
   CompletableFuture<SandboxExit> exited();
+
+  /** The limits it was started with. */
+  Limits limits();
+
+  /**
+   * What its processes used so far, measured by the kernel (its cgroup); still answers once the
+   * sandbox has exited (the last counts). Empty when the host gives no cgroup.
+   */
+  Optional<ResourceUsage> usage();
+
+  /** Starts a new peak-memory measurement (before each run). */
+  void resetPeak();
 }

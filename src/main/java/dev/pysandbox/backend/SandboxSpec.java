@@ -1,15 +1,23 @@
 package dev.pysandbox.backend;
 
 import java.util.List;
+import java.util.Objects;
 
 /**
  * What a new sandbox should be.
  *
  * @param preload modules the runner imports before it reports ready (may be empty)
  * @param outputLimit bytes of stdout and of stderr kept per request
+ * @param limits its resource limits
  */
-public record SandboxSpec(List<String> preload, int outputLimit) {
+public record SandboxSpec(List<String> preload, int outputLimit, Limits limits) {
   public SandboxSpec {
     preload = List.copyOf(preload);
+    Objects.requireNonNull(limits, "limits");
+  }
+
+  /** The same sandbox with other limits. */
+  public SandboxSpec withLimits(Limits other) {
+    return new SandboxSpec(preload, outputLimit, other);
   }
 }

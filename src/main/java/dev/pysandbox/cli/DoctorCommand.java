@@ -48,7 +48,14 @@ final class DoctorCommand implements Callable<Integer> {
           pkgs.forEach(
               (k, v) -> System.out.println("    " + k + ": " + (v == null ? "MISSING" : v)));
         }
-        System.out.println("  limits:         " + r.limits());
+        Map<String, Object> limits = new java.util.LinkedHashMap<>(r.limits());
+        Object confinement = limits.remove("confinement");
+        Object defaults = limits.remove("sandbox_default");
+        Object max = limits.remove("sandbox_max");
+        System.out.println("  confinement:    " + confinement);
+        System.out.println("  sandbox limits: " + defaults);
+        System.out.println("    (maxima):     " + max);
+        System.out.println("  limits:         " + limits);
         if (r.problems().isEmpty()) {
           System.out.println("everything needed is installed");
         } else {

@@ -47,8 +47,14 @@ public enum Setting {
   DISK_QUOTA_MAX(
       "disk_quota_max_mb", "10240", "Largest workspace quota a session may ask for (MiB)."),
   TMP_SIZE("tmp_size_mb", "256", "Size of a sandbox's /tmp (MiB; memory-backed)."),
-  OUTPUT_MAX("output_max_mb", "256", "A run whose stdout or stderr passes this (MiB) is killed."),
-  SECCOMP("seccomp", "true", "Load the seccomp filter (needs python3-seccomp to build it once)."),
+  OUTPUT_MAX(
+      "output_max_mb",
+      "64",
+      "Output (stdout and stderr together, MiB) after which a run is interrupted, then killed."),
+  SECCOMP(
+      "seccomp",
+      "true",
+      "Load the seccomp filter (built at start with python3-seccomp; no filter, no sandbox)."),
   STARTUP_TIMEOUT("startup_timeout", "30", "Seconds a new sandbox may take to become ready."),
   LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug.");
 

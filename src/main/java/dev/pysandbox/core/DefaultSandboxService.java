@@ -9,6 +9,7 @@ import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
@@ -20,6 +21,7 @@ import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
@@ -108,7 +110,8 @@ public final class DefaultSandboxService implements SandboxService {
     this.pool =
         new WarmPool(
             backend,
-            new SandboxSpec(config.poolPreload(), config.outputLimitBytes()),
+            new SandboxSpec(
+                config.poolPreload(), config.outputLimitBytes(), config.defaultLimits()),
             config.poolSize(),
             config.startupTimeoutSeconds());
     this.validator = new RequestValidator(config);
@@ -129,7 +132,8 @@ public final class DefaultSandboxService implements SandboxService {
             backend.name(),
             this::store,
             blocking,
-            config.cancelGraceSeconds());
+            config.cancelGraceSeconds(),
+            config.outputMaxBytes());
   }
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
@@ -289,7 +293,7 @@ public final class DefaultSandboxService implements SandboxService {
   // -- sessions ----------------------------------------------------------------------------------
 
   @Override
-  public SessionInfo createSession(String sessionId, Integer ttlMinutes) {
+  public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
     String id =
         sessionId == null
             ? SessionManager.newId()
@@ -298,8 +302,9 @@ public final class DefaultSandboxService implements SandboxService {
       throw PysandboxException.invalid(
           "ttl_minutes must be between 1 and 10080, got " + ttlMinutes);
     }
+    Limits wanted = validator.limits(limits);
     requireBackend();
-    Session s = sessions.open(id, ttlMinutes);
+    Session s = sessions.open(id, ttlMinutes, wanted);
     sessions.ready(s);
     return s.info();
   }
@@ -325,7 +330,7 @@ public final class DefaultSandboxService implements SandboxService {
       var still =
           store().openSessions().stream().filter(s -> s.sessionId().equals(sessionId)).findFirst();
       if (still.isEmpty()) {
-        return new SessionInfo(sessionId, "closed", null, null, 0, 0, 0, null);
+        return new SessionInfo(sessionId, "closed", null, null, 0, 0, 0, null, null);
       }
       sleep(100);
     }

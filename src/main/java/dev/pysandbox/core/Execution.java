@@ -9,6 +9,8 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.KillReport;
+import dev.pysandbox.backend.Limits;
+import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.worker.CapturedText;
@@ -23,10 +25,13 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 
 /**
- * One execution of code in a sandbox with the timeout enforced from here: on expiry the whole
+ * One execution of code in a sandbox with its limits enforced from here: on timeout the whole
  * sandbox is killed and checked, and the run is {@code timed_out} with the limit and the time
- * taken. The outcome is classified by the server (succeeded, failed, timed out, lost) and written
- * onto a run record; nothing the code reports decides the status on its own.
+ * taken; output and disk are watched while the run is in flight (KeyboardInterrupt first, then a
+ * kill), and a run the kernel stopped (memory, processes) is told apart by the sandbox's cgroup
+ * counters. A run stopped by a limit carries a {@code kill_reason}. The outcome is classified by
+ * the server (succeeded, failed, timed out, lost) and written onto a run record; nothing the code
+ * reports decides the status on its own.
  */
 final class Execution {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -39,16 +44,36 @@ final class Execution {
    */
   record Outcome(RunRecord.Builder run, boolean sandboxGone) {}
 
+  /**
+   * The limits the server enforces while a run is in flight (the kernel enforces memory, processes
+   * and CPU by itself).
+   *
+   * @param outputMaxBytes stdout and stderr together, kept or not
+   * @param workspaceBytesBefore the workspace's size before the run: the quota stops a run that
+   *     grows it past the limit, not one that found it already there
+   * @param graceMillis after a KeyboardInterrupt for a limit, how long before the sandbox is killed
+   */
+  record Guard(long outputMaxBytes, long workspaceBytesBefore, long graceMillis) {}
+
+  /** How often the server looks at output, disk and the cgroup while a run is in flight. */
+  static final long POLL_MILLIS = 200;
+
   private Execution() {}
 
   /**
    * Runs {@code code} and fills status, output, result and timing into {@code run}. A run whose
    * {@code active} handle was cancelled ends {@code cancelled}, however it stopped.
    */
-  static Outcome run(ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
-    Outcome o = execute(active, code, timeoutSeconds, run);
+  static Outcome run(
+      ActiveRun active, String code, int timeoutSeconds, Guard guard, RunRecord.Builder run) {
+    Sandbox sandbox = active.sandbox();
+    sandbox.resetPeak();
+    ResourceUsage before = sandbox.usage().orElse(null);
+    Outcome o = execute(active, code, timeoutSeconds, guard, before, run);
+    measure(sandbox, before, run);
     if (active.cancelRequested()) {
       run.status(RunStatus.CANCELLED)
+          .killReason(null)
           .message(
               active.killedByCancel()
                   ? "cancelled: it did not stop on KeyboardInterrupt, so its sandbox was killed"
@@ -57,8 +82,28 @@ final class Execution {
     return o;
   }
 
+  /** Peak memory and CPU time of the run, from the sandbox's cgroup. */
+  private static void measure(Sandbox sandbox, ResourceUsage before, RunRecord.Builder run) {
+    sandbox
+        .usage()
+        .ifPresent(
+            after -> {
+              run.peakMemoryBytes(after.peakMemoryBytes());
+              long cpu = after.cpuNanos() - (before == null ? 0 : before.cpuNanos());
+              run.cpuMillis(Math.max(0, cpu) / 1_000_000);
+            });
+  }
+
+  /** A limit the server found passed while the run was in flight. */
+  private record Breach(String reason, String message) {}
+
   private static Outcome execute(
-      ActiveRun active, String code, int timeoutSeconds, RunRecord.Builder run) {
+      ActiveRun active,
+      String code,
+      int timeoutSeconds,
+      Guard guard,
+      ResourceUsage before,
+      RunRecord.Builder run) {
     Sandbox sandbox = active.sandbox();
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
@@ -73,58 +118,265 @@ final class Execution {
       // cancel_run came before the request was on its way: it found nothing to interrupt.
       sandbox.worker().interrupt();
     }
+    long deadline = started + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+    Watch watch = new Watch(sandbox, guard, before);
+    Breach breach = null;
+    long interruptedAt = 0;
     try {
-      WorkerReply r = reply.get(timeoutSeconds, TimeUnit.SECONDS);
-      finished(r, run);
-      return new Outcome(run, false);
-    } catch (TimeoutException e) {
-      long elapsed = millisSince(started);
-      KillReport kill = await(sandbox.kill("timed out after " + timeoutSeconds + " s"));
-      WorkerReply partial = partialAfterKill(reply, sandbox);
-      output(partial, run);
-      run.status(RunStatus.TIMED_OUT)
-          .durationMs(elapsed)
-          .message(
-              "execution timed out after "
-                  + elapsed
-                  + " ms (limit "
-                  + timeoutSeconds
-                  + " s); the sandbox was killed"
-                  + (kill == null
-                      ? ""
-                      : kill.leftBehind() == 0
-                          ? " and no process of it is left"
-                          : " but " + kill.leftBehind() + " of its processes could not be killed"));
-      return new Outcome(run, true);
+      while (true) {
+        long left = deadline - System.nanoTime();
+        if (left <= 0) {
+          return timedOut(sandbox, reply, timeoutSeconds, started, run);
+        }
+        try {
+          WorkerReply r =
+              reply.get(
+                  Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
+          finished(r, run);
+          if (breach != null) {
+            stoppedBy(breach, run);
+          } else {
+            classifyError(sandbox, run);
+          }
+          return new Outcome(run, false);
+        } catch (TimeoutException e) {
+          // still running: look at the limits the kernel does not enforce
+        }
+        if (breach == null) {
+          breach = watch.check();
+          if (breach != null && breach.reason().equals("pids_limit")) {
+            return killedFor(breach, sandbox, reply, started, run);
+          }
+          if (breach != null) {
+            sandbox.worker().interrupt();
+            interruptedAt = System.nanoTime();
+          }
+        } else if (System.nanoTime() - interruptedAt
+            > TimeUnit.MILLISECONDS.toNanos(guard.graceMillis())) {
+          return killedFor(breach, sandbox, reply, started, run);
+        }
+      }
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof WorkerLostException lost)) {
         throw new PysandboxException(ErrorCode.INTERNAL, "execution failed: " + e.getCause(), e);
       }
-      long elapsed = millisSince(started);
-      SandboxExit exit = exitOf(sandbox);
-      output(lost.partial(), run);
-      String how =
-          exit == null
-              ? "stopped answering (" + lost.getMessage() + ")"
-              : exit.killedByServer() ? "was killed by the server" : exit.describe();
-      String message =
-          "the sandbox's Python process "
-              + how
-              + " before the run finished"
-              + (exit != null && !exit.killedByServer() && exit.code() != null
-                  ? " (os._exit(), a crash, or a kill from outside)"
-                  : "");
-      run.status(RunStatus.FAILED)
-          .durationMs(elapsed)
-          .exitCode(exit == null ? null : exit.code())
-          .error(new ErrorInfo("SandboxExited", message, null))
-          .message(message);
-      return new Outcome(run, true);
+      return lost(sandbox, lost, before, started, run);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       await(sandbox.kill("the server is stopping"));
       throw new PysandboxException(ErrorCode.INTERNAL, "interrupted while running", e);
     }
+  }
+
+  /** Output, disk and processes, looked at between polls. */
+  private static final class Watch {
+    private final Sandbox sandbox;
+    private final Guard guard;
+    private final ResourceUsage before;
+    private long nextDiskCheck;
+    private long diskCheckCost;
+
+    Watch(Sandbox sandbox, Guard guard, ResourceUsage before) {
+      this.sandbox = sandbox;
+      this.guard = guard;
+      this.before = before;
+    }
+
+    Breach check() {
+      long out = sandbox.worker().outputBytes();
+      if (out > guard.outputMaxBytes()) {
+        return new Breach(
+            "output_limit",
+            "the run wrote "
+                + mib(out)
+                + " MiB to stdout and stderr, over the "
+                + mib(guard.outputMaxBytes())
+                + " MiB output limit (output_max_mb)");
+      }
+      if (before != null) {
+        ResourceUsage now = sandbox.usage().orElse(before);
+        if (now.pidsLimitHits() > before.pidsLimitHits()) {
+          return pidsBreach(sandbox);
+        }
+      }
+      long t = System.nanoTime();
+      if (t >= nextDiskCheck) {
+        long quota = sandbox.limits().diskBytes();
+        long used = WorkspaceFiles.totalBytes(sandbox.workspace(), quota);
+        long cost = System.nanoTime() - t;
+        // A big workspace costs more to measure: measure it less often (at most 10% of the time).
+        diskCheckCost = cost;
+        nextDiskCheck = System.nanoTime() + 9 * diskCheckCost;
+        if (used > quota && used > guard.workspaceBytesBefore()) {
+          return diskBreach(used, quota);
+        }
+      }
+      return null;
+    }
+  }
+
+  private static Breach diskBreach(long used, long quota) {
+    return new Breach(
+        "disk_quota",
+        "the workspace /mnt/data grew past its "
+            + mib(quota)
+            + " MiB quota (disk_quota_mb; over "
+            + mib(used)
+            + " MiB now): delete files to go on");
+  }
+
+  private static Breach pidsBreach(Sandbox sandbox) {
+    return new Breach(
+        "pids_limit",
+        "the run hit the limit of "
+            + sandbox.limits().pids()
+            + " processes and threads (pids_limit), so its sandbox was killed with every"
+            + " process in it");
+  }
+
+  /** A run that finished after a limit made it stop: it failed, for that reason. */
+  private static void stoppedBy(Breach breach, RunRecord.Builder run) {
+    run.status(RunStatus.FAILED).killReason(breach.reason()).message(breach.message());
+    if (run.build().error() == null) {
+      run.error(new ErrorInfo("LimitExceeded", breach.message(), null));
+    }
+  }
+
+  /**
+   * A run that failed on its own may still have failed on a limit: the address-space rlimit
+   * (MemoryError), the file-size rlimit or a full {@code /tmp} (errno 27, 28), the pids limit.
+   */
+  private static void classifyError(Sandbox sandbox, RunRecord.Builder run) {
+    RunRecord r = run.build();
+    if (r.status() != RunStatus.FAILED || r.error() == null) {
+      return;
+    }
+    String name = r.error().name();
+    String value = r.error().value() == null ? "" : r.error().value();
+    if (name.equals("MemoryError")) {
+      run.killReason("memory_limit")
+          .message(
+              "MemoryError: the run asked for more memory than its limit of "
+                  + mib(sandbox.limits().memoryBytes())
+                  + " MiB allows (memory_limit_mb)");
+    } else if (value.startsWith("[Errno 27]") || value.startsWith("[Errno 28]")) {
+      run.killReason("disk_quota")
+          .message(
+              name
+                  + ": "
+                  + value
+                  + " (a file may grow to the disk quota of "
+                  + mib(sandbox.limits().diskBytes())
+                  + " MiB; /tmp holds "
+                  + mib(sandbox.limits().tmpBytes())
+                  + " MiB)");
+    }
+  }
+
+  private static Outcome timedOut(
+      Sandbox sandbox,
+      Future<WorkerReply> reply,
+      int timeoutSeconds,
+      long started,
+      RunRecord.Builder run) {
+    long elapsed = millisSince(started);
+    KillReport kill = await(sandbox.kill("timed out after " + timeoutSeconds + " s"));
+    WorkerReply partial = partialAfterKill(reply, sandbox);
+    output(partial, run);
+    run.status(RunStatus.TIMED_OUT)
+        .killReason("timeout")
+        .durationMs(elapsed)
+        .message(
+            "execution timed out after "
+                + elapsed
+                + " ms (limit "
+                + timeoutSeconds
+                + " s); the sandbox was killed"
+                + killed(kill));
+    return new Outcome(run, true);
+  }
+
+  private static Outcome killedFor(
+      Breach breach,
+      Sandbox sandbox,
+      Future<WorkerReply> reply,
+      long started,
+      RunRecord.Builder run) {
+    long elapsed = millisSince(started);
+    KillReport kill = await(sandbox.kill(breach.reason()));
+    output(partialAfterKill(reply, sandbox), run);
+    String message = breach.message();
+    if (!breach.reason().equals("pids_limit")) {
+      message += "; it did not stop on KeyboardInterrupt, so its sandbox was killed";
+    }
+    run.status(RunStatus.FAILED)
+        .killReason(breach.reason())
+        .durationMs(elapsed)
+        .error(new ErrorInfo("LimitExceeded", message + killed(kill), null))
+        .message(message + killed(kill));
+    return new Outcome(run, true);
+  }
+
+  private static String killed(KillReport kill) {
+    return kill == null
+        ? ""
+        : kill.leftBehind() == 0
+            ? " and no process of it is left"
+            : " but " + kill.leftBehind() + " of its processes could not be killed";
+  }
+
+  /** The sandbox went away on its own: the kernel's OOM killer, a crash, a kill from outside. */
+  private static Outcome lost(
+      Sandbox sandbox,
+      WorkerLostException lost,
+      ResourceUsage before,
+      long started,
+      RunRecord.Builder run) {
+    long elapsed = millisSince(started);
+    SandboxExit exit = exitOf(sandbox);
+    output(lost.partial(), run);
+    ResourceUsage after = sandbox.usage().orElse(null);
+    run.durationMs(elapsed).exitCode(exit == null ? null : exit.code());
+    if (before != null && after != null && after.oomKills() > before.oomKills()) {
+      String message =
+          "the run passed its memory limit of "
+              + mib(sandbox.limits().memoryBytes())
+              + " MiB (memory_limit_mb; peak "
+              + mib(after.peakMemoryBytes())
+              + " MiB) and the kernel killed it; the sandbox is gone";
+      run.status(RunStatus.FAILED)
+          .killReason("memory_limit")
+          .error(new ErrorInfo("MemoryLimitExceeded", message, null))
+          .message(message);
+      return new Outcome(run, true);
+    }
+    if (before != null && after != null && after.pidsLimitHits() > before.pidsLimitHits()) {
+      Breach b = pidsBreach(sandbox);
+      run.status(RunStatus.FAILED)
+          .killReason(b.reason())
+          .error(new ErrorInfo("LimitExceeded", b.message(), null))
+          .message(b.message());
+      return new Outcome(run, true);
+    }
+    String how =
+        exit == null
+            ? "stopped answering (" + lost.getMessage() + ")"
+            : exit.killedByServer() ? "was killed by the server" : exit.describe();
+    String message =
+        "the sandbox's Python process "
+            + how
+            + " before the run finished"
+            + (exit != null && !exit.killedByServer() && exit.code() != null
+                ? " (os._exit(), a crash, or a kill from outside)"
+                : "");
+    run.status(RunStatus.FAILED)
+        .error(new ErrorInfo("SandboxExited", message, null))
+        .message(message);
+    return new Outcome(run, true);
+  }
+
+  static long mib(long bytes) {
+    return bytes / Limits.MIB;
   }
 
   private static void finished(WorkerReply r, RunRecord.Builder run) {

@@ -2,7 +2,9 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
@@ -46,6 +48,71 @@ final class RequestValidator {
           "timeout_seconds must be between 1 and " + config.timeoutMaxSeconds() + ", got " + t);
     }
     return t;
+  }
+
+  /** Smallest memory a sandbox may ask for: Python, the runner and a preloaded pandas fit. */
+  static final int MIN_MEMORY_MB = 64;
+
+  static final int MIN_PIDS = 4;
+  static final double MIN_CPUS = 0.05;
+
+  /**
+   * The limits of a new session: the server's defaults where the request says nothing.
+   *
+   * @throws PysandboxException {@code invalid_argument} naming the limit, the value and the allowed
+   *     range when a limit is below the minimum or above the server's maximum
+   */
+  Limits limits(LimitRequest req) {
+    Limits d = config.defaultLimits();
+    Limits max = config.maxLimits();
+    if (req == null || req.isDefault()) {
+      return d;
+    }
+    long memory =
+        req.memoryMb() == null
+            ? d.memoryBytes()
+            : range(
+                    "memory_limit_mb",
+                    req.memoryMb(),
+                    MIN_MEMORY_MB,
+                    max.memoryBytes() / Limits.MIB)
+                * Limits.MIB;
+    int pids =
+        req.pids() == null ? d.pids() : (int) range("pids_limit", req.pids(), MIN_PIDS, max.pids());
+    double cpus = d.cpus();
+    if (req.cpus() != null) {
+      double c = req.cpus();
+      if (!(c >= MIN_CPUS && c <= max.cpus())) {
+        throw PysandboxException.invalid(
+            "cpu_limit must be between "
+                + MIN_CPUS
+                + " and "
+                + max.cpus()
+                + " (the server's maximum), got "
+                + c);
+      }
+      cpus = c;
+    }
+    long disk =
+        req.diskQuotaMb() == null
+            ? d.diskBytes()
+            : range("disk_quota_mb", req.diskQuotaMb(), 1, max.diskBytes() / Limits.MIB)
+                * Limits.MIB;
+    return new Limits(memory, pids, cpus, disk, d.tmpBytes());
+  }
+
+  private static long range(String name, long value, long min, long max) {
+    if (value < min || value > max) {
+      throw PysandboxException.invalid(
+          name
+              + " must be between "
+              + min
+              + " and "
+              + max
+              + " (the server's maximum), got "
+              + value);
+    }
+    return value;
   }
 
   void validateCode(String code) {

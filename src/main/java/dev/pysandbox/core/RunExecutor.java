@@ -43,6 +43,7 @@ final class RunExecutor {
   private final Supplier<RunStore> store;
   private final Executor blocking;
   private final int cancelGraceSeconds;
+  private final long outputMaxBytes;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
 
   RunExecutor(
@@ -52,7 +53,8 @@ final class RunExecutor {
       String backendName,
       Supplier<RunStore> store,
       Executor blocking,
-      int cancelGraceSeconds) {
+      int cancelGraceSeconds,
+      long outputMaxBytes) {
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -60,6 +62,7 @@ final class RunExecutor {
     this.store = store;
     this.blocking = blocking;
     this.cancelGraceSeconds = cancelGraceSeconds;
+    this.outputMaxBytes = outputMaxBytes;
   }
 
   /**
@@ -192,7 +195,9 @@ final class RunExecutor {
     if (o.sandboxGone()) {
       sessions.markDead(session, deathReason(run.build()));
     }
+    long bytesBefore = session.workspaceBytes();
     collectSessionFiles(session, sandbox, run);
+    overQuota(sandbox, bytesBefore, session.workspaceBytes(), run);
     long t2 = System.nanoTime();
     RunRecord done = complete(run, o);
     if (log.isDebugEnabled()) {
@@ -204,6 +209,31 @@ final class RunExecutor {
           (System.nanoTime() - t2) / 1000);
     }
     return done;
+  }
+
+  /**
+   * A run too quick for the watch can still have written past the quota: it fails for that (the
+   * files stay, so that the code can see and delete them).
+   */
+  private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
+    long quota = sandbox.limits().diskBytes();
+    RunRecord r = run.build();
+    if (after <= quota || after <= before || r.killReason() != null) {
+      return;
+    }
+    String message =
+        "the workspace /mnt/data holds "
+            + Execution.mib(after)
+            + " MiB, over its "
+            + Execution.mib(quota)
+            + " MiB quota (disk_quota_mb): delete files to go on";
+    run.status(RunStatus.FAILED)
+        .killReason("disk_quota")
+        .message(message)
+        .error(
+            r.error() == null
+                ? new dev.pysandbox.api.ErrorInfo("LimitExceeded", message, null)
+                : r.error());
   }
 
   private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
@@ -230,6 +260,9 @@ final class RunExecutor {
   }
 
   private static String deathReason(RunRecord r) {
+    if (r.killReason() != null && r.status() != RunStatus.TIMED_OUT) {
+      return r.killReason() + ": during run " + r.runId() + ", " + r.message();
+    }
     return switch (r.status()) {
       case TIMED_OUT ->
           "timeout: run "
@@ -250,8 +283,14 @@ final class RunExecutor {
     String runId = run.build().runId();
     ActiveRun a = active.get(runId);
     a.attach(sandbox);
+    run.limits(sandbox.limits().describe());
+    Execution.Guard guard =
+        new Execution.Guard(
+            outputMaxBytes,
+            session == null ? 0 : session.workspaceBytes(),
+            TimeUnit.SECONDS.toMillis(cancelGraceSeconds));
     try {
-      return Execution.run(a, code, timeout, run);
+      return Execution.run(a, code, timeout, guard, run);
     } catch (RuntimeException e) {
       sandbox.kill("execution error");
       run.status(RunStatus.FAILED).message("internal error: " + e.getMessage());

@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import java.time.Instant;
 import java.util.Map;
@@ -16,6 +17,7 @@ final class Session {
   final String id;
   final Instant createdAt;
   final int ttlMinutes;
+  final Limits limits;
   final CompletableFuture<Sandbox> sandbox = new CompletableFuture<>();
   final ReentrantLock lock = new ReentrantLock();
 
@@ -59,8 +61,9 @@ final class Session {
   /** The workspace as it was after the last operation, to tell what the next run changed. */
   private volatile Map<String, WorkspaceFiles.FileState> files = Map.of();
 
-  Session(String id, Instant createdAt, int ttlMinutes) {
+  Session(String id, Instant createdAt, int ttlMinutes, Limits limits) {
     this.id = id;
+    this.limits = limits;
     this.createdAt = createdAt;
     this.lastUsedAt = createdAt;
     this.ttlMinutes = ttlMinutes;
@@ -88,7 +91,8 @@ final class Session {
         runCount,
         workspaceBytes,
         ttlMinutes,
-        deadReason);
+        deadReason,
+        limits.describe());
   }
 
   Instant lastUsedAt() {
@@ -132,6 +136,11 @@ final class Session {
   /** The last snapshot (read at any time; replaced under the lock). */
   Map<String, WorkspaceFiles.FileState> files() {
     return files;
+  }
+
+  /** Total size of its workspace's files after the last operation. */
+  long workspaceBytes() {
+    return workspaceBytes;
   }
 
   /** Call with the lock held. */

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
 import java.security.SecureRandom;
@@ -79,6 +80,13 @@ final class SessionManager {
    * @throws PysandboxException {@code max_sessions} when a new one would pass the limit
    */
   Session open(String id, Integer ttlMinutes) {
+    return open(id, ttlMinutes, null);
+  }
+
+  /**
+   * @param limits the new session's limits, or {@code null} for the server's defaults
+   */
+  Session open(String id, Integer ttlMinutes, Limits limits) {
     Session existing = sessions.get(id);
     if (existing != null) {
       return existing;
@@ -101,11 +109,12 @@ final class SessionManager {
                 + config.maxSessions()
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
-      created = new Session(id, clock.instant(), ttl);
+      created =
+          new Session(id, clock.instant(), ttl, limits == null ? config.defaultLimits() : limits);
       sessions.put(id, created);
     }
     try {
-      created.sandbox.complete(pool.take());
+      created.sandbox.complete(pool.take(created.limits));
       log.info("session {} opened", id);
       journal.changed(created);
     } catch (RuntimeException e) {

@@ -47,6 +47,19 @@ final class SetupCheck {
     limits.put("session_ttl_minutes", config.sessionTtlMinutes());
     limits.put("upload_max_bytes", config.uploadMaxBytes());
     limits.put("cancel_grace_seconds", config.cancelGraceSeconds());
+    limits.put("output_max_bytes", config.outputMaxBytes());
+    limits.put("sandbox_default", config.defaultLimits().describe());
+    limits.put("sandbox_max", config.maxLimits().describe());
+    Map<String, Object> confinement = backend.confinement().orElse(Map.of());
+    limits.put("confinement", confinement);
+    if (confinement.get("cgroups") instanceof String c && c.startsWith("none")) {
+      problems.add(
+          "no cgroup per sandbox ("
+              + c.substring("none: ".length())
+              + "): memory, processes and CPU are bounded by rlimits only, and a run stopped by"
+              + " them cannot be told apart; run the server as root, or under systemd with"
+              + " Delegate=yes (cgroup v2)");
+    }
     Map<String, Object> poolInfo = new LinkedHashMap<>();
     poolInfo.put("size", pool.size());
     poolInfo.put("ready", pool.readyCount());

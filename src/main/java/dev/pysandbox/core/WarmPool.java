@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
@@ -85,12 +86,20 @@ final class WarmPool implements AutoCloseable {
     }
   }
 
+  /** A fresh sandbox with the server's default limits. */
+  Sandbox take() {
+    return take(spec.limits());
+  }
+
   /**
-   * A fresh sandbox: a pooled one when one is ready, else one started now.
+   * A fresh sandbox: a pooled one when one is ready and has these limits, else one started now.
    *
    * @throws PysandboxException {@code backend_unavailable} when none can be started
    */
-  Sandbox take() {
+  Sandbox take(Limits limits) {
+    if (!limits.equals(spec.limits())) {
+      return startNow(spec.withLimits(limits));
+    }
     Sandbox s;
     while ((s = ready.pollFirst()) != null) {
       if (s.worker().isOpen()) {
@@ -99,9 +108,12 @@ final class WarmPool implements AutoCloseable {
       }
     }
     refill();
+    return startNow(spec);
+  }
+
+  private Sandbox startNow(SandboxSpec wanted) {
     try {
-      Sandbox fresh = backend.start(spec).get(startTimeoutSeconds + 5, TimeUnit.SECONDS);
-      return fresh;
+      return backend.start(wanted).get(startTimeoutSeconds + 5, TimeUnit.SECONDS);
     } catch (ExecutionException | CompletionException e) {
       if (e.getCause() instanceof PysandboxException p) {
         throw p;

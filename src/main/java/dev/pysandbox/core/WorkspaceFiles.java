@@ -132,6 +132,35 @@ final class WorkspaceFiles {
     }
   }
 
+  /**
+   * The total size of the regular files under {@code root} (links not followed), counting stops
+   * once past {@code stopAbove}; cheap enough to poll while a run writes.
+   */
+  static long totalBytes(Path root, long stopAbove) {
+    long[] total = {0};
+    try {
+      Files.walkFileTree(
+          root,
+          new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
+              if (a.isRegularFile()) {
+                total[0] += a.size();
+              }
+              return total[0] > stopAbove ? FileVisitResult.TERMINATE : FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult visitFileFailed(Path file, IOException e) {
+              return FileVisitResult.CONTINUE;
+            }
+          });
+    } catch (IOException e) {
+      // vanished while counting: what was counted stands
+    }
+    return total[0];
+  }
+
   private static String sha256(SecureDirectoryStream<Path> dir, Path name) {
     try (SeekableByteChannel ch =
         dir.newByteChannel(name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {

@@ -81,7 +81,15 @@ final class Schemas {
           "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
                          "description": "Omit to get a generated sess_ + 12 hex id."},
           "ttl_minutes": {"type": "integer", "minimum": 1, "maximum": 10080,
-                          "description": "Idle minutes before the session is closed (default 30)."}
+                          "description": "Idle minutes before the session is closed (default 30)."},
+          "memory_limit_mb": {"type": "integer", "minimum": 64,
+                              "description": "Memory of the session's sandbox in MiB, no swap (server default 512; check_setup shows the maximum). Passing it kills the process that allocates: the run ends with kill_reason memory_limit."},
+          "pids_limit": {"type": "integer", "minimum": 4,
+                         "description": "Processes and threads at once (server default 128)."},
+          "cpu_limit": {"type": "number", "minimum": 0.05,
+                        "description": "CPU cores the session may use (server default 1)."},
+          "disk_quota_mb": {"type": "integer", "minimum": 1,
+                            "description": "Total size of the files in /mnt/data in MiB (server default 1024)."}
         },
         "additionalProperties": false
       }

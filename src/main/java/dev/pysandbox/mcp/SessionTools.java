@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.mcp.ToolFactory.Kind;
@@ -24,10 +25,23 @@ final class SessionTools {
                 + " same id is returned as it is).",
             Schemas.CREATE_SESSION,
             Kind.IDEMPOTENT_WRITE,
-            Set.of("session_id", "ttl_minutes"),
+            Set.of(
+                "session_id",
+                "ttl_minutes",
+                "memory_limit_mb",
+                "pids_limit",
+                "cpu_limit",
+                "disk_quota_mb"),
             a -> {
               SessionInfo s =
-                  service.createSession(a.string("session_id"), a.integer("ttl_minutes"));
+                  service.createSession(
+                      a.string("session_id"),
+                      a.integer("ttl_minutes"),
+                      new LimitRequest(
+                          a.integer("memory_limit_mb"),
+                          a.integer("pids_limit"),
+                          a.number("cpu_limit"),
+                          a.integer("disk_quota_mb")));
               return ToolResults.ok(s, "session " + s.sessionId() + " is " + s.state());
             }),
         f.tool(

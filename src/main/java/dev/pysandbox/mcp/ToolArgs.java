@@ -65,6 +65,18 @@ final class ToolArgs {
         tool + ": argument '" + name + "' must be a whole number, got " + typeName(v));
   }
 
+  Double number(String name) {
+    Object v = args.get(name);
+    if (v == null) {
+      return null;
+    }
+    if (v instanceof Number n && Double.isFinite(n.doubleValue())) {
+      return n.doubleValue();
+    }
+    throw PysandboxException.invalid(
+        tool + ": argument '" + name + "' must be a number, got " + typeName(v));
+  }
+
   int integer(String name, int defaultValue) {
     Integer v = integer(name);
     return v == null ? defaultValue : v;

@@ -27,6 +27,11 @@ final class OutputCapture {
     this.tailLimit = limit / 2;
   }
 
+  /** Every byte appended so far. */
+  synchronized long total() {
+    return total;
+  }
+
   synchronized void append(ByteBuffer src) {
     int n = src.remaining();
     total += n;

@@ -168,6 +168,16 @@ public final class WorkerConnection {
         JSON.createObjectNode(), stdout.snapshot(), stderr.snapshot(), List.of(), 0, 0);
   }
 
+  /**
+   * Bytes written to stdout and stderr by the request in flight (or since the last one), kept or
+   * not; cheap enough to poll.
+   */
+  public synchronized long outputBytes() {
+    return current != null
+        ? current.out.total() + current.err.total()
+        : stdout.total() + stderr.total();
+  }
+
   /** Closes the sockets; a request in flight fails with {@link WorkerLostException}. */
   public void close(String reason) {
     hub.execute(() -> lost(reason));

@@ -111,7 +111,18 @@ class Channel:
         self.on_interrupt = None
         self.closed = False
 
+    def forked(self):
+        """In a child that user code forked: the control socket is the parent's, so let go of it
+        (a child's frames would be taken for the parent's reply)."""
+        fd, self.fd, self.closed = self.fd, -1, True
+        try:
+            posix.close(fd)
+        except OSError:
+            pass
+
     def send(self, frame):
+        if self.fd < 0:
+            return
         try:
             text = json_dumps(frame)
         except (ValueError, TypeError, RecursionError) as e:
@@ -520,7 +531,8 @@ class Runner:
             "set_context": self.set_context,
             "clear_context": self.clear_context,
         }
-        self.channel.send({"type": "ready", "id": None, "pid": posix.getpid(), "python": sys.version.split()[0]})
+        self.pid = posix.getpid()
+        self.channel.send({"type": "ready", "id": None, "pid": self.pid, "python": sys.version.split()[0]})
         while True:
             try:
                 msg = self.channel.next_request()
@@ -538,6 +550,10 @@ class Runner:
                 finally:
                     request_id, self.current = self.current, None
                 frame["id"] = request_id
+                if posix.getpid() != self.pid:
+                    # A forked copy of the runner finished the code it inherited: it ends here.
+                    code = frame.get("exit_code", 0 if frame.get("status") == "ok" else 1)
+                    posix._exit(code if isinstance(code, int) and 0 <= code < 256 else 1)
                 self.channel.send(frame)
             except KeyboardInterrupt:
                 continue  # an interrupt that arrived between requests
@@ -554,6 +570,7 @@ def main():
     ctl = _high_fd(3, 64)
     posix.close(3)
     channel = Channel(ctl)
+    posix.register_at_fork(after_in_child=channel.forked)
     runner = Runner(channel)
     channel.on_interrupt = runner.interrupt
     _signal.signal(_signal.SIGIO, channel.on_sigio)

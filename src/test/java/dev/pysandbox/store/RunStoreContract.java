@@ -133,6 +133,7 @@ public abstract class RunStoreContract {
             3,
             10,
             30,
+            null,
             null);
     store.saveSession(s1, "11111111");
     store.saveSession(
@@ -144,7 +145,8 @@ public abstract class RunStoreContract {
             1,
             0,
             30,
-            "timeout: ..."),
+            "timeout: ...",
+            null),
         "deaddead");
     assertThat(store.openSessions())
         .extracting(s -> s.sessionId() + ":" + s.state())
@@ -156,7 +158,7 @@ public abstract class RunStoreContract {
     assertThat(store.closeOrphanSessions(i -> i.equals("11111111"))).containsExactly("s2");
     store.saveSession(
         new dev.pysandbox.api.SessionInfo(
-            "s1", "closed", s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null),
+            "s1", "closed", s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null, null),
         "11111111");
     assertThat(store.openSessions()).isEmpty();
     assertThat(store.closeRequests("11111111")).isEmpty();

@@ -35,12 +35,14 @@ class WorkerProtocolTest {
   @TempDir static Path dataDir;
   static WorkerHub hub;
   static BwrapBackend backend;
+  static dev.pysandbox.backend.Limits limits;
   static ExecutorService executor;
   Sandbox sandbox;
 
   @BeforeAll
   static void startBackend() throws Exception {
     PysandboxConfig config = TestServices.config(dataDir, Map.of());
+    limits = config.defaultLimits();
     DataLayout layout = new DataLayout(config.dataDir());
     hub = WorkerHub.open(layout.runtimeDir().resolve("test.sock"));
     executor = Executors.newCachedThreadPool();
@@ -57,7 +59,7 @@ class WorkerProtocolTest {
 
   @BeforeEach
   void startSandbox() throws Exception {
-    sandbox = backend.start(new SandboxSpec(List.of(), 1 << 20)).get(30, TimeUnit.SECONDS);
+    sandbox = backend.start(new SandboxSpec(List.of(), 1 << 20, limits)).get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach

@@ -2,9 +2,11 @@ package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
@@ -19,6 +21,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -40,6 +43,19 @@ import org.slf4j.LoggerFactory;
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
   private static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
+  private static final long GIB = 1024L * Limits.MIB;
+
+  /** RLIMIT_CPU, a backstop for a server that no longer watches: a day of CPU. */
+  static final long CPU_SECONDS_BACKSTOP = 86_400;
+
+  /** RLIMIT_NOFILE: open files per process. */
+  static final long OPEN_FILES = 1024;
+
+  /**
+   * RLIMIT_NPROC: counted per host user over every sandbox (they share one), so it guards the host;
+   * the pids cgroup bounds each sandbox.
+   */
+  static final long HOST_USER_PROCESSES = 8192;
 
   private final PysandboxConfig config;
   private final DataLayout layout;
@@ -59,7 +75,9 @@ public final class BwrapBackend implements SandboxBackend {
       HostUser runAs,
       Path visibleRoot,
       String runnerName,
-      String launcherName) {
+      String launcherName,
+      Cgroups cgroups,
+      Path seccompFilter) {
     Path visibleLib() {
       return visibleRoot.resolve("lib");
     }
@@ -172,15 +190,109 @@ public final class BwrapBackend implements SandboxBackend {
           "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(),
           e);
     }
-    Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName);
+    Path filter = config.seccomp() ? buildSeccompFilter(python.path()) : null;
+    Cgroups cgroups = Cgroups.detect(instanceId);
+    cgroups
+        .unavailableReason()
+        .ifPresent(
+            why ->
+                log.warn(
+                    "no cgroup per sandbox ({}); memory and processes are bounded by rlimits only",
+                    why));
+    Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName, cgroups, filter);
     launcher = startLauncher(s);
     log.info(
-        "bwrap backend ready: python {} ({}), sandboxes run as {} (uid {})",
+        "bwrap backend ready: python {} ({}), sandboxes run as {} (uid {}), {}, seccomp {}",
         python.version(),
         python.path(),
         runAs.name(),
-        runAs.uid());
+        runAs.uid(),
+        cgroups.describe(),
+        filter == null ? "off" : "on");
     return s;
+  }
+
+  /**
+   * Generates the seccomp filter with libseccomp's Python binding, fresh at every start (it costs a
+   * Python start, and a filter file left by an older version is never trusted). Fails closed: with
+   * seccomp on and no way to build the filter, no sandbox starts.
+   */
+  private Path buildSeccompFilter(Path python) {
+    Path out = layout.runtimeDir().resolve("seccomp.bpf");
+    try {
+      String script =
+          SandboxFiles.installScript(
+              "/dev/pysandbox/backend/bwrap/seccomp_filter.py", "seccomp_filter", layout.libDir());
+      Process p =
+          new ProcessBuilder(
+                  python.toString(),
+                  "-I",
+                  layout.libDir().resolve(script).toString(),
+                  out.toString())
+              .redirectErrorStream(true)
+              .start();
+      String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0 || Files.size(out) == 0) {
+        p.destroyForcibly();
+        throw new PysandboxException(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "bwrap: cannot build the seccomp filter"
+                + (printed.contains("No module named 'seccomp'")
+                    ? ": libseccomp's Python binding is missing (Debian: apt-get install"
+                        + " python3-seccomp; scripts/setup.sh does)"
+                    : ": " + printed.strip())
+                + "; or set seccomp=false to run without it");
+      }
+      return out;
+    } catch (IOException e) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot build the seccomp filter: " + e, e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: interrupted building the seccomp filter", e);
+    }
+  }
+
+  /** How sandboxes are bounded on this host, for check_setup and doctor; empty before set-up. */
+  public Optional<Map<String, Object>> confinement() {
+    Setup s = setup;
+    if (s == null) {
+      return Optional.empty();
+    }
+    Map<String, Object> m = new LinkedHashMap<>();
+    m.put("cgroups", s.cgroups().describe());
+    m.put("seccomp", s.seccompFilter() == null ? "off (seccomp=false)" : "on");
+    m.put(
+        "rlimits",
+        "address space, CPU seconds ("
+            + CPU_SECONDS_BACKSTOP
+            + "), open files ("
+            + OPEN_FILES
+            + "), file size (= disk quota), processes of the sandbox user ("
+            + HOST_USER_PROCESSES
+            + ")");
+    return Optional.of(m);
+  }
+
+  /**
+   * The rlimits of a sandbox: a second line behind its cgroup, and the only one where there is no
+   * cgroup. The address-space limit leaves room for what numpy and its thread pools reserve without
+   * touching; without a cgroup it is the memory bound itself, so it is tighter.
+   */
+  static Map<String, long[]> rlimits(Limits limits, boolean cgroup) {
+    long as =
+        cgroup
+            ? limits.memoryBytes() + 4 * GIB
+            : Math.max(2 * limits.memoryBytes(), limits.memoryBytes() + GIB);
+    Map<String, long[]> r = new LinkedHashMap<>();
+    r.put("AS", new long[] {as, as});
+    r.put("CPU", new long[] {CPU_SECONDS_BACKSTOP, CPU_SECONDS_BACKSTOP + 5});
+    r.put("NOFILE", new long[] {OPEN_FILES, OPEN_FILES});
+    r.put("FSIZE", new long[] {limits.diskBytes(), limits.diskBytes()});
+    r.put("NPROC", new long[] {HOST_USER_PROCESSES, HOST_USER_PROCESSES});
+    r.put("CORE", new long[] {0, 0});
+    return r;
   }
 
   /**
@@ -248,17 +360,32 @@ public final class BwrapBackend implements SandboxBackend {
               s.visibleWorkspaces().resolve(id),
               s.visibleLib(),
               s.runnerName(),
-              spec.preload());
+              spec.preload(),
+              spec.limits().tmpBytes(),
+              s.seccompFilter() != null);
+      List<Path> groups =
+          s.cgroups().available() ? s.cgroups().create(id, spec.limits()) : List.of();
       client = launcher();
-      child = client.spawn(id, argv, hub.socketPath(), WorkerHub.token(worker));
+      child =
+          client.spawn(
+              id,
+              argv,
+              hub.socketPath(),
+              WorkerHub.token(worker),
+              s.seccompFilter(),
+              groups,
+              rlimits(spec.limits(), s.cgroups().available()));
     } catch (IOException | RuntimeException e) {
+      s.cgroups().remove(id);
       return CompletableFuture.failedFuture(
           new PysandboxException(
               ErrorCode.BACKEND_UNAVAILABLE,
               "bwrap: cannot start sandbox " + id + ": " + e.getMessage(),
               e));
     }
-    BwrapSandbox sandbox = new BwrapSandbox(id, workspace, worker, child, client, blocking);
+    BwrapSandbox sandbox =
+        new BwrapSandbox(
+            id, workspace, worker, child, client, blocking, spec.limits(), s.cgroups());
     live.put(id, sandbox);
     sandbox.exited().whenComplete((exit, err) -> live.remove(id));
     long timeout = config.startupTimeoutSeconds();
@@ -304,6 +431,13 @@ public final class BwrapBackend implements SandboxBackend {
         killed++;
       }
     }
+    Setup s = setup;
+    if (s != null && s.cgroups().available()) {
+      int groups = s.cgroups().removeDead(instanceAlive);
+      if (groups > 0) {
+        log.warn("removed the cgroups of {} stopped servers", groups);
+      }
+    }
     return killed;
   }
 
@@ -338,6 +472,10 @@ public final class BwrapBackend implements SandboxBackend {
       if (launcher != null) {
         launcher.close();
       }
+    }
+    Setup s = setup;
+    if (s != null) {
+      s.cgroups().close();
     }
   }
 }

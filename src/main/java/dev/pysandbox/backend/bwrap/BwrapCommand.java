@@ -11,8 +11,9 @@ import java.util.Map;
 
 /**
  * The bubblewrap command line of one sandbox: every namespace, an allow-list filesystem (read-only
- * system paths, a stub {@code /etc}, tmpfs {@code /tmp}, the workspace at {@code /mnt/data}), no
- * capabilities, a cleared environment and the runner as its only program.
+ * system paths, a stub {@code /etc}, a size-capped tmpfs {@code /tmp}, the workspace at {@code
+ * /mnt/data}), no capabilities, a seccomp filter, a cleared environment and the runner as its only
+ * program.
  */
 final class BwrapCommand {
   /** The uid and gid the code sees inside; unprivileged, and distinct from overflow 65534. */
@@ -41,6 +42,8 @@ final class BwrapCommand {
    * @param workspace the workspace as bwrap (running as the sandbox user) can reach it
    * @param lib the library directory as bwrap can reach it (runner and stub /etc files)
    * @param runnerName file name of the runner inside {@code lib}
+   * @param tmpBytes size of the sandbox's memory-backed {@code /tmp}
+   * @param seccomp true to load the seccomp filter the launcher opens on fd 5
    */
   static List<String> build(
       Path bwrap,
@@ -48,7 +51,9 @@ final class BwrapCommand {
       Path workspace,
       Path lib,
       String runnerName,
-      List<String> preload) {
+      List<String> preload,
+      long tmpBytes,
+      boolean seccomp) {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
     add(a, "--unshare-user", "--disable-userns");
@@ -68,7 +73,7 @@ final class BwrapCommand {
       add(a, "--ro-bind-try", p.toString(), p.toString());
     }
     add(a, "--proc", "/proc", "--dev", "/dev");
-    add(a, "--tmpfs", "/tmp");
+    add(a, "--size", Long.toString(tmpBytes), "--tmpfs", "/tmp");
     add(a, "--bind", workspace.toString(), WORKSPACE);
     add(a, "--ro-bind", lib.resolve(runnerName).toString(), RUNNER);
     add(a, "--chdir", WORKSPACE);
@@ -80,6 +85,10 @@ final class BwrapCommand {
       add(a, "--setenv", e.getKey(), e.getValue());
     }
     add(a, "--info-fd", "4");
+    if (seccomp) {
+      // The launcher opens the filter on fd 5; bwrap loads it just before it runs Python.
+      add(a, "--seccomp", "5");
+    }
     add(a, python.path().toString(), "-I", "-S", RUNNER, runnerOptions(python, preload));
     return List.copyOf(a);
   }

@@ -1,12 +1,16 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.KillReport;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
+import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.worker.WorkerConnection;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -18,7 +22,9 @@ import org.slf4j.LoggerFactory;
  * One bubblewrap sandbox. Killing it sends SIGKILL to the bwrap process group (the sandbox's PID 1
  * goes with it, and the kernel then kills every process left in its PID namespace, however it
  * detached itself), waits for the launcher to reap it, and then looks in {@code /proc} for anything
- * still in that namespace, killing and counting what it finds.
+ * still in that namespace, killing and counting what it finds. When the host gives cgroups, the
+ * sandbox has its own, which bounds its memory, processes and CPU, counts what it used, and is
+ * emptied (every member killed) and removed once the sandbox has exited, however it ended.
  */
 final class BwrapSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
@@ -30,6 +36,10 @@ final class BwrapSandbox implements Sandbox {
   private final LauncherClient.Child child;
   private final LauncherClient launcher;
   private final Executor blocking;
+  private final Limits limits;
+  private final Cgroups cgroups;
+  private ResourceUsage lastUsage;
+  private boolean cgroupRemoved;
   private final AtomicReference<CompletableFuture<KillReport>> kill = new AtomicReference<>();
 
   BwrapSandbox(
@@ -38,15 +48,66 @@ final class BwrapSandbox implements Sandbox {
       WorkerConnection worker,
       LauncherClient.Child child,
       LauncherClient launcher,
-      Executor blocking) {
+      Executor blocking,
+      Limits limits,
+      Cgroups cgroups) {
     this.id = id;
     this.workspace = workspace;
     this.worker = worker;
     this.child = child;
     this.launcher = launcher;
     this.blocking = blocking;
+    this.limits = limits;
+    this.cgroups = cgroups.available() ? cgroups : null;
     child.exited.whenComplete(
-        (exit, err) -> worker.close("the sandbox " + (exit == null ? "ended" : exit.describe())));
+        (exit, err) -> {
+          // Count before anything else, so that a run that lost its sandbox can ask why.
+          if (this.cgroups != null) {
+            synchronized (this) {
+              lastUsage = this.cgroups.usage(id);
+            }
+          }
+          worker.close("the sandbox " + (exit == null ? "ended" : exit.describe()));
+          if (this.cgroups != null) {
+            blocking.execute(this::removeCgroup);
+          }
+        });
+  }
+
+  @Override
+  public Limits limits() {
+    return limits;
+  }
+
+  @Override
+  public synchronized Optional<ResourceUsage> usage() {
+    if (cgroups == null) {
+      return Optional.empty();
+    }
+    return Optional.of(cgroupRemoved ? lastUsage : cgroups.usage(id));
+  }
+
+  @Override
+  public void resetPeak() {
+    if (cgroups != null) {
+      cgroups.resetPeak(id);
+    }
+  }
+
+  /**
+   * Kills what is left in the cgroup (escaped from the PID namespace, if anything could) and
+   * removes it.
+   */
+  private void removeCgroup() {
+    int left = cgroups.killAll(id, CHECK_MILLIS);
+    if (left > 0) {
+      log.error("sandbox {}: {} processes of its cgroup survived SIGKILL", id, left);
+    }
+    synchronized (this) {
+      lastUsage = cgroups.usage(id);
+      cgroupRemoved = true;
+    }
+    cgroups.remove(id);
   }
 
   @Override
@@ -116,6 +177,9 @@ final class BwrapSandbox implements Sandbox {
       }
     } else {
       log.warn("sandbox {}: its PID namespace is unknown, so the kill could not be checked", id);
+    }
+    if (cgroups != null) {
+      left = Math.max(left, cgroups.killAll(id, CHECK_MILLIS));
     }
     worker.close("the sandbox was killed");
     return new KillReport(left, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));

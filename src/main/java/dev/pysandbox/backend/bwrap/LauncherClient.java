@@ -98,9 +98,21 @@ final class LauncherClient implements Closeable {
 
   /**
    * Forks a sandbox. The child connects three sockets to {@code socket} (hello lines carry {@code
-   * id} and {@code token}), drops privileges and execs {@code argv}.
+   * id} and {@code token}), opens the seccomp filter on fd 5, joins the cgroups, sets the rlimits,
+   * drops privileges and execs {@code argv}.
+   *
+   * @param seccomp the BPF filter file, or {@code null}
+   * @param cgroups directories whose {@code cgroup.procs} the child joins
+   * @param rlimits soft and hard value per resource name ({@code AS}, {@code NOFILE}, ...)
    */
-  Child spawn(String id, List<String> argv, Path socket, String token) {
+  Child spawn(
+      String id,
+      List<String> argv,
+      Path socket,
+      String token,
+      Path seccomp,
+      List<Path> cgroups,
+      Map<String, long[]> rlimits) {
     Child child = new Child(id);
     if (children.putIfAbsent(id, child) != null) {
       throw new IllegalArgumentException("duplicate sandbox id " + id);
@@ -111,6 +123,12 @@ final class LauncherClient implements Closeable {
     req.set("argv", JSON.valueToTree(argv));
     req.put("socket", socket.toString());
     req.put("token", token);
+    if (seccomp != null) {
+      req.put("seccomp", seccomp.toString());
+    }
+    cgroups.forEach(dir -> req.withArray("cgroups").add(dir.toString()));
+    ObjectNode limits = req.putObject("rlimits");
+    rlimits.forEach((name, v) -> limits.putArray(name).add(v[0]).add(v[1]));
     try {
       write(req);
     } catch (IOException e) {

@@ -275,7 +275,8 @@ public final class JdbcRunStore implements RunStore {
                     rs.getInt("run_count"),
                     rs.getLong("workspace_bytes"),
                     rs.getInt("ttl_minutes"),
-                    rs.getString("dead_reason")));
+                    rs.getString("dead_reason"),
+                    null));
           }
           return out;
         });

@@ -152,7 +152,14 @@ class Launcher:
             with open(os.path.join(directory, "cgroup.procs"), "w") as f:
                 f.write(str(os.getpid()))
         for name, (soft, hard) in (req.get("rlimits") or {}).items():
-            resource.setrlimit(getattr(resource, "RLIMIT_" + name.upper()), (soft, hard))
+            which = getattr(resource, "RLIMIT_" + name.upper())
+            if os.getuid() != 0:
+                # Without privilege a hard limit can only be lowered: never ask for more.
+                _, current = resource.getrlimit(which)
+                if current != resource.RLIM_INFINITY:
+                    hard = min(hard, current)
+                    soft = min(soft, hard)
+            resource.setrlimit(which, (soft, hard))
         if self.uid is not None and os.getuid() == 0:
             os.setgroups([])
             os.setgid(self.gid)

@@ -22,7 +22,14 @@ public final class SandboxFlags {
     var python = InterpreterProbe.probe(Path.of("/usr/bin/python3"));
     List<String> argv =
         BwrapCommand.build(
-            Path.of("/usr/bin/bwrap"), python, workspace, layout.libDir(), runner, List.of());
+            Path.of("/usr/bin/bwrap"),
+            python,
+            workspace,
+            layout.libDir(),
+            runner,
+            List.of(),
+            256L << 20,
+            false);
     List<String> flags = new ArrayList<>(argv.subList(0, argv.indexOf(python.path().toString())));
     int info = flags.indexOf("--info-fd");
     flags.remove(info + 1);
