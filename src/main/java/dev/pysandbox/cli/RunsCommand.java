@@ -111,6 +111,17 @@ final class RunsCommand implements Runnable {
         if (run.message() != null) {
           System.out.println("message:     " + run.message());
         }
+        if (run.killReason() != null) {
+          System.out.println("stopped by:  " + run.killReason());
+        }
+        if (run.peakMemoryBytes() != null) {
+          System.out.printf(
+              "resources:   peak memory %.1f MiB, CPU %d ms%n",
+              run.peakMemoryBytes() / (1024.0 * 1024), run.cpuMillis());
+        }
+        if (!run.limits().isEmpty()) {
+          System.out.println("limits:      " + run.limits());
+        }
         System.out.println("code sha256: " + run.codeHash());
         System.out.println("--- code ---");
         System.out.println(run.code().stripTrailing());
