@@ -10,18 +10,25 @@ import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of a server in the middle of a run: nothing of the sandbox survives, the run is
- * interrupted.
+ * interrupted, and the next server removes the dead one's cgroups.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class KillRecoveryIT {
@@ -30,6 +37,8 @@ class KillRecoveryIT {
   @Test
   void killedServer_leavesNoSandbox_andItsRunBecomesInterrupted() throws Exception {
     String marker = "pysandbox-marker-" + UUID.randomUUID();
+    Set<Path> groupsBefore = serverCgroups();
+    Path deadServersGroup;
     Process server =
         new ProcessBuilder(
                 TestServices.launcher().toString(), "serve", "--data-dir", dataDir.toString())
@@ -54,6 +63,15 @@ class KillRecoveryIT {
         assertThat(System.nanoTime()).as("the run started").isLessThan(deadline);
         Thread.sleep(100);
       }
+      Set<Path> mine = new HashSet<>(serverCgroups());
+      mine.removeAll(groupsBefore);
+      assertThat(mine).as("the server made its cgroup parent").hasSize(1);
+      deadServersGroup = mine.iterator().next();
+      try (Stream<Path> groups = Files.list(deadServersGroup)) {
+        assertThat(groups.filter(Files::isDirectory))
+            .as("with a group for the running sandbox")
+            .isNotEmpty();
+      }
       server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
       while (!ProcessTable.withCommandLineContaining(marker).isEmpty()
@@ -75,6 +93,28 @@ class KillRecoveryIT {
       RunRecord r = service.getRun(runs.get(0).runId(), false);
       assertThat(r.status()).isEqualTo(RunStatus.INTERRUPTED);
       assertThat(r.message()).contains("stopped before the run finished");
+      assertThat(deadServersGroup)
+          .as("the next server removed the dead server's cgroups")
+          .doesNotExist();
+    }
+  }
+
+  /** The per-server groups ({@code pysandbox-<instance>}) in the memory hierarchy. */
+  private static Set<Path> serverCgroups() throws IOException {
+    Path own = null;
+    for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+      String[] f = line.split(":", 3);
+      if (List.of(f[1].split(",")).contains("memory")) {
+        own = Path.of("/sys/fs/cgroup/memory", f[2].substring(1));
+      }
+    }
+    assertThat(own).as("a cgroup v1 memory hierarchy (this kind of host)").isNotNull();
+    try (Stream<Path> s = Files.list(own)) {
+      return s.filter(
+              p ->
+                  p.getFileName().toString().startsWith("pysandbox-")
+                      && !p.getFileName().toString().startsWith("pysandbox-server-"))
+          .collect(Collectors.toCollection(HashSet::new));
     }
   }
 }
