@@ -38,6 +38,11 @@ public final class Cgroups {
     this.unavailable = unavailable;
   }
 
+  /** No cgroups at all, for the reason given. */
+  public static Cgroups disabled(String why) {
+    return new Cgroups(Map.of(), false, why);
+  }
+
   /** Finds the hierarchies and makes this server's parent groups; never throws. */
   public static Cgroups detect(String instanceId) {
     try {

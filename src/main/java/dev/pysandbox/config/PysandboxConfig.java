@@ -48,6 +48,7 @@ public final class PysandboxConfig {
   private final dev.pysandbox.backend.Limits maxLimits;
   private final long outputMaxBytes;
   private final boolean seccomp;
+  private final boolean cgroups;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -126,6 +127,7 @@ public final class PysandboxConfig {
             maxLimits.tmpBytes());
     this.outputMaxBytes = integer(Setting.OUTPUT_MAX, 1, 1 << 20) * mib;
     this.seccomp = bool(Setting.SECCOMP);
+    this.cgroups = bool(Setting.CGROUPS);
     this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
     this.warnings = List.copyOf(warn);
   }
@@ -418,6 +420,11 @@ public final class PysandboxConfig {
 
   public boolean seccomp() {
     return seccomp;
+  }
+
+  /** Whether each sandbox gets its own cgroup where the host allows one. */
+  public boolean cgroups() {
+    return cgroups;
   }
 
   /** Largest upload in bytes (decoded). */

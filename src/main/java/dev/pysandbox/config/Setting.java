@@ -51,6 +51,10 @@ public enum Setting {
       "output_max_mb",
       "64",
       "Output (stdout and stderr together, MiB) after which a run is interrupted, then killed."),
+  CGROUPS(
+      "cgroups",
+      "true",
+      "Give each sandbox its own cgroup where the host allows (false: rlimits only)."),
   SECCOMP(
       "seccomp",
       "true",

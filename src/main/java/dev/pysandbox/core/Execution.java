@@ -133,6 +133,11 @@ final class Execution {
               reply.get(
                   Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
           finished(r, run);
+          if (breach == null && watch.pidsLimitHit()) {
+            // Whatever the code made of the failed fork, what it started may still be forking:
+            // a sandbox that hit its pids limit is ended with everything in it.
+            return killedFor(pidsBreach(sandbox), sandbox, reply, started, run);
+          }
           if (breach != null) {
             stoppedBy(breach, run);
           } else {
@@ -182,6 +187,11 @@ final class Execution {
       this.before = before;
     }
 
+    boolean pidsLimitHit() {
+      return before != null
+          && sandbox.usage().orElse(before).pidsLimitHits() > before.pidsLimitHits();
+    }
+
     Breach check() {
       long out = sandbox.worker().outputBytes();
       if (out > guard.outputMaxBytes()) {
@@ -193,11 +203,8 @@ final class Execution {
                 + mib(guard.outputMaxBytes())
                 + " MiB output limit (output_max_mb)");
       }
-      if (before != null) {
-        ResourceUsage now = sandbox.usage().orElse(before);
-        if (now.pidsLimitHits() > before.pidsLimitHits()) {
-          return pidsBreach(sandbox);
-        }
+      if (pidsLimitHit()) {
+        return pidsBreach(sandbox);
       }
       long t = System.nanoTime();
       if (t >= nextDiskCheck) {

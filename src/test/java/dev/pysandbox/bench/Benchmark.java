@@ -98,11 +98,27 @@ public final class Benchmark {
 
   // -- one-shot run_python ------------------------------------------------------------------------
 
+  /**
+   * One-shot latency with the sandbox's cgroup, seccomp filter and rlimits (the default), and
+   * without cgroup and seccomp, in the same run: the difference is what the limits cost.
+   */
   private void oneShot(int calls) {
+    List<Double> limited;
     try (McpSyncClient client = client(Map.of())) {
-      List<Double> ms = time(client, "run_python", Map.of("code", "print(1)"), calls, 20);
-      row("run_python print(1), one-shot sandbox (" + calls + " calls, stdio)", ms);
+      limited = time(client, "run_python", Map.of("code", "print(1)"), calls, 20);
+      row("run_python print(1), one-shot sandbox (" + calls + " calls, stdio)", limited);
     }
+    List<Double> bare;
+    try (McpSyncClient client = client(Map.of("cgroups", "false", "seccomp", "false"))) {
+      bare = time(client, "run_python", Map.of("code", "print(1)"), calls, 20);
+      row("  same, without cgroup and seccomp (cgroups=false seccomp=false)", bare);
+    }
+    List<Double> a = new ArrayList<>(limited);
+    List<Double> b = new ArrayList<>(bare);
+    Collections.sort(a);
+    Collections.sort(b);
+    System.out.printf(
+        Locale.ROOT, "  overhead of cgroup + seccomp at p50: %+.2f ms%n", pct(a, 50) - pct(b, 50));
   }
 
   McpSyncClient client(Map<String, String> settings) {

@@ -78,6 +78,34 @@ class PysandboxConfigTest {
     assertThat(c.warnings()).singleElement().asString().contains("timeout_default");
   }
 
+  @Test
+  void sandboxLimits_comeFromEveryLayer_andDefaultsAboveTheMaximaAreClamped() {
+    PysandboxConfig d = PysandboxConfig.load(Map.of("data_dir", dir.toString()), Map.of(), null);
+    assertThat(d.defaultLimits().describe())
+        .containsEntry("memory_limit_mb", 512L)
+        .containsEntry("pids_limit", 128)
+        .containsEntry("cpu_limit", 1.0)
+        .containsEntry("disk_quota_mb", 1024L)
+        .containsEntry("tmp_size_mb", 256L);
+    assertThat(d.outputMaxBytes()).isEqualTo(64L << 20);
+    assertThat(d.seccomp()).isTrue();
+    assertThat(d.cgroups()).isTrue();
+    PysandboxConfig c =
+        PysandboxConfig.load(
+            Map.of("data_dir", dir.toString(), "memory_limit_mb", "8192", "cpu_limit", "0.5"),
+            Map.of("PYSANDBOX_PIDS_LIMIT", "64", "PYSANDBOX_DISK_QUOTA_MAX_MB", "100"),
+            null);
+    assertThat(c.defaultLimits().memoryBytes()).isEqualTo(4096L << 20);
+    assertThat(c.defaultLimits().pids()).isEqualTo(64);
+    assertThat(c.defaultLimits().cpus()).isEqualTo(0.5);
+    assertThat(c.defaultLimits().diskBytes()).isEqualTo(100L << 20);
+    assertThat(c.warnings())
+        .anySatisfy(w -> assertThat(w).contains("memory_limit_mb"))
+        .anySatisfy(w -> assertThat(w).contains("disk_quota_mb"));
+    assertThatThrownBy(() -> load("pids_limit", "0")).hasMessageContaining("pids_limit");
+    assertThatThrownBy(() -> load("cpu_limit", "many")).hasMessageContaining("cpu_limit");
+  }
+
   private PysandboxConfig load(String key, String value) {
     return PysandboxConfig.load(Map.of("data_dir", dir.toString(), key, value), Map.of(), null);
   }

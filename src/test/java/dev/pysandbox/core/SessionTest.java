@@ -9,6 +9,7 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
 import java.nio.file.Files;
@@ -107,6 +108,55 @@ class SessionTest {
     assertThat(b.stdout()).isEqualTo("False []\n");
     RunRecord oneShot = service.run(ExecutionRequest.of("print('secret' in globals())"));
     assertThat(oneShot.stdout()).isEqualTo("False\n");
+  }
+
+  @Test
+  void sessionLimits_areValidatedAgainstTheMaxima_andApplied() {
+    for (LimitRequest bad :
+        List.of(
+            new LimitRequest(8192, null, null, null),
+            new LimitRequest(16, null, null, null),
+            new LimitRequest(null, 5000, null, null),
+            new LimitRequest(null, null, 64.0, null),
+            new LimitRequest(null, null, Double.NaN, null),
+            new LimitRequest(null, null, null, 0))) {
+      assertThatThrownBy(() -> service.createSession("limited-bad", null, bad))
+          .isInstanceOf(PysandboxException.class)
+          .satisfies(
+              e ->
+                  assertThat(((PysandboxException) e).code())
+                      .isEqualTo(ErrorCode.INVALID_ARGUMENT))
+          .hasMessageContaining("the server's maximum");
+    }
+    assertThat(service.listSessions()).noneMatch(s -> s.sessionId().equals("limited-bad"));
+    SessionInfo s = service.createSession("limited", null, new LimitRequest(256, 16, 0.5, 10));
+    assertThat(s.limits())
+        .containsEntry("memory_limit_mb", 256L)
+        .containsEntry("pids_limit", 16)
+        .containsEntry("cpu_limit", 0.5)
+        .containsEntry("disk_quota_mb", 10L);
+    RunRecord r =
+        run(
+            "limited",
+            "import resource\nprint(resource.getrlimit(resource.RLIMIT_FSIZE)[0] // 2**20)\n"
+                + "import threading, time\nts = []\n"
+                + "try:\n    for _ in range(64):\n        t = threading.Thread(target=time.sleep, args=(5,)); t.start(); ts.append(t)\n"
+                + "except RuntimeError as e:\n    print('threads refused at', len(ts))");
+    assertThat(r.limits()).containsEntry("pids_limit", 16);
+    assertThat(r.stdout()).startsWith("10\n");
+    assertThat(r.killReason()).as(r.message()).isEqualTo("pids_limit");
+    assertThat(r.peakMemoryBytes()).isPositive();
+    service.closeSession("limited");
+  }
+
+  @Test
+  void checkSetup_showsTheLimitsAndWhatEnforcesThem() {
+    var limits = service.checkSetup().limits();
+    assertThat(limits.get("sandbox_default").toString()).contains("memory_limit_mb=512");
+    assertThat(limits.get("sandbox_max").toString()).contains("memory_limit_mb=4096");
+    assertThat(limits.get("confinement").toString())
+        .contains("cgroups=cgroup v1 (memory, pids")
+        .contains("seccomp=on");
   }
 
   @Test

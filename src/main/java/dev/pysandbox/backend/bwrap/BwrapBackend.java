@@ -191,7 +191,10 @@ public final class BwrapBackend implements SandboxBackend {
           e);
     }
     Path filter = config.seccomp() ? buildSeccompFilter(python.path()) : null;
-    Cgroups cgroups = Cgroups.detect(instanceId);
+    Cgroups cgroups =
+        config.cgroups()
+            ? Cgroups.detect(instanceId)
+            : Cgroups.disabled("turned off (cgroups=false)");
     cgroups
         .unavailableReason()
         .ifPresent(
