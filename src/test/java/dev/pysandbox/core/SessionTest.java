@@ -7,9 +7,9 @@ import dev.pysandbox.MutableClock;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
 import java.nio.file.Files;
@@ -124,8 +124,7 @@ class SessionTest {
           .isInstanceOf(PysandboxException.class)
           .satisfies(
               e ->
-                  assertThat(((PysandboxException) e).code())
-                      .isEqualTo(ErrorCode.INVALID_ARGUMENT))
+                  assertThat(((PysandboxException) e).code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
           .hasMessageContaining("the server's maximum");
     }
     assertThat(service.listSessions()).noneMatch(s -> s.sessionId().equals("limited-bad"));
