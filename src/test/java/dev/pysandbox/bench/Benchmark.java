@@ -49,6 +49,10 @@ public final class Benchmark {
         "pysandbox benchmark — %d cores, %s, data dir %s%n%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), dataDir);
     int warmCalls = Integer.getInteger("bench.warmCalls", 1000);
+    if ("limits".equals(System.getProperty("bench.only"))) {
+      b.limitsBreakdown(calls);
+      return;
+    }
     b.startup(10);
     b.oneShot(calls);
     b.sessions(warmCalls);
@@ -100,25 +104,64 @@ public final class Benchmark {
 
   /**
    * One-shot latency with the sandbox's cgroup, seccomp filter and rlimits (the default), and
-   * without cgroup and seccomp, in the same run: the difference is what the limits cost.
+   * without cgroup and seccomp, in the same run: the difference is what the limits cost. Twice:
+   * back to back (calls come faster than the pool refills, so every sandbox start is on the path)
+   * and at an agent's pace (100 ms between calls, the pool has a sandbox ready).
    */
   private void oneShot(int calls) {
+    Map<String, String> off = Map.of("cgroups", "false", "seccomp", "false");
     List<Double> limited;
+    List<Double> bare;
+    List<Double> limitedPaced;
+    List<Double> barePaced;
     try (McpSyncClient client = client(Map.of())) {
       limited = time(client, "run_python", Map.of("code", "print(1)"), calls, 20);
-      row("run_python print(1), one-shot sandbox (" + calls + " calls, stdio)", limited);
+      limitedPaced = paced(client, calls / 2);
     }
-    List<Double> bare;
-    try (McpSyncClient client = client(Map.of("cgroups", "false", "seccomp", "false"))) {
+    try (McpSyncClient client = client(off)) {
       bare = time(client, "run_python", Map.of("code", "print(1)"), calls, 20);
-      row("  same, without cgroup and seccomp (cgroups=false seccomp=false)", bare);
+      barePaced = paced(client, calls / 2);
     }
-    List<Double> a = new ArrayList<>(limited);
-    List<Double> b = new ArrayList<>(bare);
+    row("run_python print(1), one-shot sandbox (" + calls + " calls back to back, stdio)", limited);
+    row("  same, without cgroup and seccomp (cgroups=false seccomp=false)", bare);
+    overhead(limited, bare);
+    row("run_python print(1), one-shot, 100 ms apart (" + calls / 2 + " calls)", limitedPaced);
+    row("  same, without cgroup and seccomp", barePaced);
+    overhead(limitedPaced, barePaced);
+  }
+
+  private static List<Double> paced(McpSyncClient client, int calls) {
+    List<Double> ms = new ArrayList<>();
+    for (int i = 0; i < calls; i++) {
+      sleepQuietly(100);
+      ms.addAll(time(client, "run_python", Map.of("code", "print(1)"), 1, 0));
+    }
+    return ms;
+  }
+
+  private static void overhead(List<Double> with, List<Double> without) {
+    List<Double> a = new ArrayList<>(with);
+    List<Double> b = new ArrayList<>(without);
     Collections.sort(a);
     Collections.sort(b);
     System.out.printf(
         Locale.ROOT, "  overhead of cgroup + seccomp at p50: %+.2f ms%n", pct(a, 50) - pct(b, 50));
+  }
+
+  /** One-shot latency with each confinement layer on its own ({@code -Dbench.only=limits}). */
+  private void limitsBreakdown(int calls) {
+    for (Map<String, String> settings :
+        List.of(
+            Map.of("cgroups", "false", "seccomp", "false"),
+            Map.of("cgroups", "true", "seccomp", "false"),
+            Map.of("cgroups", "false", "seccomp", "true"),
+            Map.<String, String>of())) {
+      try (McpSyncClient client = client(settings)) {
+        row(
+            "one-shot print(1) " + (settings.isEmpty() ? "(defaults)" : settings.toString()),
+            time(client, "run_python", Map.of("code", "print(1)"), calls, 20));
+      }
+    }
   }
 
   McpSyncClient client(Map<String, String> settings) {

@@ -52,8 +52,8 @@ public final class BwrapBackend implements SandboxBackend {
   static final long OPEN_FILES = 1024;
 
   /**
-   * RLIMIT_NPROC: counted per host user over every sandbox (they share one), so it guards the host;
-   * the pids cgroup bounds each sandbox.
+   * RLIMIT_NPROC with a cgroup: counted per host user over every sandbox (they share one), so it
+   * guards the host; the pids cgroup bounds each sandbox.
    */
   static final long HOST_USER_PROCESSES = 8192;
 
@@ -273,7 +273,7 @@ public final class BwrapBackend implements SandboxBackend {
             + "), open files ("
             + OPEN_FILES
             + "), file size (= disk quota), processes of the sandbox user ("
-            + HOST_USER_PROCESSES
+            + userProcesses(config.defaultLimits(), s.cgroups().available())
             + ")");
     return Optional.of(m);
   }
@@ -283,7 +283,19 @@ public final class BwrapBackend implements SandboxBackend {
    * cgroup. The address-space limit leaves room for what numpy and its thread pools reserve without
    * touching; without a cgroup it is the memory bound itself, so it is tighter.
    */
-  static Map<String, long[]> rlimits(Limits limits, boolean cgroup) {
+  /**
+   * RLIMIT_NPROC. Without a cgroup it is the only process bound, shared by all sandboxes (one host
+   * user): room for every session and pooled sandbox at its pids limit, so that a fork bomb cannot
+   * take the host down (it can still crowd out the other sandboxes' forks).
+   */
+  long userProcesses(Limits limits, boolean cgroup) {
+    if (cgroup) {
+      return HOST_USER_PROCESSES;
+    }
+    return (long) limits.pids() * (config.maxSessions() + config.poolSize() + 4);
+  }
+
+  Map<String, long[]> rlimits(Limits limits, boolean cgroup) {
     long as =
         cgroup
             ? limits.memoryBytes() + 4 * GIB
@@ -293,7 +305,8 @@ public final class BwrapBackend implements SandboxBackend {
     r.put("CPU", new long[] {CPU_SECONDS_BACKSTOP, CPU_SECONDS_BACKSTOP + 5});
     r.put("NOFILE", new long[] {OPEN_FILES, OPEN_FILES});
     r.put("FSIZE", new long[] {limits.diskBytes(), limits.diskBytes()});
-    r.put("NPROC", new long[] {HOST_USER_PROCESSES, HOST_USER_PROCESSES});
+    long nproc = userProcesses(limits, cgroup);
+    r.put("NPROC", new long[] {nproc, nproc});
     r.put("CORE", new long[] {0, 0});
     return r;
   }
