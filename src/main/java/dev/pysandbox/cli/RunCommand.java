@@ -115,7 +115,7 @@ final class RunCommand implements Callable<Integer> {
       s.append(" in ").append(run.durationMs()).append(" ms");
     }
     s.append('\n');
-    if (run.message() != null && run.error() == null) {
+    if (run.message() != null && (run.error() == null || run.killReason() != null)) {
       s.append("[pysandbox] ").append(run.message()).append('\n');
     }
     if (run.stdoutTruncated() || run.stderrTruncated()) {

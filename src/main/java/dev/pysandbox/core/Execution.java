@@ -69,8 +69,9 @@ final class Execution {
     Sandbox sandbox = active.sandbox();
     sandbox.resetPeak();
     ResourceUsage before = sandbox.usage().orElse(null);
-    Outcome o = execute(active, code, timeoutSeconds, guard, before, run);
-    measure(sandbox, before, run);
+    Watch watch = new Watch(sandbox, guard, before);
+    Outcome o = execute(active, code, timeoutSeconds, guard, watch, run);
+    measure(watch.latest(), before, run);
     if (active.cancelRequested()) {
       run.status(RunStatus.CANCELLED)
           .killReason(null)
@@ -83,15 +84,12 @@ final class Execution {
   }
 
   /** Peak memory and CPU time of the run, from the sandbox's cgroup. */
-  private static void measure(Sandbox sandbox, ResourceUsage before, RunRecord.Builder run) {
-    sandbox
-        .usage()
-        .ifPresent(
-            after -> {
-              run.peakMemoryBytes(after.peakMemoryBytes());
-              long cpu = after.cpuNanos() - (before == null ? 0 : before.cpuNanos());
-              run.cpuMillis(Math.max(0, cpu) / 1_000_000);
-            });
+  private static void measure(ResourceUsage after, ResourceUsage before, RunRecord.Builder run) {
+    if (after != null) {
+      run.peakMemoryBytes(after.peakMemoryBytes());
+      long cpu = after.cpuNanos() - (before == null ? 0 : before.cpuNanos());
+      run.cpuMillis(Math.max(0, cpu) / 1_000_000);
+    }
   }
 
   /** A limit the server found passed while the run was in flight. */
@@ -102,7 +100,7 @@ final class Execution {
       String code,
       int timeoutSeconds,
       Guard guard,
-      ResourceUsage before,
+      Watch watch,
       RunRecord.Builder run) {
     Sandbox sandbox = active.sandbox();
     ObjectNode payload = JSON.createObjectNode();
@@ -119,7 +117,6 @@ final class Execution {
       sandbox.worker().interrupt();
     }
     long deadline = started + TimeUnit.SECONDS.toNanos(timeoutSeconds);
-    Watch watch = new Watch(sandbox, guard, before);
     Breach breach = null;
     long interruptedAt = 0;
     try {
@@ -133,7 +130,7 @@ final class Execution {
               reply.get(
                   Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
           finished(r, run);
-          if (breach == null && watch.pidsLimitHit()) {
+          if (watch.endOfRun() && breach == null) {
             // Whatever the code made of the failed fork, what it started may still be forking:
             // a sandbox that hit its pids limit is ended with everything in it.
             return killedFor(pidsBreach(sandbox), sandbox, reply, started, run);
@@ -165,7 +162,7 @@ final class Execution {
       if (!(e.getCause() instanceof WorkerLostException lost)) {
         throw new PysandboxException(ErrorCode.INTERNAL, "execution failed: " + e.getCause(), e);
       }
-      return lost(sandbox, lost, before, started, run);
+      return lost(sandbox, lost, watch.before, started, run);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       await(sandbox.kill("the server is stopping"));
@@ -177,7 +174,8 @@ final class Execution {
   private static final class Watch {
     private final Sandbox sandbox;
     private final Guard guard;
-    private final ResourceUsage before;
+    final ResourceUsage before;
+    private ResourceUsage atEnd;
     private long nextDiskCheck;
     private long diskCheckCost;
 
@@ -190,6 +188,27 @@ final class Execution {
     boolean pidsLimitHit() {
       return before != null
           && sandbox.usage().orElse(before).pidsLimitHits() > before.pidsLimitHits();
+    }
+
+    /**
+     * Reads the counters once the runner has answered (kept for the run's record).
+     *
+     * @return true when the run hit the pids limit
+     */
+    boolean endOfRun() {
+      if (before == null) {
+        return false;
+      }
+      atEnd = sandbox.usage().orElse(before);
+      return atEnd.pidsLimitHits() > before.pidsLimitHits();
+    }
+
+    /** The counters at the end of the run; read now when the run did not end normally. */
+    ResourceUsage latest() {
+      if (before == null) {
+        return null;
+      }
+      return atEnd != null ? atEnd : sandbox.usage().orElse(null);
     }
 
     Breach check() {

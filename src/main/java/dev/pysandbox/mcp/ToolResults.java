@@ -100,8 +100,11 @@ final class ToolResults {
     if (run.exitCode() != null && run.exitCode() != 0) {
       s.append(" (exit code ").append(run.exitCode()).append(')');
     }
+    if (run.killReason() != null) {
+      s.append(" [").append(run.killReason()).append(']');
+    }
     s.append('\n');
-    if (run.message() != null && run.error() == null) {
+    if (run.message() != null && (run.error() == null || run.killReason() != null)) {
       s.append(run.message()).append('\n');
     }
     section(s, "stdout", run.stdout(), run.stdoutTruncated());

@@ -152,6 +152,32 @@ class McpStdioIT {
   }
 
   @Test
+  void createSession_takesLimits_andAMemoryHogSaysWhichLimitStoppedIt() {
+    assertThat(errorOf(call("create_session", Map.of("memory_limit_mb", 1_000_000))))
+        .containsEntry("code", "invalid_argument");
+    assertThat(errorOf(call("create_session", Map.of("cpu_limit", "lots"))))
+        .containsEntry("code", "invalid_argument");
+    Map<String, Object> s =
+        json(
+            call(
+                "create_session",
+                Map.of("session_id", "mcp-limited", "memory_limit_mb", 96, "pids_limit", 32)));
+    assertThat(s.get("limits").toString()).contains("memory_limit_mb=96", "pids_limit=32");
+    CallToolResult r =
+        call(
+            "run_python",
+            Map.of(
+                "session_id", "mcp-limited", "code", "x = []\nwhile True: x.append(b'1' * 10**6)"));
+    assertThat(json(r))
+        .containsEntry("status", "failed")
+        .containsEntry("kill_reason", "memory_limit");
+    assertThat(((McpSchema.TextContent) r.content().get(0)).text())
+        .contains("[memory_limit]")
+        .contains("memory limit of 96 MiB");
+    call("close_session", Map.of("session_id", "mcp-limited"));
+  }
+
+  @Test
   void badArguments_getErrorsWithCodes() {
     assertThat(errorOf(call("run_python", Map.of("code", ""))))
         .containsEntry("code", "invalid_argument");

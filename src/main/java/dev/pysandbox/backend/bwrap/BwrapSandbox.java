@@ -61,12 +61,8 @@ final class BwrapSandbox implements Sandbox {
     this.cgroups = cgroups.available() ? cgroups : null;
     child.exited.whenComplete(
         (exit, err) -> {
-          // Count before anything else, so that a run that lost its sandbox can ask why.
-          if (this.cgroups != null) {
-            synchronized (this) {
-              lastUsage = this.cgroups.usage(id);
-            }
-          }
+          // The group stays until removeCgroup has kept its last counts: a run that lost its
+          // sandbox can still ask why.
           worker.close("the sandbox " + (exit == null ? "ended" : exit.describe()));
           if (this.cgroups != null) {
             blocking.execute(this::removeCgroup);
