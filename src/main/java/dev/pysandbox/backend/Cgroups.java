@@ -26,6 +26,9 @@ public final class Cgroups {
   private static final Logger log = LoggerFactory.getLogger(Cgroups.class);
   private static final long PERIOD_US = 100_000;
 
+  /** How long start-up waits for a dead server's sandboxes to leave their groups. */
+  private static final long DEAD_GROUP_WAIT_NANOS = 10_000_000_000L;
+
   /** Per controller (v1) or "unified" (v2): the directory under which this server's groups go. */
   private final Map<String, Path> bases;
 
@@ -287,10 +290,10 @@ public final class Cgroups {
           if (instanceAlive.test(instance)) {
             continue;
           }
+          long deadline = System.nanoTime() + DEAD_GROUP_WAIT_NANOS;
           try (var children = Files.list(dir)) {
             for (Path child : children.filter(Files::isDirectory).toList()) {
-              killDir(child);
-              removeQuietly(child);
+              killAndRemove(child, deadline);
             }
           }
           removeQuietly(dir);
@@ -303,15 +306,36 @@ public final class Cgroups {
     return removed;
   }
 
-  private static void killDir(Path dir) {
-    try {
-      for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
-        if (!line.isBlank()) {
-          ProcessTable.killNow(Long.parseLong(line.trim()));
+  /**
+   * Kills what is in a dead server's group and removes it once it is empty: killed processes leave
+   * the group only when they are reaped, which the host's init may take a moment to do.
+   */
+  private static void killAndRemove(Path dir, long deadlineNanos) {
+    while (true) {
+      boolean empty = true;
+      try {
+        for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+          if (!line.isBlank()) {
+            empty = false;
+            ProcessTable.killNow(Long.parseLong(line.trim()));
+          }
         }
+      } catch (NoSuchFileException e) {
+        return;
+      } catch (IOException | NumberFormatException e) {
+        // unreadable: try to remove it anyway
       }
-    } catch (IOException | NumberFormatException e) {
-      // nothing to kill
+      if (empty || System.nanoTime() > deadlineNanos) {
+        removeQuietly(dir);
+        return;
+      }
+      try {
+        Thread.sleep(10);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        removeQuietly(dir);
+        return;
+      }
     }
   }
 
