@@ -168,8 +168,7 @@ public final class Cgroups {
     return dirs;
   }
 
-  /** Sets (or changes) a sandbox's limits; a running sandbox is held to the new ones at once. */
-  public void apply(String sandboxId, Limits limits) throws IOException {
+  private void apply(String sandboxId, Limits limits) throws IOException {
     String quota = Long.toString(Math.max(1000, Math.round(limits.cpus() * PERIOD_US)));
     if (v2) {
       Path d = bases.get("unified").resolve(sandboxId);
@@ -225,47 +224,44 @@ public final class Cgroups {
   }
 
   /**
-   * Kills every process in the sandbox's groups, until none is left or the time is up.
+   * Kills every process in the sandbox's groups and waits until the groups are empty (a killed
+   * process leaves only once it is reaped), or the time is up.
    *
-   * @return processes still there at the end
+   * @return processes still in the groups at the end
    */
   public int killAll(String sandboxId, long timeoutMillis) {
-    long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
-    int left;
-    do {
-      if (v2) {
-        writeQuietly(bases.get("unified").resolve(sandboxId), "cgroup.kill", "1");
+    if (v2) {
+      writeQuietly(bases.get("unified").resolve(sandboxId), "cgroup.kill", "1");
+    }
+    List<Path> dirs = bases.values().stream().map(base -> base.resolve(sandboxId)).toList();
+    return killMembers(dirs, System.nanoTime() + timeoutMillis * 1_000_000);
+  }
+
+  private static int killMembers(List<Path> dirs, long deadlineNanos) {
+    while (true) {
+      List<Long> pids = new ArrayList<>();
+      for (Path dir : dirs) {
+        try {
+          for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
+            if (!line.isBlank()) {
+              pids.add(Long.parseLong(line.trim()));
+            }
+          }
+        } catch (IOException | NumberFormatException e) {
+          // removed, or not ours
+        }
       }
-      List<Long> pids = members(sandboxId);
       pids.forEach(ProcessTable::killNow);
-      left = (int) pids.stream().filter(ProcessTable::isAlive).count();
-      if (left == 0) {
-        return 0;
+      if (pids.isEmpty() || System.nanoTime() > deadlineNanos) {
+        return pids.size();
       }
       try {
         Thread.sleep(2);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
-        break;
-      }
-    } while (System.nanoTime() < deadline);
-    return left;
-  }
-
-  private List<Long> members(String sandboxId) {
-    List<Long> pids = new ArrayList<>();
-    for (Path base : bases.values()) {
-      try {
-        for (String line : Files.readAllLines(base.resolve(sandboxId).resolve("cgroup.procs"))) {
-          if (!line.isBlank()) {
-            pids.add(Long.parseLong(line.trim()));
-          }
-        }
-      } catch (IOException | NumberFormatException e) {
-        // removed, or not ours
+        return pids.size();
       }
     }
-    return pids;
   }
 
   /** Removes a sandbox's (empty) groups. */
@@ -293,7 +289,10 @@ public final class Cgroups {
           long deadline = System.nanoTime() + DEAD_GROUP_WAIT_NANOS;
           try (var children = Files.list(dir)) {
             for (Path child : children.filter(Files::isDirectory).toList()) {
-              killAndRemove(child, deadline);
+              // Killed processes leave only once reaped, which the host's init may take a moment
+              // to do for a dead server's sandboxes.
+              killMembers(List.of(child), deadline);
+              removeQuietly(child);
             }
           }
           removeQuietly(dir);
@@ -304,39 +303,6 @@ public final class Cgroups {
       }
     }
     return removed;
-  }
-
-  /**
-   * Kills what is in a dead server's group and removes it once it is empty: killed processes leave
-   * the group only when they are reaped, which the host's init may take a moment to do.
-   */
-  private static void killAndRemove(Path dir, long deadlineNanos) {
-    while (true) {
-      boolean empty = true;
-      try {
-        for (String line : Files.readAllLines(dir.resolve("cgroup.procs"))) {
-          if (!line.isBlank()) {
-            empty = false;
-            ProcessTable.killNow(Long.parseLong(line.trim()));
-          }
-        }
-      } catch (NoSuchFileException e) {
-        return;
-      } catch (IOException | NumberFormatException e) {
-        // unreadable: try to remove it anyway
-      }
-      if (empty || System.nanoTime() > deadlineNanos) {
-        removeQuietly(dir);
-        return;
-      }
-      try {
-        Thread.sleep(10);
-      } catch (InterruptedException e) {
-        Thread.currentThread().interrupt();
-        removeQuietly(dir);
-        return;
-      }
-    }
   }
 
   /** Removes this server's parent groups (on shutdown). */

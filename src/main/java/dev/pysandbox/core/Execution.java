@@ -177,7 +177,6 @@ final class Execution {
     final ResourceUsage before;
     private ResourceUsage atEnd;
     private long nextDiskCheck;
-    private long diskCheckCost;
 
     Watch(Sandbox sandbox, Guard guard, ResourceUsage before) {
       this.sandbox = sandbox;
@@ -229,10 +228,8 @@ final class Execution {
       if (t >= nextDiskCheck) {
         long quota = sandbox.limits().diskBytes();
         long used = WorkspaceFiles.totalBytes(sandbox.workspace(), quota);
-        long cost = System.nanoTime() - t;
         // A big workspace costs more to measure: measure it less often (at most 10% of the time).
-        diskCheckCost = cost;
-        nextDiskCheck = System.nanoTime() + 9 * diskCheckCost;
+        nextDiskCheck = System.nanoTime() + 9 * (System.nanoTime() - t);
         if (used > quota && used > guard.workspaceBytesBefore()) {
           return diskBreach(used, quota);
         }
@@ -258,6 +255,14 @@ final class Execution {
             + sandbox.limits().pids()
             + " processes and threads (pids_limit), so its sandbox was killed with every"
             + " process in it");
+  }
+
+  /**
+   * A run that left its workspace over the quota without the watch seeing it (it was quicker than
+   * one poll): it fails for that, and the files stay so that the code can delete them.
+   */
+  static void overQuota(RunRecord.Builder run, long used, long quota) {
+    stoppedBy(diskBreach(used, quota), run);
   }
 
   /** A run that finished after a limit made it stop: it failed, for that reason. */
@@ -401,7 +406,7 @@ final class Execution {
     return new Outcome(run, true);
   }
 
-  static long mib(long bytes) {
+  private static long mib(long bytes) {
     return bytes / Limits.MIB;
   }
 

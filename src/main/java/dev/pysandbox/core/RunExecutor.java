@@ -211,29 +211,12 @@ final class RunExecutor {
     return done;
   }
 
-  /**
-   * A run too quick for the watch can still have written past the quota: it fails for that (the
-   * files stay, so that the code can see and delete them).
-   */
+  /** A run too quick for the watch can still have written past the quota. */
   private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
     long quota = sandbox.limits().diskBytes();
-    RunRecord r = run.build();
-    if (after <= quota || after <= before || r.killReason() != null) {
-      return;
+    if (after > quota && after > before && run.build().killReason() == null) {
+      Execution.overQuota(run, after, quota);
     }
-    String message =
-        "the workspace /mnt/data holds "
-            + Execution.mib(after)
-            + " MiB, over its "
-            + Execution.mib(quota)
-            + " MiB quota (disk_quota_mb): delete files to go on";
-    run.status(RunStatus.FAILED)
-        .killReason("disk_quota")
-        .message(message)
-        .error(
-            r.error() == null
-                ? new dev.pysandbox.api.ErrorInfo("LimitExceeded", message, null)
-                : r.error());
   }
 
   private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {

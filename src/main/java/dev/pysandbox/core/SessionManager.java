@@ -80,11 +80,11 @@ final class SessionManager {
    * @throws PysandboxException {@code max_sessions} when a new one would pass the limit
    */
   Session open(String id, Integer ttlMinutes) {
-    return open(id, ttlMinutes, null);
+    return open(id, ttlMinutes, config.defaultLimits());
   }
 
   /**
-   * @param limits the new session's limits, or {@code null} for the server's defaults
+   * @param limits the new session's limits
    */
   Session open(String id, Integer ttlMinutes, Limits limits) {
     Session existing = sessions.get(id);
@@ -109,8 +109,7 @@ final class SessionManager {
                 + config.maxSessions()
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
-      created =
-          new Session(id, clock.instant(), ttl, limits == null ? config.defaultLimits() : limits);
+      created = new Session(id, clock.instant(), ttl, limits);
       sessions.put(id, created);
     }
     try {

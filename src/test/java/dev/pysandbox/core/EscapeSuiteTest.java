@@ -93,6 +93,12 @@ class EscapeSuiteTest {
 
   // -- helpers -----------------------------------------------------------------------------------
 
+  /** Python: {@code t(name, fn)} prints "name ALLOWED", or "name DENIED" when fn raises OSError. */
+  private static final String TRY =
+      "def t(name, fn):\n"
+          + "    try:\n        fn()\n        print(name, 'ALLOWED')\n"
+          + "    except OSError:\n        print(name, 'DENIED')\n";
+
   private static RunRecord oneShot(String code, int timeoutSeconds) {
     return service.run(new ExecutionRequest(code, null, null, timeoutSeconds));
   }
@@ -350,9 +356,7 @@ class EscapeSuiteTest {
       RunRecord r =
           oneShot(
               "import importlib, socket, urllib.request\n"
-                  + "def t(name, fn):\n"
-                  + "    try:\n        fn()\n        print(name, 'ALLOWED')\n"
-                  + "    except OSError as e:\n        print(name, 'DENIED')\n"
+                  + TRY
                   + "t('urlopen', lambda: urllib.request.urlopen('http://1.1.1.1', timeout=5))\n"
                   + "t('raw', lambda: socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP))\n"
                   + "t('host', lambda: socket.create_connection(('127.0.0.1', "
@@ -422,9 +426,7 @@ class EscapeSuiteTest {
           inSession(
               id,
               "import os, pathlib\n"
-                  + "def t(name, fn):\n"
-                  + "    try:\n        fn()\n        print(name, 'ALLOWED')\n"
-                  + "    except OSError as e:\n        print(name, 'DENIED')\n"
+                  + TRY
                   + "t('passwd', lambda: open('/etc/passwd', 'a'))\n"
                   + "t('root', lambda: list(pathlib.Path('/root').iterdir()))\n"
                   + "t('hardlink', lambda: os.link('/etc/passwd', '/mnt/data/passwd'))\n"

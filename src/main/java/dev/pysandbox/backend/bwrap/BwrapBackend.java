@@ -20,6 +20,7 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -216,27 +217,34 @@ public final class BwrapBackend implements SandboxBackend {
   }
 
   /**
-   * Generates the seccomp filter with libseccomp's Python binding, fresh at every start (it costs a
-   * Python start, and a filter file left by an older version is never trusted). Fails closed: with
-   * seccomp on and no way to build the filter, no sandbox starts.
+   * The seccomp filter, generated with libseccomp's Python binding the first time a version of the
+   * generator runs in this data directory ({@code seccomp_filter-<hash>.bpf}, written under a
+   * temporary name and renamed, so that servers sharing the directory never read half a file).
+   * Fails closed: with seccomp on and no way to build the filter, no sandbox starts.
    */
   private Path buildSeccompFilter(Path python) {
-    Path out = layout.runtimeDir().resolve("seccomp.bpf");
     try {
       String script =
           SandboxFiles.installScript(
               "/dev/pysandbox/backend/bwrap/seccomp_filter.py", "seccomp_filter", layout.libDir());
+      Path out = layout.runtimeDir().resolve(script.replace(".py", ".bpf"));
+      if (Files.isRegularFile(out) && Files.size(out) > 0) {
+        return out;
+      }
+      Path tmp = layout.runtimeDir().resolve(out.getFileName() + ".tmp-" + instanceId);
       Process p =
           new ProcessBuilder(
                   python.toString(),
                   "-I",
                   layout.libDir().resolve(script).toString(),
-                  out.toString())
+                  tmp.toString())
               .redirectErrorStream(true)
               .start();
       String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      if (!p.waitFor(30, TimeUnit.SECONDS) || p.exitValue() != 0 || Files.size(out) == 0) {
+      boolean built = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
+      if (!built || !Files.isRegularFile(tmp) || Files.size(tmp) == 0) {
         p.destroyForcibly();
+        Files.deleteIfExists(tmp);
         throw new PysandboxException(
             ErrorCode.BACKEND_UNAVAILABLE,
             "bwrap: cannot build the seccomp filter"
@@ -246,6 +254,7 @@ public final class BwrapBackend implements SandboxBackend {
                     : ": " + printed.strip())
                 + "; or set seccomp=false to run without it");
       }
+      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
       return out;
     } catch (IOException e) {
       throw new PysandboxException(

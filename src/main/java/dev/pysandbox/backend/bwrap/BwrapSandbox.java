@@ -174,9 +174,6 @@ final class BwrapSandbox implements Sandbox {
     } else {
       log.warn("sandbox {}: its PID namespace is unknown, so the kill could not be checked", id);
     }
-    if (cgroups != null) {
-      left = Math.max(left, cgroups.killAll(id, CHECK_MILLIS));
-    }
     worker.close("the sandbox was killed");
     return new KillReport(left, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
   }

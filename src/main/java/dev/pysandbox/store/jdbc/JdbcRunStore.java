@@ -194,16 +194,7 @@ public final class JdbcRunStore implements RunStore {
   @Override
   public List<String> interruptOrphans(Predicate<String> instanceAlive) {
     List<String[]> open =
-        read(
-            "SELECT id, instance_id FROM runs WHERE status IN ('pending','running')",
-            ps -> {},
-            rs -> {
-              List<String[]> out = new ArrayList<>();
-              while (rs.next()) {
-                out.add(new String[] {rs.getString(1), rs.getString(2)});
-              }
-              return out;
-            });
+        idAndInstance("SELECT id, instance_id FROM runs WHERE status IN ('pending','running')");
     List<String> changed = new ArrayList<>();
     for (String[] run : open) {
       if (instanceAlive.test(run[1])) {
@@ -307,16 +298,7 @@ public final class JdbcRunStore implements RunStore {
   @Override
   public List<String> closeOrphanSessions(Predicate<String> instanceAlive) {
     List<String[]> open =
-        read(
-            "SELECT id, instance_id FROM sessions WHERE state <> 'closed'",
-            ps -> {},
-            rs -> {
-              List<String[]> out = new ArrayList<>();
-              while (rs.next()) {
-                out.add(new String[] {rs.getString(1), rs.getString(2)});
-              }
-              return out;
-            });
+        idAndInstance("SELECT id, instance_id FROM sessions WHERE state <> 'closed'");
     List<String> changed = new ArrayList<>();
     for (String[] s : open) {
       if (!instanceAlive.test(s[1])) {
@@ -333,6 +315,20 @@ public final class JdbcRunStore implements RunStore {
       }
     }
     return changed;
+  }
+
+  /** The (id, instance id) pairs a query selects, to find what dead servers left. */
+  private List<String[]> idAndInstance(String sql) {
+    return read(
+        sql,
+        ps -> {},
+        rs -> {
+          List<String[]> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(new String[] {rs.getString(1), rs.getString(2)});
+          }
+          return out;
+        });
   }
 
   // -- mapping -----------------------------------------------------------------------------------
