@@ -9,7 +9,16 @@ public interface SandboxService extends AutoCloseable {
    * Runs code and returns the finished run. A run that fails, times out or is killed still returns
    * normally, with its status; exceptions are for calls that could not run at all.
    */
-  RunRecord run(ExecutionRequest request);
+  default RunRecord run(ExecutionRequest request) {
+    return run(request, RunListener.NONE);
+  }
+
+  /**
+   * Runs code, telling {@code listener} its run id as soon as the run is recorded.
+   *
+   * @see #run(ExecutionRequest)
+   */
+  RunRecord run(ExecutionRequest request, RunListener listener);
 
   /** A page of run history, newest first. */
   RunPage listRuns(RunQuery query);

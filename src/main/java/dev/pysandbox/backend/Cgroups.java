@@ -19,8 +19,10 @@ import org.slf4j.LoggerFactory;
  * a kill of everything in it. Works on cgroup v1 (one hierarchy per controller, as on this kind of
  * machine) and v2 (one unified hierarchy).
  *
- * <p>Groups live under {@code <the server's own cgroup>/pysandbox-<instance>/<sandbox id>} in each
- * hierarchy, so that a server's groups are found and removed by the next server when it dies.
+ * <p>Groups live under {@code <the server's own cgroup>/pysandbox-<scope>-<instance>/<sandbox id>}
+ * in each hierarchy, where the scope names the data directory: a starting server removes only the
+ * groups of dead servers of its own data directory (their instance lock is free), never those of
+ * servers using another one, which it cannot tell alive from dead.
  */
 public final class Cgroups {
   private static final Logger log = LoggerFactory.getLogger(Cgroups.class);
@@ -46,12 +48,16 @@ public final class Cgroups {
     return new Cgroups(Map.of(), false, why);
   }
 
-  /** Finds the hierarchies and makes this server's parent groups; never throws. */
-  public static Cgroups detect(String instanceId) {
+  /**
+   * Finds the hierarchies and makes this server's parent groups; never throws.
+   *
+   * @param scope names the data directory (see {@code DataLayout.identity()})
+   */
+  public static Cgroups detect(String scope, String instanceId) {
     try {
       Map<String, String> own = ownPaths();
       if (Files.exists(Path.of("/sys/fs/cgroup/cgroup.controllers"))) {
-        return unified(own.getOrDefault("", "/"), instanceId);
+        return unified(own.getOrDefault("", "/"), scope, instanceId);
       }
       Map<String, Path> bases = new LinkedHashMap<>();
       List<String> missing = new ArrayList<>();
@@ -63,7 +69,7 @@ public final class Cgroups {
         }
         Path base =
             under(mount.get(), own.getOrDefault(controller, "/"))
-                .resolve("pysandbox-" + instanceId);
+                .resolve(baseName(scope, instanceId));
         try {
           Files.createDirectories(base);
           bases.put(controller, base);
@@ -84,14 +90,18 @@ public final class Cgroups {
     }
   }
 
-  private static Cgroups unified(String own, String instanceId) throws IOException {
+  private static String baseName(String scope, String instanceId) {
+    return "pysandbox-" + scope + "-" + instanceId;
+  }
+
+  private static Cgroups unified(String own, String scope, String instanceId) throws IOException {
     Path root = Path.of("/sys/fs/cgroup");
     Path mine = under(root, own);
-    Path base = mine.resolve("pysandbox-" + instanceId);
+    Path base = mine.resolve(baseName(scope, instanceId));
     try {
       // A v2 group with processes cannot also delegate controllers to children: move this
       // server into a leaf first, then enable the controllers below.
-      Path leaf = mine.resolve("pysandbox-server-" + instanceId);
+      Path leaf = mine.resolve("pysandbox-server-" + scope + "-" + instanceId);
       Files.createDirectories(leaf);
       Files.writeString(leaf.resolve("cgroup.procs"), Long.toString(ProcessHandle.current().pid()));
       Files.writeString(mine.resolve("cgroup.subtree_control"), "+memory +pids +cpu");
@@ -271,31 +281,30 @@ public final class Cgroups {
     }
   }
 
-  /** Removes the groups of server instances that are gone (and their sandboxes' groups). */
+  /**
+   * Removes the groups of servers of this data directory that are gone (and their sandboxes'
+   * groups). Groups of other data directories, and groups named before scopes existed, are never
+   * touched: this server cannot know whether their servers live.
+   */
   public int removeDead(java.util.function.Predicate<String> instanceAlive) {
     int removed = 0;
     for (Path base : bases.values()) {
       Path parent = base.getParent();
+      String name = base.getFileName().toString();
+      String prefix = name.substring(0, name.lastIndexOf('-') + 1);
       try (var dirs = Files.list(parent)) {
         for (Path dir : dirs.toList()) {
-          String name = dir.getFileName().toString();
-          if (!name.startsWith("pysandbox-") || name.startsWith("pysandbox-server-")) {
+          String other = dir.getFileName().toString();
+          if (!other.startsWith(prefix) || other.equals(name)) {
             continue;
           }
-          String instance = name.substring("pysandbox-".length());
-          if (instanceAlive.test(instance)) {
+          String instance = other.substring(prefix.length());
+          if (!instance.matches("[0-9a-f]{8}") || instanceAlive.test(instance)) {
             continue;
           }
-          long deadline = System.nanoTime() + DEAD_GROUP_WAIT_NANOS;
-          try (var children = Files.list(dir)) {
-            for (Path child : children.filter(Files::isDirectory).toList()) {
-              // Killed processes leave only once reaped, which the host's init may take a moment
-              // to do for a dead server's sandboxes.
-              killMembers(List.of(child), deadline);
-              removeQuietly(child);
-            }
-          }
-          removeQuietly(dir);
+          // Killed processes leave only once reaped, which the host's init may take a moment to
+          // do for a dead server's sandboxes.
+          emptyAndRemove(dir, System.nanoTime() + DEAD_GROUP_WAIT_NANOS);
           removed++;
         }
       } catch (IOException e) {
@@ -305,9 +314,26 @@ public final class Cgroups {
     return removed;
   }
 
-  /** Removes this server's parent groups (on shutdown). */
-  public void close() {
-    bases.values().forEach(Cgroups::removeQuietly);
+  /** Kills every member of each group below {@code dir}, removes them, then {@code dir}. */
+  private static void emptyAndRemove(Path dir, long deadlineNanos) {
+    try (var children = Files.list(dir)) {
+      for (Path child : children.filter(Files::isDirectory).toList()) {
+        killMembers(List.of(child), deadlineNanos);
+        removeQuietly(child);
+      }
+    } catch (IOException e) {
+      log.debug("cannot list cgroup {}: {}", dir, e.getMessage());
+    }
+    removeQuietly(dir);
+  }
+
+  /**
+   * Removes this server's groups on shutdown: the members of any sandbox group still there are
+   * killed (waiting at most {@code timeoutMillis} for them to be reaped), then the groups go.
+   */
+  public void close(long timeoutMillis) {
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+    bases.values().forEach(base -> emptyAndRemove(base, deadline));
   }
 
   // -- files -------------------------------------------------------------------------------------

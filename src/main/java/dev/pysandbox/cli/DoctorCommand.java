@@ -22,7 +22,7 @@ final class DoctorCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     try (DefaultSandboxService service =
-        DefaultSandboxService.start(
+        DefaultSandboxService.openReadOnly(
             main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
       SetupReport r = service.checkSetup();
       if (json) {

@@ -31,7 +31,7 @@ final class RunsCommand implements Runnable {
   }
 
   static DefaultSandboxService service(Main main) {
-    return DefaultSandboxService.start(
+    return DefaultSandboxService.openReadOnly(
         main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
   }
 

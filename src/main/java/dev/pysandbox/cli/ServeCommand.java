@@ -1,70 +1,65 @@
 package dev.pysandbox.cli;
 
+import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.mcp.McpFace;
-import io.modelcontextprotocol.server.McpSyncServer;
+import dev.pysandbox.mcp.StdioConnection;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
-import java.io.FilterInputStream;
-import java.io.IOException;
-import java.io.InputStream;
 import java.io.PrintStream;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox serve}: MCP over stdio until the client closes stdin. The real stdout goes to
  * the transport alone; {@code System.out} is pointed at stderr first, so a stray print anywhere can
- * never corrupt the protocol.
+ * never corrupt the protocol. When stdin ends (or the process is told to stop), runs in flight end
+ * {@code interrupted}, their answers are written if the client still reads, every sandbox is
+ * killed, and the process exits — within about a second.
  */
-@Command(name = "serve", description = "Serve MCP over stdio (for Claude Code and other clients).")
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = "Serve MCP over stdio (for Claude Code and other clients).")
 final class ServeCommand implements Callable<Integer> {
+  /** How long answers to calls that were in flight may take to be written at the end. */
+  private static final long ANSWER_WAIT_MILLIS = 300;
+
   @ParentCommand Main main;
 
   @Override
-  public Integer call() throws InterruptedException {
+  public Integer call() {
     FileOutputStream protocolOut = new FileOutputStream(FileDescriptor.out);
     System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true));
-    CountDownLatch stdinClosed = new CountDownLatch(1);
-    DefaultSandboxService service = DefaultSandboxService.start(main.config(Map.of()));
-    McpSyncServer server =
-        new McpFace(service)
+    PysandboxConfig config = main.config(Map.of());
+    DefaultSandboxService service = DefaultSandboxService.start(config);
+    StdioConnection connection =
+        new McpFace(service, config.resultOutputLimitBytes())
             .serveStdio(
-                new EofSignal(new FileInputStream(FileDescriptor.in), stdinClosed), protocolOut);
-    stdinClosed.await();
-    server.closeGracefully();
-    service.close();
+                new FileInputStream(FileDescriptor.in),
+                protocolOut,
+                McpFace.maxMessageBytes(config.uploadMaxBytes()));
+    Thread hook =
+        new Thread(
+            () -> stop(service, connection, "the server was told to stop (a signal)"),
+            "pysandbox-shutdown");
+    Runtime.getRuntime().addShutdownHook(hook);
+    connection.closed().join();
+    stop(service, connection, "the MCP client closed the connection (end of stdin)");
+    try {
+      Runtime.getRuntime().removeShutdownHook(hook);
+    } catch (IllegalStateException e) {
+      // already shutting down
+    }
     return 0;
   }
 
-  /** Counts the latch down when the client closes our stdin. */
-  private static final class EofSignal extends FilterInputStream {
-    private final CountDownLatch latch;
-
-    EofSignal(InputStream in, CountDownLatch latch) {
-      super(in);
-      this.latch = latch;
-    }
-
-    @Override
-    public int read() throws IOException {
-      return seen(super.read());
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      return seen(super.read(b, off, len));
-    }
-
-    private int seen(int n) {
-      if (n < 0) {
-        latch.countDown();
-      }
-      return n;
-    }
+  private static void stop(DefaultSandboxService service, StdioConnection connection, String why) {
+    service.interruptRuns(why, 600);
+    connection.close(ANSWER_WAIT_MILLIS);
+    service.close(why);
   }
 }

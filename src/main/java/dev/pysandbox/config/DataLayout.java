@@ -19,6 +19,28 @@ import java.nio.file.Path;
  * </pre>
  */
 public record DataLayout(Path dataDir) {
+  /**
+   * 12 hex digits naming this data directory on the host (a hash of its real path), for what lives
+   * outside it, such as cgroups: a server only ever cleans up what carries its own directory's
+   * identity.
+   */
+  public String identity() {
+    Path real;
+    try {
+      real = dataDir.toRealPath();
+    } catch (java.io.IOException e) {
+      real = dataDir.toAbsolutePath().normalize();
+    }
+    try {
+      byte[] digest =
+          java.security.MessageDigest.getInstance("SHA-256")
+              .digest(real.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
+      return java.util.HexFormat.of().formatHex(digest).substring(0, 12);
+    } catch (java.security.NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
   public Path database() {
     return dataDir.resolve("pysandbox.db");
   }

@@ -44,6 +44,7 @@ public final class PysandboxConfig {
   private final boolean keepWorkspaces;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
+  private final int resultOutputLimit;
   private final dev.pysandbox.backend.Limits defaultLimits;
   private final dev.pysandbox.backend.Limits maxLimits;
   private final long outputMaxBytes;
@@ -93,7 +94,8 @@ public final class PysandboxConfig {
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
-    this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, Integer.MAX_VALUE - 8);
+    this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
+    this.resultOutputLimit = integer(Setting.RESULT_OUTPUT_LIMIT, 1024, Integer.MAX_VALUE - 8);
     long mib = dev.pysandbox.backend.Limits.MIB;
     this.maxLimits =
         new dev.pysandbox.backend.Limits(
@@ -365,6 +367,11 @@ public final class PysandboxConfig {
 
   public int outputLimitBytes() {
     return outputLimit;
+  }
+
+  /** Bytes of stdout and of stderr a run_python tool result carries. */
+  public int resultOutputLimitBytes() {
+    return resultOutputLimit;
   }
 
   public int codeMaxBytes() {

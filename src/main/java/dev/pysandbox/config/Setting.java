@@ -19,6 +19,11 @@ public enum Setting {
   TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
   OUTPUT_LIMIT(
       "output_limit", "1048576", "Bytes of stdout and of stderr kept per run (head+tail)."),
+  RESULT_OUTPUT_LIMIT(
+      "result_output_limit",
+      "65536",
+      "Bytes of stdout and of stderr a run_python result carries (head+tail, flagged); the"
+          + " record keeps output_limit, which get_run returns."),
   CODE_MAX_BYTES("code_max_bytes", "100000", "Largest code accepted, in UTF-8 bytes."),
   POOL_SIZE("pool_size", "2", "Pre-started sandboxes kept ready (0 turns the pool off)."),
   POOL_PRELOAD(
@@ -32,7 +37,11 @@ public enum Setting {
       "Keep a closed session's files on disk instead of deleting them."),
   CANCEL_GRACE(
       "cancel_grace", "2", "Seconds cancel_run waits for KeyboardInterrupt before killing."),
-  UPLOAD_MAX_BYTES("upload_max_bytes", "52428800", "Largest file upload_file accepts."),
+  UPLOAD_MAX_BYTES(
+      "upload_max_bytes",
+      "52428800",
+      "Largest file upload_file accepts (at most 256 MiB); an MCP message may be 4/3 of it (base64)"
+          + " plus 1 MiB, and a longer one is refused with an error."),
   MEMORY_LIMIT(
       "memory_limit_mb", "512", "Memory of one sandbox (MiB; no swap), enforced by its cgroup."),
   MEMORY_LIMIT_MAX("memory_limit_max_mb", "4096", "Most memory a session may ask for (MiB)."),

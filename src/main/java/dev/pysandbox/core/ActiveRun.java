@@ -14,6 +14,7 @@ final class ActiveRun {
   final CompletableFuture<Void> finished = new CompletableFuture<>();
   private volatile boolean cancelRequested;
   private volatile boolean killedByCancel;
+  private volatile String interruptedBy;
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
   ActiveRun(String runId, Session session) {
@@ -36,6 +37,15 @@ final class ActiveRun {
 
   void requestCancel() {
     cancelRequested = true;
+  }
+
+  /** Why the server stopped this run from outside (shutting down, say), or {@code null}. */
+  String interruptedBy() {
+    return interruptedBy;
+  }
+
+  void interrupt(String reason) {
+    interruptedBy = reason;
   }
 
   boolean killedByCancel() {

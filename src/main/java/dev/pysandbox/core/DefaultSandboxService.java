@@ -11,6 +11,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
@@ -47,8 +48,11 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -66,6 +70,9 @@ public final class DefaultSandboxService implements SandboxService {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
   private static final long CONTEXT_TIMEOUT_SECONDS = 30;
 
+  /** How long closing waits for runs in flight to record that they were interrupted. */
+  private static final long CLOSE_RUNS_WAIT_MILLIS = 600;
+
   private final PysandboxConfig config;
   private final DataLayout layout;
   private final Clock clock;
@@ -79,9 +86,11 @@ public final class DefaultSandboxService implements SandboxService {
   private final RequestValidator validator;
   private final SessionManager sessions;
   private final RunExecutor runs;
-  private final CompletableFuture<RunStore> store = new CompletableFuture<>();
+  private final StoreHandle store;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
   private boolean backgroundStarted;
+  private boolean readOnly;
+  private final AtomicBoolean closed = new AtomicBoolean();
 
   private DefaultSandboxService(PysandboxConfig config, Clock clock) throws IOException {
     this.config = config;
@@ -93,12 +102,20 @@ public final class DefaultSandboxService implements SandboxService {
     this.hub = WorkerHub.open(socketPath(layout, instances.id()));
     AtomicInteger threads = new AtomicInteger();
     this.blocking =
-        Executors.newCachedThreadPool(
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            60,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
             r -> {
               Thread t = new Thread(r, "pysandbox-worker-" + threads.incrementAndGet());
               t.setDaemon(true);
               return t;
-            });
+            },
+            // After close, late clean-up (a killed sandbox's exit hook, say) is dropped: the
+            // process is going, and close() has already removed what it would have.
+            (task, pool) -> log.debug("dropped a task submitted after shutdown: {}", task));
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
             r -> {
@@ -106,6 +123,7 @@ public final class DefaultSandboxService implements SandboxService {
               t.setDaemon(true);
               return t;
             });
+    this.store = new StoreHandle(this::openStore, blocking);
     this.backend = new BwrapBackend(config, layout, hub, instances.id(), blocking);
     this.pool =
         new WarmPool(
@@ -144,6 +162,18 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   /**
+   * Opens the core for a command that only reads and asks (history, sessions, doctor): it cleans up
+   * after nobody — no orphan runs marked, no sandbox or cgroup of a dead server removed, no pool,
+   * no timers — so that looking never changes what another server is doing.
+   */
+  public static DefaultSandboxService openReadOnly(PysandboxConfig config) {
+    DefaultSandboxService s = create(config, Clock.systemUTC());
+    s.readOnly = true;
+    s.startBackground();
+    return s;
+  }
+
+  /**
    * Builds the core without starting its background work, so that a face can first get ready to
    * answer (an MCP client waits for its tool list) while nothing competes for the CPU; call {@link
    * #startBackground()} next. Calls that need the store or a sandbox wait for it.
@@ -170,12 +200,24 @@ public final class DefaultSandboxService implements SandboxService {
       return;
     }
     backgroundStarted = true;
-    CompletableFuture.supplyAsync(this::openStore, blocking)
-        .whenComplete((s, e) -> complete(store, s, e));
+    store.open();
+    if (readOnly) {
+      housekeeping.complete(null);
+      return;
+    }
     CompletableFuture.runAsync(this::startBackend, blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
     timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
     timer.scheduleWithFixedDelay(this::closeRequested, 1, 1, TimeUnit.SECONDS);
+    timer.scheduleWithFixedDelay(this::retryDeferredSafely, 1, 1, TimeUnit.SECONDS);
+  }
+
+  private void retryDeferredSafely() {
+    try {
+      runs.retryDeferred();
+    } catch (RuntimeException e) {
+      log.warn("writing deferred run results failed: {}", e.getMessage());
+    }
   }
 
   private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
@@ -188,6 +230,9 @@ public final class DefaultSandboxService implements SandboxService {
 
   private RunStore openStore() {
     RunStore s = JdbcRunStore.openSqlite(layout.database());
+    if (readOnly) {
+      return s;
+    }
     List<String> lost = s.closeOrphanSessions(instances::isAlive);
     if (!lost.isEmpty()) {
       log.info("sessions of stopped servers recorded as closed: {}", lost);
@@ -229,7 +274,7 @@ public final class DefaultSandboxService implements SandboxService {
   // -- runs --------------------------------------------------------------------------------------
 
   @Override
-  public RunRecord run(ExecutionRequest request) {
+  public RunRecord run(ExecutionRequest request, RunListener listener) {
     int timeout = validator.validate(request);
     requireBackend();
     if (request.sessionId() != null) {
@@ -238,9 +283,14 @@ public final class DefaultSandboxService implements SandboxService {
           s,
           sandbox ->
               runs.inSession(
-                  runs.begin(request, timeout, s), s, sandbox, request.code(), timeout, sessions));
+                  runs.begin(request, timeout, s, listener),
+                  s,
+                  sandbox,
+                  request.code(),
+                  timeout,
+                  sessions));
     }
-    RunRecord.Builder run = runs.begin(request, timeout, null);
+    RunRecord.Builder run = runs.begin(request, timeout, null, listener);
     Sandbox sandbox;
     try {
       sandbox = pool.take();
@@ -381,7 +431,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   /** Closes sessions another process asked to close (pysandbox sessions close). */
   private void closeRequested() {
-    if (!store.isDone()) {
+    if (store.ifOpen().isEmpty()) {
       return;
     }
     try {
@@ -432,6 +482,21 @@ public final class DefaultSandboxService implements SandboxService {
     return sessions.with(
         s,
         sandbox -> {
+          long quota = sandbox.limits().diskBytes();
+          if (s.workspaceBytes() + data.length > quota) {
+            throw new PysandboxException(
+                ErrorCode.ARTIFACT_TOO_LARGE,
+                "the file ("
+                    + data.length
+                    + " bytes) would take session '"
+                    + s.id
+                    + "' past its disk quota of "
+                    + quota / Limits.MIB
+                    + " MiB ("
+                    + s.workspaceBytes()
+                    + " bytes used); delete files first or ask create_session for a larger"
+                    + " disk_quota_mb");
+          }
           UploadResult r =
               WorkspaceAccess.write(
                   s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
@@ -599,6 +664,9 @@ public final class DefaultSandboxService implements SandboxService {
                   op + " failed: " + r.frame().path("error").path("value").asText("unknown error"));
             }
             return r.frame();
+          } catch (IllegalStateException e) {
+            sessions.markDead(s, "exited: " + e.getMessage());
+            throw SessionManager.dead(s);
           } catch (ExecutionException e) {
             if (e.getCause() instanceof WorkerLostException lost) {
               sessions.markDead(s, "exited: during " + op + ", " + lost.getMessage());
@@ -628,20 +696,17 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   private RunStore store() {
-    try {
-      return store.join();
-    } catch (CompletionException e) {
-      if (e.getCause() instanceof PysandboxException p) {
-        throw p;
-      }
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + e.getCause(), e);
-    }
+    return store.get();
   }
 
   @Override
   public SetupReport checkSetup() {
-    return SetupCheck.report(config, backend, pool, sessions.size());
+    try {
+      store();
+    } catch (PysandboxException e) {
+      // reported below, from the handle
+    }
+    return SetupCheck.report(config, backend, pool, sessions.size(), store.problem());
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */
@@ -650,27 +715,65 @@ public final class DefaultSandboxService implements SandboxService {
     store();
   }
 
+  /**
+   * Stops every run in flight: each is killed and recorded {@code interrupted} with {@code reason},
+   * and answers its caller. Waits at most {@code timeoutMillis} for them to be recorded.
+   */
+  public void interruptRuns(String reason, long timeoutMillis) {
+    runs.interruptAll(reason);
+    List<String> left = runs.awaitIdle(timeoutMillis);
+    if (!left.isEmpty()) {
+      log.warn("runs still finishing after {} ms: {}", timeoutMillis, left);
+    }
+  }
+
   @Override
   public void close() {
-    timer.shutdownNow();
-    sessions.closeAll();
-    journal.shutdown();
-    try {
-      journal.awaitTermination(2, TimeUnit.SECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
+    close("the server stopped");
+  }
+
+  /**
+   * Stops the server within about a second: runs in flight end {@code interrupted} with {@code
+   * reason}, every sandbox is killed and reaped, this server's cgroups are removed, sessions are
+   * recorded closed. Idempotent.
+   */
+  public void close(String reason) {
+    if (!closed.compareAndSet(false, true)) {
+      return;
     }
+    timer.shutdownNow();
+    runs.interruptAll(reason);
+    sessions.closeAll();
     pool.close();
+    runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
+    journal.shutdown();
+    awaitTermination(journal, 300);
     backend.close();
     hub.close();
-    store.thenAccept(RunStore::close);
+    retryDeferredSafely();
+    store
+        .ifOpen()
+        .ifPresent(
+            s -> {
+              try {
+                // Whatever did not get to record its end in time is recorded interrupted now.
+                s.interruptOrphans(instance -> !instance.equals(instances.id()));
+              } catch (RuntimeException e) {
+                log.warn("could not record the runs in flight as interrupted: {}", e.getMessage());
+              }
+              s.close();
+            });
     blocking.shutdown();
+    awaitTermination(blocking, 200);
+    instances.close();
+  }
+
+  private static void awaitTermination(ExecutorService pool, long millis) {
     try {
-      blocking.awaitTermination(3, TimeUnit.SECONDS);
+      pool.awaitTermination(millis, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-    instances.close();
   }
 
   private static Path socketPath(DataLayout layout, String instance) {

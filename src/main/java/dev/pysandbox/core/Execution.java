@@ -72,7 +72,9 @@ final class Execution {
     Watch watch = new Watch(sandbox, guard, before);
     Outcome o = execute(active, code, timeoutSeconds, guard, watch, run);
     measure(watch.latest(), before, run);
-    if (active.cancelRequested()) {
+    if (active.interruptedBy() != null && o.sandboxGone()) {
+      interrupted(run, active.interruptedBy());
+    } else if (active.cancelRequested()) {
       run.status(RunStatus.CANCELLED)
           .killReason(null)
           .message(
@@ -81,6 +83,15 @@ final class Execution {
                   : "cancelled: stopped by KeyboardInterrupt");
     }
     return o;
+  }
+
+  /** A run the server stopped from outside, not for anything the code did. */
+  static void interrupted(RunRecord.Builder run, String why) {
+    run.status(RunStatus.INTERRUPTED)
+        .killReason(null)
+        .error(null)
+        .exitCode(null)
+        .message("interrupted: " + why + "; its sandbox was killed");
   }
 
   /** Peak memory and CPU time of the run, from the sandbox's cgroup. */
@@ -166,7 +177,9 @@ final class Execution {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       await(sandbox.kill("the server is stopping"));
-      throw new PysandboxException(ErrorCode.INTERNAL, "interrupted while running", e);
+      output(partialAfterKill(reply, sandbox), run);
+      interrupted(run, "the server is stopping");
+      return new Outcome(run, true);
     }
   }
 
@@ -387,6 +400,10 @@ final class Execution {
           .killReason(b.reason())
           .error(new ErrorInfo("LimitExceeded", b.message(), null))
           .message(b.message());
+      return new Outcome(run, true);
+    }
+    if (exit != null && exit.hostFailure() != null) {
+      interrupted(run, exit.hostFailure());
       return new Outcome(run, true);
     }
     String how =

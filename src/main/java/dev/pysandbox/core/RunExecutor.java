@@ -4,6 +4,7 @@ import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.Sandbox;
@@ -19,8 +20,11 @@ import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.time.Clock;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.Queue;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -45,6 +49,7 @@ final class RunExecutor {
   private final int cancelGraceSeconds;
   private final long outputMaxBytes;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
+  private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
 
   RunExecutor(
       DataLayout layout,
@@ -69,15 +74,23 @@ final class RunExecutor {
    * A new run record, stored as {@code running}, and registered for {@code cancel_run} before it is
    * stored, so that a cancel never finds a running run it cannot reach.
    */
-  RunRecord.Builder begin(ExecutionRequest request, int timeoutSeconds, Session session) {
+  RunRecord.Builder begin(
+      ExecutionRequest request, int timeoutSeconds, Session session, RunListener listener) {
     String runId = newRunId();
     active.put(runId, new ActiveRun(runId, session));
+    RunRecord.Builder run;
     try {
-      return record(runId, request, timeoutSeconds, session == null ? null : session.id);
+      run = record(runId, request, timeoutSeconds, session == null ? null : session.id);
     } catch (RuntimeException e) {
       release(runId);
       throw e;
     }
+    try {
+      listener.started(runId);
+    } catch (RuntimeException e) {
+      log.warn("a run listener failed for {}: {}", runId, e.toString());
+    }
+    return run;
   }
 
   private RunRecord.Builder record(
@@ -97,14 +110,51 @@ final class RunExecutor {
     return run;
   }
 
-  /** Stores the final state and returns what callers see (without the code). */
+  /**
+   * Stores the final state and returns what callers see (without the code). When the store cannot
+   * take it now (a full disk, say), the run still answers its caller, and its final state is kept
+   * and written again until the store takes it ({@link #retryDeferred}).
+   */
   RunRecord finish(RunRecord.Builder run) {
     RunRecord r =
         run.finishedAt(clock.instant().toString())
             .viewCommand(viewCommand(run.build().runId()))
             .build();
-    store.get().finish(r);
+    try {
+      store.get().finish(r);
+    } catch (PysandboxException e) {
+      if (e.code() != ErrorCode.STORE_UNAVAILABLE) {
+        throw e;
+      }
+      deferred.add(r);
+      log.warn(
+          "run {} ended {} but the store could not record it ({}); it is kept and written again"
+              + " when the store recovers",
+          r.runId(),
+          r.status().wireName(),
+          e.getMessage());
+    }
     return r.toBuilder().code(null).build();
+  }
+
+  /**
+   * Writes the final states the store could not take when their runs ended.
+   *
+   * @return how many are still waiting
+   */
+  int retryDeferred() {
+    RunRecord r;
+    int attempts = deferred.size();
+    for (int i = 0; i < attempts && (r = deferred.poll()) != null; i++) {
+      try {
+        store.get().finish(r);
+        log.info("run {} recorded as {} after the store recovered", r.runId(), r.status());
+      } catch (PysandboxException e) {
+        deferred.add(r);
+        return deferred.size();
+      }
+    }
+    return deferred.size();
   }
 
   /** Records a run that could not start at all. */
@@ -267,6 +317,11 @@ final class RunExecutor {
     ActiveRun a = active.get(runId);
     a.attach(sandbox);
     run.limits(sandbox.limits().describe());
+    if (a.interruptedBy() != null) {
+      sandbox.kill(a.interruptedBy());
+      Execution.interrupted(run, a.interruptedBy());
+      return new Execution.Outcome(run, true);
+    }
     Execution.Guard guard =
         new Execution.Guard(
             outputMaxBytes,
@@ -287,6 +342,41 @@ final class RunExecutor {
     } finally {
       release(run.build().runId());
     }
+  }
+
+  /**
+   * Stops every run in flight from outside (the server is stopping): each is killed and ends {@code
+   * interrupted} with {@code reason}; runs about to start end so at once.
+   */
+  void interruptAll(String reason) {
+    for (ActiveRun a : active.values()) {
+      a.interrupt(reason);
+      Sandbox sandbox = a.sandbox();
+      if (sandbox != null) {
+        sandbox.kill(reason);
+      }
+    }
+  }
+
+  /**
+   * Waits until no run is in flight, at most {@code timeoutMillis}.
+   *
+   * @return the ids of the runs still in flight
+   */
+  List<String> awaitIdle(long timeoutMillis) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    for (ActiveRun a : List.copyOf(active.values())) {
+      long left = deadline - System.nanoTime();
+      try {
+        a.finished.get(Math.max(0, left), TimeUnit.NANOSECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      } catch (Exception e) {
+        // still running: reported below
+      }
+    }
+    return List.copyOf(active.keySet());
   }
 
   /**

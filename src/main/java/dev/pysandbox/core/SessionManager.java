@@ -113,7 +113,20 @@ final class SessionManager {
       sessions.put(id, created);
     }
     try {
-      created.sandbox.complete(pool.take(created.limits));
+      Sandbox sandbox = pool.take(created.limits);
+      created.sandbox.complete(sandbox);
+      // A sandbox that dies between calls makes its session dead at once (a run in flight says
+      // why itself).
+      sandbox
+          .exited()
+          .thenRun(
+              () -> {
+                if (!created.isClosed()
+                    && created.deadReason() == null
+                    && !created.lock.isLocked()) {
+                  markDead(created, idleDeath(sandbox));
+                }
+              });
       log.info("session {} opened", id);
       journal.changed(created);
     } catch (RuntimeException e) {
@@ -165,6 +178,9 @@ final class SessionManager {
       if (s.isClosed()) {
         throw new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
       }
+      if (s.deadReason() == null && !sandbox.worker().isOpen()) {
+        markDead(s, idleDeath(sandbox));
+      }
       if (s.deadReason() != null) {
         throw dead(s);
       }
@@ -174,6 +190,15 @@ final class SessionManager {
       s.lock.unlock();
       journal.changed(s);
     }
+  }
+
+  private static String idleDeath(Sandbox sandbox) {
+    var exit = sandbox.exited().getNow(null);
+    return "exited: its sandbox "
+        + (exit != null
+            ? exit.describe()
+            : "stopped (" + sandbox.worker().closed().getNow("") + ")")
+        + " while the session was idle";
   }
 
   /** The session's sandbox, waiting while it starts. */

@@ -16,10 +16,15 @@ final class SetupCheck {
   private SetupCheck() {}
 
   static SetupReport report(
-      PysandboxConfig config, BwrapBackend backend, WarmPool pool, int openSessions) {
+      PysandboxConfig config,
+      BwrapBackend backend,
+      WarmPool pool,
+      int openSessions,
+      Optional<String> storeProblem) {
     List<String> problems = new ArrayList<>();
     Optional<String> why = backend.unavailableReason();
     why.ifPresent(problems::add);
+    storeProblem.ifPresent(problems::add);
     Map<String, Object> interpreter = new LinkedHashMap<>();
     interpreter.put("path", config.python().toString());
     Optional<InterpreterInfo> info = backend.interpreter();
@@ -67,7 +72,7 @@ final class SetupCheck {
     Map<String, String> settings = new LinkedHashMap<>();
     config.describe().forEach((k, v) -> settings.put(k, v.value() + " (" + v.source() + ")"));
     return new SetupReport(
-        why.isEmpty(),
+        why.isEmpty() && storeProblem.isEmpty(),
         config.dataDir().toString(),
         List.of(new SetupReport.BackendStatus(backend.name(), why.isEmpty(), why.orElse(null))),
         interpreter,

@@ -120,6 +120,13 @@ final class WorkspaceAccess {
         while (buf.hasRemaining()) {
           ch.write(buf);
         }
+      } catch (IOException e) {
+        try {
+          dir.deleteFile(tmp);
+        } catch (IOException gone) {
+          // never created
+        }
+        throw e;
       }
       if (owner != null) {
         PosixFileAttributeView view =
@@ -137,9 +144,22 @@ final class WorkspaceAccess {
           WorkspaceFiles.mediaType(filename),
           existing != null);
     } catch (IOException e) {
+      String why = String.valueOf(e.getMessage());
+      if (why.contains("No space left") || why.contains("Disk quota exceeded")) {
+        throw new PysandboxException(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "could not write "
+                + filename
+                + " into session '"
+                + sessionId
+                + "': the host's disk that holds the workspaces is full ("
+                + why
+                + "); nothing was written; try again when there is space",
+            e);
+      }
       throw new PysandboxException(
           ErrorCode.INTERNAL,
-          "could not write " + filename + " into session '" + sessionId + "': " + e.getMessage(),
+          "could not write " + filename + " into session '" + sessionId + "': " + why,
           e);
     }
   }

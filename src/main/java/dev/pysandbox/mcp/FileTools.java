@@ -24,6 +24,7 @@ final class FileTools {
             "Write a file into a session's /mnt/data (the session is created if needed). Give"
                 + " text as content or bytes as content_base64.",
             Schemas.UPLOAD_FILE,
+            UploadResult.class,
             Kind.WRITE,
             Set.of("session_id", "filename", "content", "content_base64", "overwrite"),
             a -> {
@@ -44,6 +45,7 @@ final class FileTools {
             "List the files of a session's workspace (session_id) or those a run kept (run_id),"
                 + " with size, sha256 and media type.",
             Schemas.LIST_ARTIFACTS,
+            ArtifactList.class,
             Kind.READ,
             Set.of("session_id", "run_id"),
             a -> {
@@ -66,6 +68,7 @@ final class FileTools {
             "Read one file of a session's workspace or of a run: text comes back as content,"
                 + " anything else as content_base64. Symbolic links are never followed.",
             Schemas.READ_ARTIFACT,
+            ArtifactContent.class,
             Kind.READ,
             Set.of("session_id", "run_id", "path", "max_size_bytes"),
             a -> {

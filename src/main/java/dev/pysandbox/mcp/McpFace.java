@@ -1,36 +1,45 @@
 package dev.pysandbox.mcp;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CancelResult;
-import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.mcp.ToolFactory.Kind;
-import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.json.McpJsonMapper;
+import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The MCP face: the tools of the ARCHITECTURE.md contract, each a thin mapping from arguments to a
  * core call and from its result (or error) to a tool result. Nothing here decides anything.
  */
 public final class McpFace {
+  private static final Logger log = LoggerFactory.getLogger(McpFace.class);
   static final String INSTRUCTIONS =
       "pysandbox runs Python in an isolated sandbox (no network, no host files) and records"
           + " every run. run_python executes code: the value of a trailing expression is"
@@ -40,28 +49,84 @@ public final class McpFace {
           + " /mnt/data persist between calls. numpy, pandas and matplotlib are available;"
           + " there is no network. upload_file puts data in, read_artifact gets files out.";
 
-  private final SandboxService service;
+  /** Tool calls handled at once; more wait in a queue (a run blocks its thread while it runs). */
+  static final int MAX_CONCURRENT_CALLS = 256;
 
-  public McpFace(SandboxService service) {
+  /** Calls waiting for a thread; past this a call is answered "server busy". */
+  static final int MAX_QUEUED_CALLS = 10_000;
+
+  /** The states a run reaches on this server (the others belong to features not built yet). */
+  static final List<String> LISTED_STATUSES =
+      List.of("running", "succeeded", "failed", "timed_out", "cancelled", "interrupted");
+
+  private final SandboxService service;
+  private final int resultOutputLimit;
+
+  /**
+   * @param resultOutputLimit bytes of stdout and of stderr a run_python result carries
+   */
+  public McpFace(SandboxService service, int resultOutputLimit) {
     this.service = service;
+    this.resultOutputLimit = resultOutputLimit;
   }
 
   /**
-   * Serves MCP over stdio until the client closes stdin.
+   * The largest MCP message accepted: an upload of {@code uploadMaxBytes} as base64, plus 1 MiB for
+   * the rest of the message.
+   */
+  public static int maxMessageBytes(long uploadMaxBytes) {
+    long base64 = (uploadMaxBytes + 2) / 3 * 4;
+    return (int) Math.min(Integer.MAX_VALUE - 1024, base64 + (1 << 20));
+  }
+
+  /**
+   * Serves MCP over stdio, from now until the client closes stdin (see {@link
+   * StdioConnection#closed()}).
    *
    * @param out the real standard output; nothing else may write to it
+   * @param maxMessageBytes a longer message is refused with an error (see {@link #maxMessageBytes})
    */
-  public McpSyncServer serveStdio(InputStream in, OutputStream out) {
-    McpJsonMapper mapper = McpJsonDefaults.getMapper();
-    StdioServerTransportProvider transport = new StdioServerTransportProvider(mapper, in, out);
-    return McpServer.sync(transport)
-        .serverInfo("pysandbox", Version.VALUE)
-        .instructions(INSTRUCTIONS)
-        .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build())
-        .validateToolInputs(false)
-        .jsonSchemaValidator(new LazySchemaValidator())
-        .tools(tools(mapper))
-        .build();
+  public StdioConnection serveStdio(InputStream in, OutputStream out, int maxMessageBytes) {
+    ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
+    McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
+    List<SyncToolSpecification> tools = tools(mapper);
+    Set<String> names = new HashSet<>();
+    tools.forEach(t -> names.add(t.tool().name()));
+    ThreadPoolExecutor calls =
+        new ThreadPoolExecutor(
+            MAX_CONCURRENT_CALLS,
+            MAX_CONCURRENT_CALLS,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(MAX_QUEUED_CALLS),
+            daemonThreads("pysandbox-call-"));
+    calls.allowCoreThreadTimeOut(true);
+    StdioTransport transport =
+        new StdioTransport(
+            json, mapper, new InboundMessages(json, () -> names), in, out, maxMessageBytes, calls);
+    McpSyncServer server =
+        McpServer.sync(transport)
+            .serverInfo("pysandbox", Version.VALUE)
+            .instructions(INSTRUCTIONS)
+            .jsonMapper(mapper)
+            .immediateExecution(true)
+            .capabilities(
+                McpSchema.ServerCapabilities.builder().tools(false).resources(false, false).build())
+            .resourceTemplates(RunResources.specs(service))
+            .validateToolInputs(false)
+            .jsonSchemaValidator(new LazySchemaValidator())
+            .tools(tools)
+            .build();
+    return new StdioConnection(transport, server, calls);
+  }
+
+  private static ThreadFactory daemonThreads(String prefix) {
+    AtomicInteger n = new AtomicInteger();
+    return r -> {
+      Thread t = new Thread(r, prefix + n.incrementAndGet());
+      t.setDaemon(true);
+      return t;
+    };
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {
@@ -72,16 +137,32 @@ public final class McpFace {
     return all;
   }
 
+  /** The client gave up on a call: stop its run as cancel_run would. */
+  private void cancelQuietly(String runId) {
+    try {
+      service.cancelRun(runId);
+    } catch (RuntimeException e) {
+      log.warn("cancelling {} for a cancelled call failed: {}", runId, e.getMessage());
+    }
+  }
+
   private List<SyncToolSpecification> runTools(ToolFactory f) {
     return List.of(
         f.tool(
             "run_python",
             "Run Python code",
-            "Run Python code in an isolated sandbox and return stdout, stderr, the value of the"
+            "Run Python 3 code in an isolated sandbox and return stdout, stderr, the value of the"
                 + " trailing expression, errors with a traceback, display outputs (charts as"
-                + " images) and the files written to /mnt/data. Give session_id to keep variables"
-                + " and files between calls; omit it for a fresh sandbox. Every run is recorded.",
+                + " images) and the files written to /mnt/data. The sandbox has no network (no"
+                + " pip install, no downloads) and no host files; numpy, pandas, matplotlib and"
+                + " Debian's Python packages are there (check_setup lists them with versions);"
+                + " /mnt/data is the working directory, the place for input and output files."
+                + " Give session_id to keep variables and files between calls (a session is"
+                + " created on first use); omit it for a fresh sandbox. Limits: timeout_seconds,"
+                + " memory, processes, disk; a run stopped by one says which in kill_reason."
+                + " Every run is recorded (get_run, list_runs).",
             Schemas.RUN_PYTHON,
+            RunRecord.class,
             Kind.WRITE,
             Set.of("code", "session_id", "description", "timeout_seconds"),
             a ->
@@ -91,7 +172,9 @@ public final class McpFace {
                             a.requiredString("code"),
                             a.string("session_id"),
                             a.string("description"),
-                            a.integer("timeout_seconds"))))),
+                            a.integer("timeout_seconds")),
+                        runId -> a.whenCancelled(() -> cancelQuietly(runId))),
+                    resultOutputLimit)),
         f.tool(
             "cancel_run",
             "Cancel a run",
@@ -99,6 +182,7 @@ public final class McpFace {
                 + " not stopped after the grace period its sandbox is killed (a session is then"
                 + " dead).",
             Schemas.RUN_ID_ONLY,
+            CancelResult.class,
             Kind.DESTRUCTIVE,
             Set.of("run_id"),
             a -> {
@@ -110,10 +194,19 @@ public final class McpFace {
             "List runs",
             "List recorded runs, newest first, with status, timing and a preview of the code.",
             Schemas.LIST_RUNS,
+            RunPage.class,
             Kind.READ,
             Set.of("limit", "offset", "status", "session_id"),
             a -> {
               String status = a.string("status");
+              if (status != null && !LISTED_STATUSES.contains(status)) {
+                throw PysandboxException.invalid(
+                    "list_runs: unknown status '"
+                        + status
+                        + "' (one of "
+                        + String.join(", ", LISTED_STATUSES)
+                        + ")");
+              }
               RunPage page =
                   service.listRuns(
                       new RunQuery(
@@ -141,23 +234,18 @@ public final class McpFace {
             "Get a run",
             "Get one recorded run by id: code, status, outputs, error, result, files, timings.",
             Schemas.GET_RUN,
+            RunRecord.class,
             Kind.READ,
-            Set.of("run_id", "include_code", "include_notebook_source"),
-            a -> {
-              if (a.bool("include_notebook_source", false)) {
-                throw new PysandboxException(
-                    ErrorCode.INVALID_ARGUMENT,
-                    "get_run: include_notebook_source is not available: this server does not save"
-                        + " notebooks yet");
-              }
-              return ToolResults.run(
-                  service.getRun(a.requiredString("run_id"), a.bool("include_code", true)));
-            }),
+            Set.of("run_id", "include_code"),
+            a ->
+                ToolResults.run(
+                    service.getRun(a.requiredString("run_id"), a.bool("include_code", true)), 0)),
         f.tool(
             "get_run_outputs",
             "Get a run's outputs",
             "Get the __outputs__ dict a run filled (values that are not JSON come as repr).",
             Schemas.RUN_ID_ONLY,
+            RunOutputs.class,
             Kind.READ,
             Set.of("run_id"),
             a -> {
@@ -170,6 +258,7 @@ public final class McpFace {
             "Report the sandbox backend, the Python interpreter and its packages, the limits in"
                 + " force, the data directory, and what is missing with how to install it.",
             Schemas.NO_ARGS,
+            SetupReport.class,
             Kind.READ,
             Set.of(),
             a -> {

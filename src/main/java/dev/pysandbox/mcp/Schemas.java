@@ -16,7 +16,7 @@ final class Schemas {
           "description": {"type": "string", "maxLength": 10000,
                    "description": "What this code is for; kept with the run."},
           "timeout_seconds": {"type": "integer", "minimum": 1, "maximum": 3600, "default": 60,
-                   "description": "Wall-clock limit; the sandbox is killed when it passes."}
+                   "description": "Wall-clock limit in seconds (default 60, at most the server's timeout_max); past it the sandbox is killed and the run is timed_out."}
         },
         "required": ["code"],
         "additionalProperties": false
@@ -28,12 +28,15 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20},
-          "offset": {"type": "integer", "minimum": 0, "default": 0},
+          "limit": {"type": "integer", "minimum": 1, "maximum": 1000, "default": 20,
+                    "description": "Runs per page (1-1000)."},
+          "offset": {"type": "integer", "minimum": 0, "default": 0,
+                     "description": "Runs to skip, for the next page."},
           "status": {"type": "string",
-                     "enum": ["pending", "awaiting_approval", "running", "succeeded", "failed",
-                              "timed_out", "cancelled", "interrupted", "rejected"]},
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+                     "enum": ["running", "succeeded", "failed", "timed_out", "cancelled", "interrupted"],
+                     "description": "Only runs in this state."},
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "Only runs of this session."}
         },
         "additionalProperties": false
       }
@@ -44,9 +47,10 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-          "include_code": {"type": "boolean", "default": true},
-          "include_notebook_source": {"type": "boolean", "default": false}
+          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                     "description": "The run's id (run_ + 20 hex), as run_python or list_runs gave it."},
+          "include_code": {"type": "boolean", "default": true,
+                           "description": "Include the code that ran."}
         },
         "required": ["run_id"],
         "additionalProperties": false
@@ -57,7 +61,8 @@ final class Schemas {
       """
       {
         "type": "object",
-        "properties": {"session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+        "properties": {"session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                                      "description": "The session's id."}},
         "required": ["session_id"],
         "additionalProperties": false
       }
@@ -67,7 +72,8 @@ final class Schemas {
       """
       {
         "type": "object",
-        "properties": {"run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}},
+        "properties": {"run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                                  "description": "The run's id (run_ + 20 hex)."}},
         "required": ["run_id"],
         "additionalProperties": false
       }
@@ -100,12 +106,14 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "The session whose /mnt/data receives the file (created if needed)."},
           "filename": {"type": "string", "pattern": "^[A-Za-z0-9._-]{1,255}$",
                        "description": "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data."},
-          "content": {"type": "string", "description": "Text content (stored as UTF-8)."},
-          "content_base64": {"type": "string", "description": "Binary content, base64."},
-          "overwrite": {"type": "boolean", "default": false}
+          "content": {"type": "string", "description": "Text content (stored as UTF-8). Give this or content_base64."},
+          "content_base64": {"type": "string", "description": "Binary content, base64 (up to upload_max_bytes decoded, 50 MB by default)."},
+          "overwrite": {"type": "boolean", "default": false,
+                        "description": "Replace a file of that name (else file_exists)."}
         },
         "required": ["session_id", "filename"],
         "additionalProperties": false
@@ -117,8 +125,10 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"}
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "List the session's workspace as it is now. Give this or run_id."},
+          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                     "description": "List the files the run kept, as it left them."}
         },
         "additionalProperties": false
       }
@@ -129,10 +139,13 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
-          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "Read from the session's workspace. Give this or run_id."},
+          "run_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                     "description": "Read the file as the run left it."},
           "path": {"type": "string", "description": "Relative to /mnt/data, e.g. out/chart.png."},
-          "max_size_bytes": {"type": "integer", "minimum": 1, "default": 5000000}
+          "max_size_bytes": {"type": "integer", "minimum": 1, "default": 5000000,
+                             "description": "Refuse a larger file (artifact_too_large)."}
         },
         "required": ["path"],
         "additionalProperties": false
@@ -144,7 +157,8 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "The session's id."},
           "names": {"type": "array", "items": {"type": "string"},
                     "description": "Globals to return; omit for all (modules excluded)."}
         },
@@ -158,7 +172,8 @@ final class Schemas {
       {
         "type": "object",
         "properties": {
-          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$"},
+          "session_id": {"type": "string", "pattern": "^[A-Za-z0-9_-]{1,64}$",
+                         "description": "The session's id."},
           "values": {"type": "object", "description": "Each key becomes a global with its JSON value."}
         },
         "required": ["session_id", "values"],

@@ -13,6 +13,9 @@ import java.util.Set;
 
 /** The session group: create, list, close, and a session's globals. */
 final class SessionTools {
+  /** What list_sessions returns. */
+  record SessionList(List<SessionInfo> sessions) {}
+
   private SessionTools() {}
 
   static List<SyncToolSpecification> specs(ToolFactory f, SandboxService service) {
@@ -24,6 +27,7 @@ final class SessionTools {
                 + " run_python calls that name it. Returns the session (an existing one with the"
                 + " same id is returned as it is).",
             Schemas.CREATE_SESSION,
+            SessionInfo.class,
             Kind.IDEMPOTENT_WRITE,
             Set.of(
                 "session_id",
@@ -49,6 +53,7 @@ final class SessionTools {
             "List sessions",
             "List open sessions with state, creation and last use, run count and workspace size.",
             Schemas.NO_ARGS,
+            SessionList.class,
             Kind.READ,
             Set.of(),
             a -> {
@@ -64,13 +69,14 @@ final class SessionTools {
                           .append("  last used ")
                           .append(s.lastUsedAt())
                           .append('\n'));
-              return ToolResults.ok(Map.of("sessions", all), text.toString());
+              return ToolResults.ok(new SessionList(all), text.toString());
             }),
         f.tool(
             "close_session",
             "Close a session",
             "Kill a session's sandbox and delete its workspace.",
             Schemas.SESSION_ID_ONLY,
+            SessionInfo.class,
             Kind.DESTRUCTIVE,
             Set.of("session_id"),
             a -> {
@@ -83,6 +89,7 @@ final class SessionTools {
             "Return a session's global variables: JSON values as they are, others as type and"
                 + " repr.",
             Schemas.GET_CONTEXT,
+            ContextSnapshot.class,
             Kind.READ,
             Set.of("session_id", "names"),
             a -> {
@@ -95,6 +102,7 @@ final class SessionTools {
             "Set session variables",
             "Set global variables of a session from a JSON object.",
             Schemas.SET_CONTEXT,
+            ContextSnapshot.class,
             Kind.IDEMPOTENT_WRITE,
             Set.of("session_id", "values"),
             a -> {
@@ -107,6 +115,7 @@ final class SessionTools {
             "Clear session variables",
             "Reset a session's globals (variables and imports are gone; files stay).",
             Schemas.SESSION_ID_ONLY,
+            SessionInfo.class,
             Kind.DESTRUCTIVE,
             Set.of("session_id"),
             a -> {

@@ -12,20 +12,34 @@ import java.util.Set;
 final class ToolArgs {
   private final String tool;
   private final Map<String, Object> args;
+  private final CallHandle call;
 
-  ToolArgs(String tool, Map<String, Object> args, Set<String> known) {
+  /**
+   * @param call the request in flight, or {@code null} when the transport does not track calls
+   */
+  ToolArgs(String tool, Map<String, Object> args, Set<String> known, CallHandle call) {
     this.tool = tool;
     this.args = args == null ? Map.of() : args;
+    this.call = call;
     for (String name : this.args.keySet()) {
       if (!known.contains(name)) {
         throw PysandboxException.invalid(
             tool
                 + ": unknown argument '"
                 + name
-                + "' (accepted: "
-                + String.join(", ", known)
+                + "' ("
+                + (known.isEmpty()
+                    ? tool + " takes no arguments"
+                    : "accepted: " + String.join(", ", known.stream().sorted().toList()))
                 + ")");
       }
+    }
+  }
+
+  /** Runs {@code action} if the client cancels this call (not at all when it cannot). */
+  void whenCancelled(Runnable action) {
+    if (call != null) {
+      call.whenCancelled(action);
     }
   }
 
@@ -154,6 +168,9 @@ final class ToolArgs {
     if (v instanceof java.util.List) {
       return "an array";
     }
-    return "a " + v.getClass().getSimpleName();
+    if (v instanceof String) {
+      return "a string";
+    }
+    return "something else";
   }
 }

@@ -46,6 +46,7 @@ final class ToolFactory {
       String title,
       String description,
       String schema,
+      Class<?> output,
       Kind kind,
       Set<String> arguments,
       Function<ToolArgs, McpSchema.CallToolResult> handler) {
@@ -59,6 +60,7 @@ final class ToolFactory {
             .build();
     McpSchema.Tool tool =
         McpSchema.Tool.builder(name, mapper, schema)
+            .outputSchema(OutputSchemas.of(output))
             .title(title)
             .description(description)
             .annotations(annotations)
@@ -68,12 +70,18 @@ final class ToolFactory {
         .callHandler(
             (exchange, request) -> {
               try {
-                return handler.apply(new ToolArgs(name, request.arguments(), arguments));
+                CallHandle call =
+                    exchange.transportContext().get(CallHandle.CONTEXT_KEY) instanceof CallHandle c
+                        ? c
+                        : null;
+                return handler.apply(new ToolArgs(name, request.arguments(), arguments, call));
               } catch (PysandboxException e) {
                 return ToolResults.error(e);
               } catch (RuntimeException e) {
                 log.error("tool {} failed", name, e);
-                return ToolResults.error(ErrorCode.INTERNAL, name + " failed: " + e);
+                return ToolResults.error(
+                    ErrorCode.INTERNAL,
+                    name + " failed inside the server (a bug; the server's log has the details)");
               }
             })
         .build();

@@ -6,7 +6,12 @@ import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -45,26 +50,129 @@ final class ToolResults {
         .build();
   }
 
-  /** A run: the JSON, a readable summary, and every PNG display as an image. */
-  static McpSchema.CallToolResult run(RunRecord run) {
+  /** Image types sent as MCP image content (SVG is text, and stays in the bundle). */
+  private static final List<String> IMAGE_TYPES =
+      List.of("image/png", "image/jpeg", "image/gif", "image/webp");
+
+  /**
+   * A run: its JSON, a readable summary, and every image as image content, sent once: in
+   * structuredContent each image's data is replaced by its media type, size, sha256, the index of
+   * its image content and a resource URI that reads it again.
+   *
+   * @param outputLimit bytes of stdout and of stderr this result carries (head and tail, flagged);
+   *     0 carries what the record kept
+   */
+  static McpSchema.CallToolResult run(RunRecord run, int outputLimit) {
+    Map<String, Object> json = Json.toMap(run);
+    List<McpSchema.Content> images = new ArrayList<>();
+    if (json.get("displays") instanceof List<?> displays) {
+      List<Object> out = new ArrayList<>();
+      for (int i = 0; i < displays.size(); i++) {
+        out.add(imagesOut(displays.get(i), RunResources.displayUri(run.runId(), i), images));
+      }
+      json.put("displays", out);
+    }
+    if (json.get("result") != null) {
+      json.put(
+          "result", imagesOut(json.get("result"), RunResources.resultUri(run.runId()), images));
+    }
+    if (outputLimit > 0) {
+      cap(json, "stdout", outputLimit);
+      cap(json, "stderr", outputLimit);
+    }
     McpSchema.CallToolResult.Builder b =
         McpSchema.CallToolResult.builder()
-            .structuredContent(Json.toMap(run))
+            .structuredContent(json)
             .addTextContent(render(run))
             .isError(false);
-    List<Map<String, Object>> bundles = new ArrayList<>(run.displays());
-    if (run.result() != null) {
-      bundles.add(run.result());
-    }
-    for (Map<String, Object> bundle : bundles) {
-      if (bundle.get("image/png") instanceof String png) {
-        b.addContent(McpSchema.ImageContent.builder(png, "image/png").build());
-      }
-    }
+    images.forEach(b::addContent);
     return b.build();
   }
 
-  /** A file: its JSON, and images also as image content. */
+  private static Object imagesOut(Object bundle, String uri, List<McpSchema.Content> images) {
+    if (!(bundle instanceof Map<?, ?> m)) {
+      return bundle;
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    m.forEach((k, v) -> out.put(String.valueOf(k), v));
+    for (String type : IMAGE_TYPES) {
+      if (out.get(type) instanceof String base64) {
+        byte[] bytes;
+        try {
+          bytes = Base64.getMimeDecoder().decode(base64);
+        } catch (IllegalArgumentException e) {
+          continue; // not an image we can describe: left as it is
+        }
+        Map<String, Object> ref = new LinkedHashMap<>();
+        ref.put("media_type", type);
+        ref.put("size_bytes", bytes.length);
+        ref.put("sha256", sha256(bytes));
+        ref.put("content_index", images.size() + 1);
+        ref.put("uri", uri);
+        out.put(type, ref);
+        images.add(McpSchema.ImageContent.builder(base64, type).build());
+      }
+    }
+    return out;
+  }
+
+  /** Keeps the head and tail of one output stream within {@code limit} UTF-8 bytes. */
+  private static void cap(Map<String, Object> json, String stream, int limit) {
+    if (!(json.get(stream) instanceof String text)) {
+      return;
+    }
+    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+    if (bytes.length <= limit) {
+      return;
+    }
+    int half = limit / 2;
+    String head = utf8Prefix(bytes, half);
+    String tail = utf8Suffix(bytes, half);
+    long omitted =
+        bytes.length
+            - head.getBytes(StandardCharsets.UTF_8).length
+            - tail.getBytes(StandardCharsets.UTF_8).length;
+    json.put(
+        stream,
+        head
+            + "\n[... pysandbox: "
+            + omitted
+            + " bytes not shown here (result_output_limit); get_run returns the recorded "
+            + stream
+            + " ...]\n"
+            + tail);
+    json.put(stream + "_truncated", true);
+    json.put(stream + "_omitted_bytes", omitted);
+  }
+
+  private static String utf8Prefix(byte[] b, int n) {
+    int end = n;
+    while (end > 0 && (b[end] & 0xC0) == 0x80) {
+      end--;
+    }
+    return new String(b, 0, end, StandardCharsets.UTF_8);
+  }
+
+  private static String utf8Suffix(byte[] b, int n) {
+    int start = b.length - n;
+    while (start < b.length && (b[start] & 0xC0) == 0x80) {
+      start++;
+    }
+    return new String(b, start, b.length - start, StandardCharsets.UTF_8);
+  }
+
+  private static String sha256(byte[] bytes) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /**
+   * A file: its JSON, and an image as image content, sent once: its structuredContent then carries
+   * {@code image_content_index} instead of {@code content_base64}.
+   */
   static McpSchema.CallToolResult artifact(ArtifactContent c) {
     String text =
         c.content() != null
@@ -74,21 +182,23 @@ final class ToolResults {
                 + c.sizeBytes()
                 + " bytes of "
                 + c.mediaType()
-                + " (base64 in structuredContent)";
+                + (IMAGE_TYPES.contains(c.mediaType())
+                    ? " (image content)"
+                    : " (base64 in structuredContent)");
+    Map<String, Object> json = Json.toMap(c);
     McpSchema.CallToolResult.Builder b =
         McpSchema.CallToolResult.builder()
-            .structuredContent(Json.toMap(c))
             .addTextContent(
                 text.length() > MAX_TEXT_SECTION
                     ? text.substring(0, MAX_TEXT_SECTION) + "\n[...]"
                     : text)
             .isError(false);
-    if (c.contentBase64() != null
-        && c.mediaType().startsWith("image/")
-        && !c.mediaType().contains("svg")) {
+    if (c.contentBase64() != null && IMAGE_TYPES.contains(c.mediaType())) {
       b.addContent(McpSchema.ImageContent.builder(c.contentBase64(), c.mediaType()).build());
+      json.put("content_base64", null);
+      json.put("image_content_index", 1);
     }
-    return b.build();
+    return b.structuredContent(json).build();
   }
 
   static String render(RunRecord run) {

@@ -58,6 +58,9 @@ public final class BwrapBackend implements SandboxBackend {
    */
   static final long HOST_USER_PROCESSES = 8192;
 
+  /** How long closing waits for the sandboxes to be reaped. */
+  private static final long CLOSE_WAIT_MILLIS = 500;
+
   private final PysandboxConfig config;
   private final DataLayout layout;
   private final WorkerHub hub;
@@ -194,7 +197,7 @@ public final class BwrapBackend implements SandboxBackend {
     Path filter = config.seccomp() ? buildSeccompFilter(python.path()) : null;
     Cgroups cgroups =
         config.cgroups()
-            ? Cgroups.detect(instanceId)
+            ? Cgroups.detect(layout.identity(), instanceId)
             : Cgroups.disabled("turned off (cgroups=false)");
     cgroups
         .unavailableReason()
@@ -348,13 +351,26 @@ public final class BwrapBackend implements SandboxBackend {
           layout.runtimeDir().resolve(s.launcherName()),
           root ? s.runAs().uid() : null,
           root ? s.runAs().gid() : null,
-          root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
+          root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null,
+          this::launcherDied);
     } catch (IOException e) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
           "bwrap: cannot start the sandbox launcher: " + e.getMessage(),
           e);
     }
+  }
+
+  /** The launcher died with every sandbox in it: start the next one now, not at the next call. */
+  private void launcherDied() {
+    blocking.execute(
+        () -> {
+          try {
+            launcher();
+          } catch (RuntimeException e) {
+            log.error("cannot restart the sandbox launcher: {}", e.getMessage());
+          }
+        });
   }
 
   @Override
@@ -488,9 +504,14 @@ public final class BwrapBackend implements SandboxBackend {
     return parts.length >= 3 ? parts[1] : null;
   }
 
+  /**
+   * Kills every sandbox, stops the launcher and removes this server's cgroups, waiting at most
+   * about a second in all (a client that closes its connection expects the server gone at once).
+   */
   @Override
   public void close() {
-    for (BwrapSandbox s : live.values()) {
+    List<BwrapSandbox> all = List.copyOf(live.values());
+    for (BwrapSandbox s : all) {
       s.kill("server shutting down");
     }
     synchronized (this) {
@@ -498,9 +519,17 @@ public final class BwrapBackend implements SandboxBackend {
         launcher.close();
       }
     }
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
+    for (BwrapSandbox s : all) {
+      try {
+        s.exited().get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+      } catch (Exception e) {
+        log.debug("sandbox {} not reaped at shutdown", s.id());
+      }
+    }
     Setup s = setup;
     if (s != null) {
-      s.cgroups().close();
+      s.cgroups().close(Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     }
   }
 }

@@ -15,6 +15,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -49,15 +52,32 @@ final class LauncherClient implements Closeable {
   /** Optional bind mount the launcher makes in its own mount namespace (see launcher.py). */
   record Stage(Path source, Path target) {}
 
+  /**
+   * Starts every launcher. The launcher asks the kernel to kill it when its parent dies
+   * (PR_SET_PDEATHSIG), and the kernel means the parent <em>thread</em>: started from a pooled
+   * thread, it died when that thread was retired after a minute idle, taking every run and session
+   * with it. This thread lives as long as the server.
+   */
+  private static final ExecutorService SPAWNER =
+      Executors.newSingleThreadExecutor(
+          r -> {
+            Thread t = new Thread(r, "pysandbox-launcher-spawner");
+            t.setDaemon(true);
+            return t;
+          });
+
   private final Process process;
   private final OutputStream stdin;
   private final Map<String, Child> children = new ConcurrentHashMap<>();
   private final Thread reader;
+  private final Runnable onDeath;
   private volatile boolean alive = true;
+  private volatile boolean closing;
 
-  private LauncherClient(Process process) {
+  private LauncherClient(Process process, Runnable onDeath) {
     this.process = process;
     this.stdin = process.getOutputStream();
+    this.onDeath = onDeath;
     this.reader = new Thread(this::readLoop, "pysandbox-launcher");
     reader.setDaemon(true);
   }
@@ -68,14 +88,23 @@ final class LauncherClient implements Closeable {
    * @param uid host user the sandboxes run as, or {@code null} to keep the server's
    * @param stage a bind mount to make first, or {@code null}
    */
-  static LauncherClient start(Path python, Path script, Integer uid, Integer gid, Stage stage)
+  static LauncherClient start(
+      Path python, Path script, Integer uid, Integer gid, Stage stage, Runnable onDeath)
       throws IOException {
     ProcessBuilder pb = new ProcessBuilder(python.toString(), "-I", "-S", script.toString());
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     pb.environment().clear();
     pb.environment().put("PATH", "/usr/bin:/bin");
-    Process p = pb.start();
-    LauncherClient client = new LauncherClient(p);
+    Process p;
+    try {
+      p = SPAWNER.submit(pb::start).get();
+    } catch (ExecutionException e) {
+      throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IOException("interrupted while starting the sandbox launcher", e);
+    }
+    LauncherClient client = new LauncherClient(p, onDeath);
     ObjectNode setup = JSON.createObjectNode();
     setup.put("parent", ProcessHandle.current().pid());
     if (uid != null) {
@@ -179,13 +208,35 @@ final class LauncherClient implements Closeable {
       log.debug("launcher stream closed", e);
     }
     alive = false;
-    String why = "the sandbox launcher exited";
+    String why = deathCause();
+    if (!closing) {
+      log.error("{}; its sandboxes are gone with it", why);
+    }
     for (Child c : children.values()) {
       c.spawned.completeExceptionally(new IOException(why));
       c.init.complete(null);
-      c.exited.complete(new SandboxExit(null, 9, c.killRequested));
+      c.exited.complete(new SandboxExit(null, 9, c.killRequested, closing ? null : why));
     }
     children.clear();
+    if (!closing) {
+      onDeath.run();
+    }
+  }
+
+  private String deathCause() {
+    String how;
+    try {
+      if (process.waitFor(200, TimeUnit.MILLISECONDS)) {
+        int code = process.exitValue();
+        how = code > 128 ? "was killed by signal " + (code - 128) : "exited with code " + code;
+      } else {
+        how = "closed its pipe";
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      how = "stopped answering";
+    }
+    return "the sandbox launcher (pid " + process.pid() + ") " + how;
   }
 
   private void dispatch(JsonNode ev) {
@@ -231,6 +282,7 @@ final class LauncherClient implements Closeable {
 
   @Override
   public void close() {
+    closing = true;
     alive = false;
     try {
       stdin.close();
@@ -238,7 +290,7 @@ final class LauncherClient implements Closeable {
       log.debug("closing launcher stdin", e);
     }
     try {
-      if (!process.waitFor(2, TimeUnit.SECONDS)) {
+      if (!process.waitFor(500, TimeUnit.MILLISECONDS)) {
         process.destroyForcibly();
       }
     } catch (InterruptedException e) {

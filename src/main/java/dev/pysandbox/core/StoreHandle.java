@@ -1,0 +1,95 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.store.RunStore;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The run store as the core uses it: opened in the background (a client gets its tool list first),
+ * waited for by the calls that need it, and opened again when opening failed (a migration that lost
+ * a race, a full disk) once {@link #RETRY_NANOS} have passed, instead of failing every call until a
+ * restart. {@link #problem()} tells check_setup the truth.
+ */
+final class StoreHandle {
+  private static final Logger log = LoggerFactory.getLogger(StoreHandle.class);
+  static final long RETRY_NANOS = TimeUnit.SECONDS.toNanos(2);
+
+  private final Supplier<RunStore> opener;
+  private final Executor executor;
+  private CompletableFuture<RunStore> current;
+  private long failedAt;
+
+  StoreHandle(Supplier<RunStore> opener, Executor executor) {
+    this.opener = opener;
+    this.executor = executor;
+  }
+
+  /** Starts opening the store (once). */
+  synchronized void open() {
+    if (current == null) {
+      current = CompletableFuture.supplyAsync(opener, executor);
+    }
+  }
+
+  /**
+   * The store, waiting while it opens.
+   *
+   * @throws PysandboxException {@code store_unavailable} when it cannot be opened
+   */
+  RunStore get() {
+    CompletableFuture<RunStore> f;
+    synchronized (this) {
+      open();
+      if (current.isCompletedExceptionally() && System.nanoTime() - failedAt > RETRY_NANOS) {
+        log.info("opening the run store again");
+        current = CompletableFuture.supplyAsync(opener, executor);
+      }
+      f = current;
+    }
+    try {
+      return f.join();
+    } catch (CompletionException e) {
+      synchronized (this) {
+        if (f == current) {
+          failedAt = System.nanoTime();
+        }
+      }
+      if (e.getCause() instanceof PysandboxException p) {
+        throw p;
+      }
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + e.getCause(), e);
+    }
+  }
+
+  /** The store if it is open now, without waiting. */
+  synchronized Optional<RunStore> ifOpen() {
+    if (current == null || !current.isDone() || current.isCompletedExceptionally()) {
+      return Optional.empty();
+    }
+    return Optional.of(current.join());
+  }
+
+  /** Why the store cannot be used, or empty (also while it is still opening). */
+  synchronized Optional<String> problem() {
+    if (current == null || !current.isCompletedExceptionally()) {
+      return Optional.empty();
+    }
+    try {
+      current.join();
+      return Optional.empty();
+    } catch (CompletionException e) {
+      Throwable c = e.getCause();
+      return Optional.of(
+          "run store: " + (c == null ? e.getMessage() : c.getMessage()) + " (retried on use)");
+    }
+  }
+}

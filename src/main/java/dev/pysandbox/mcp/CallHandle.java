@@ -1,0 +1,53 @@
+package dev.pysandbox.mcp;
+
+import java.util.concurrent.Executor;
+
+/**
+ * One request in flight, as its handler and the transport share it: the client may cancel it
+ * ({@code notifications/cancelled}) at any time, before or after the handler says what cancelling
+ * means for it. The handler's action runs once, on {@code executor}, never on the thread that reads
+ * the client's messages.
+ */
+final class CallHandle {
+  /** The transport-context key under which handlers find their call's handle. */
+  static final String CONTEXT_KEY = "pysandbox.call";
+
+  private final Executor executor;
+  private boolean cancelled;
+  private Runnable onCancel;
+
+  CallHandle(Executor executor) {
+    this.executor = executor;
+  }
+
+  /** Runs {@code action} when the client cancels this call (at once if it already has). */
+  void whenCancelled(Runnable action) {
+    boolean now;
+    synchronized (this) {
+      onCancel = action;
+      now = cancelled;
+    }
+    if (now) {
+      executor.execute(action);
+    }
+  }
+
+  /** The client cancelled the call. */
+  void cancel() {
+    Runnable action;
+    synchronized (this) {
+      if (cancelled) {
+        return;
+      }
+      cancelled = true;
+      action = onCancel;
+    }
+    if (action != null) {
+      executor.execute(action);
+    }
+  }
+
+  synchronized boolean cancelled() {
+    return cancelled;
+  }
+}

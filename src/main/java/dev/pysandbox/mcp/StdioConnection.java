@@ -1,0 +1,36 @@
+package dev.pysandbox.mcp;
+
+import io.modelcontextprotocol.server.McpSyncServer;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+
+/** An MCP connection over stdio, as the command that serves it sees it. */
+public final class StdioConnection {
+  private final StdioTransport transport;
+  private final McpSyncServer server;
+  private final ExecutorService calls;
+
+  StdioConnection(StdioTransport transport, McpSyncServer server, ExecutorService calls) {
+    this.transport = transport;
+    this.server = server;
+    this.calls = calls;
+  }
+
+  /** Completes when the client has closed our stdin: the server should stop. */
+  public CompletableFuture<Void> closed() {
+    return transport.closed();
+  }
+
+  /**
+   * Answers what can still be answered within {@code timeoutMillis} (calls in flight, then the
+   * writes queued), then stops.
+   */
+  public void close(long timeoutMillis) {
+    long half = Math.max(1, timeoutMillis / 2);
+    transport.awaitAnswers(half);
+    calls.shutdownNow();
+    transport.flush(half);
+    transport.close();
+    server.close();
+  }
+}

@@ -1,0 +1,277 @@
+package dev.pysandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.backend.ProcessTable;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The stdio connection as clients really use it: started from {@code /}, fed malformed lines,
+ * oversized messages and concurrent calls, cancelled, and closed mid-run. Each case here hung or
+ * killed the connection before the server had its own transport.
+ */
+@Timeout(value = 180, unit = TimeUnit.SECONDS)
+class McpStdioProtocolIT {
+  @TempDir Path dataDir;
+
+  @Test
+  void malformedLines_areAnsweredWithJsonRpcErrors_andTheServerGoesOn() throws Exception {
+    try (RawMcpClient c = new RawMcpClient(dataDir)) {
+      c.initialize();
+      String[][] cases = {
+        {"", "-32700"},
+        {"this is not json", "-32700"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/li", "-32700"},
+        {"[{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"ping\"}]", "-32600"},
+        {"{\"jsonrpc\":\"2.0\",\"id\":{\"a\":1},\"method\":\"ping\"}", "-32600"},
+        {"42", "-32600"},
+      };
+      for (String[] bad : cases) {
+        c.sendLine(bad[0]);
+        JsonNode error = c.answerWithoutId(30);
+        assertThat(error.path("error").path("code").asText()).as(bad[0]).isEqualTo(bad[1]);
+        assertThat(error.has("id")).as("id is present, and null").isTrue();
+        JsonNode pong = c.request("ping", null, 30);
+        assertThat(pong.has("result")).as("answered after " + bad[0]).isTrue();
+      }
+      c.sendLine("{\"id\":77,\"method\":\"ping\"}");
+      assertThat(c.answer(77, 30).path("error").path("code").asInt()).isEqualTo(-32600);
+      assertThat(c.call("list_runs", Map.of(), 30).path("result").path("isError").asBoolean())
+          .isFalse();
+      assertThat(c.stdoutLines)
+          .allSatisfy(
+              l ->
+                  assertThat(RawMcpClient.JSON.readTree(l).path("jsonrpc").asText())
+                      .isEqualTo("2.0"));
+    }
+  }
+
+  @Test
+  void badToolCalls_getErrorsInTheProjectsWords_neverJava() throws Exception {
+    try (RawMcpClient c = new RawMcpClient(dataDir)) {
+      c.initialize();
+      List<JsonNode> answers = new ArrayList<>();
+      answers.add(c.request("tools/call", null, 30));
+      answers.add(c.request("tools/call", Map.of("name", "run_python", "arguments", "x"), 30));
+      answers.add(c.request("tools/call", Map.of("name", "no_such_tool"), 30));
+      answers.add(c.request("tools/call", Map.of("arguments", Map.of()), 30));
+      answers.add(c.request("initialize", Map.of("protocolVersion", 5), 30));
+      for (JsonNode a : answers) {
+        assertThat(a.path("error").path("code").asInt()).as(a.toString()).isEqualTo(-32602);
+      }
+      assertThat(answers.get(2).path("error").path("message").asText())
+          .contains("no_such_tool")
+          .doesNotContain("invalid_tool_name");
+      JsonNode wrongType = c.call("run_python", Map.of("code", 42), 30);
+      JsonNode noArgs = c.call("list_sessions", Map.of("x", 1), 30);
+      assertThat(
+              wrongType
+                  .path("result")
+                  .path("structuredContent")
+                  .path("error")
+                  .path("message")
+                  .asText())
+          .contains("must be a string, got a number");
+      assertThat(
+              noArgs
+                  .path("result")
+                  .path("structuredContent")
+                  .path("error")
+                  .path("message")
+                  .asText())
+          .contains("takes no arguments")
+          .doesNotContain("accepted: )");
+      for (String line : c.stdoutLines) {
+        assertThat(line)
+            .doesNotContain("java.")
+            .doesNotContain("Exception")
+            .doesNotContain("got a String");
+      }
+    }
+  }
+
+  @Test
+  void twentyMegabyteUpload_works_andAnOversizedMessageIsRefusedWithItsId() throws Exception {
+    byte[] data = new byte[20_000_000];
+    new Random(7).nextBytes(data);
+    String sha = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
+    try (RawMcpClient c = new RawMcpClient(dataDir)) {
+      c.initialize();
+      JsonNode up =
+          c.call(
+              "upload_file",
+              Map.of(
+                  "session_id",
+                  "big",
+                  "filename",
+                  "data.bin",
+                  "content_base64",
+                  Base64.getEncoder().encodeToString(data)),
+              120);
+      JsonNode result = up.path("result").path("structuredContent");
+      assertThat(result.path("size_bytes").asLong()).as(up.toString()).isEqualTo(20_000_000L);
+      assertThat(result.path("sha256").asText()).isEqualTo(sha);
+      JsonNode run =
+          c.call(
+              "run_python",
+              Map.of("session_id", "big", "code", "import os\nos.path.getsize('data.bin')"),
+              60);
+      assertThat(
+              run.path("result")
+                  .path("structuredContent")
+                  .path("result")
+                  .path("text/plain")
+                  .asText())
+          .isEqualTo("20000000");
+    }
+    // A server that takes uploads up to 1 MB refuses a 3 MB message, answers it, and goes on.
+    try (RawMcpClient c = new RawMcpClient(dataDir, "upload_max_bytes=1000000")) {
+      c.initialize();
+      String huge =
+          "{\"jsonrpc\":\"2.0\",\"id\":4242,\"method\":\"tools/call\",\"params\":{\"name\":"
+              + "\"upload_file\",\"arguments\":{\"session_id\":\"s\",\"filename\":\"x\","
+              + "\"content\":\""
+              + "a".repeat(3_000_000)
+              + "\"}}}";
+      c.sendLine(huge);
+      JsonNode refused = c.answer(4242, 60);
+      assertThat(refused.path("error").path("code").asInt()).isEqualTo(-32600);
+      assertThat(refused.path("error").path("message").asText()).contains("over the limit");
+      assertThat(c.request("ping", null, 30).has("result")).isTrue();
+    }
+  }
+
+  @Test
+  void manyCallsInFlight_areAllAnsweredRight() throws Exception {
+    int sessions = 16;
+    int rounds = 20;
+    try (RawMcpClient c = new RawMcpClient(dataDir, "max_sessions=20")) {
+      c.initialize();
+      for (int s = 0; s < sessions; s++) {
+        c.call("create_session", Map.of("session_id", "c" + s), 60);
+      }
+      for (int round = 1; round <= rounds; round++) {
+        int[] ids = new int[sessions];
+        for (int s = 0; s < sessions; s++) {
+          ids[s] = c.nextId();
+          c.send(
+              ids[s],
+              "tools/call",
+              Map.of(
+                  "name",
+                  "run_python",
+                  "arguments",
+                  Map.of("session_id", "c" + s, "code", "n = globals().get('n', 0) + 1\nn")));
+        }
+        for (int s = 0; s < sessions; s++) {
+          JsonNode a = c.answer(ids[s], 60);
+          assertThat(
+                  a.path("result")
+                      .path("structuredContent")
+                      .path("result")
+                      .path("text/plain")
+                      .asText())
+              .as(a.toString())
+              .isEqualTo(Integer.toString(round));
+        }
+      }
+    }
+  }
+
+  @Test
+  void cancelledNotification_stopsTheRun_andItsAnswerIsNotSent() throws Exception {
+    try (RawMcpClient c = new RawMcpClient(dataDir)) {
+      c.initialize();
+      c.call("create_session", Map.of("session_id", "k"), 60);
+      int id = c.nextId();
+      c.send(
+          id,
+          "tools/call",
+          Map.of(
+              "name",
+              "run_python",
+              "arguments",
+              Map.of(
+                  "session_id", "k", "code", "import time\nfor i in range(600): time.sleep(0.1)")));
+      Thread.sleep(1500);
+      c.sendLine(
+          "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+              + id
+              + ",\"reason\":\"user abort\"}}");
+      JsonNode after = null;
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (System.nanoTime() < deadline) {
+        after = c.call("run_python", Map.of("session_id", "k", "code", "print('after')"), 30);
+        if (!after.path("result").path("isError").asBoolean()) {
+          break;
+        }
+        Thread.sleep(200);
+      }
+      assertThat(after.path("result").path("structuredContent").path("stdout").asText())
+          .as("the session is free again: " + after)
+          .isEqualTo("after\n");
+      JsonNode runs = c.call("list_runs", Map.of("session_id", "k"), 30);
+      assertThat(runs.path("result").path("structuredContent").path("runs").toString())
+          .contains("\"cancelled\"");
+      assertThat(c.answered(id, 1000)).as("no answer to a cancelled request").isFalse();
+    }
+  }
+
+  @Test
+  void endOfStdin_endsTheServerWithinASecond_withItsRunsInterruptedAndNoSandboxLeft()
+      throws Exception {
+    String marker = "eof-marker-" + System.nanoTime();
+    RawMcpClient c = new RawMcpClient(dataDir);
+    try {
+      c.initialize();
+      c.call("create_session", Map.of("session_id", "e"), 60);
+      String code = "import time\n" + marker.replace('-', '_') + " = 1\ntime.sleep(600)";
+      c.send(
+          c.nextId(),
+          "tools/call",
+          Map.of("name", "run_python", "arguments", Map.of("session_id", "e", "code", code)));
+      c.send(
+          c.nextId(),
+          "tools/call",
+          Map.of(
+              "name",
+              "run_python",
+              "arguments",
+              Map.of(
+                  "code",
+                  "import subprocess, time\nsubprocess.Popen(['sleep', '600', '"
+                      + marker
+                      + "'])\ntime.sleep(600)")));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+      while (ProcessTable.withCommandLineContaining(marker).isEmpty()) {
+        assertThat(System.nanoTime()).as("the runs started").isLessThan(deadline);
+        Thread.sleep(50);
+      }
+      Thread.sleep(300);
+      long eof = System.nanoTime();
+      c.closeStdin();
+      assertThat(c.process.waitFor(10, TimeUnit.SECONDS)).isTrue();
+      long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - eof);
+      assertThat(tookMillis).as("exit after end of stdin, ms").isLessThan(1000);
+      assertThat(ProcessTable.withCommandLineContaining(marker)).isEmpty();
+      assertThat(ProcessTable.withCommandLineContaining(dataDir.toString())).isEmpty();
+    } finally {
+      c.close();
+    }
+    ServerProcess.Result runs = ServerProcess.run(dataDir, null, "runs", "list", "--json");
+    assertThat(runs.stdout()).doesNotContain("\"running\"");
+    assertThat(runs.stdout().split("\"interrupted\"", -1)).hasSize(3);
+  }
+}
