@@ -10,6 +10,8 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-seccomp)
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
+# Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
+command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then
   packages+=(hyperfine python3-ipykernel python3-jupyter-client)
 fi
@@ -61,4 +63,17 @@ if [[ ! -f target/pysandbox.jsa || target/pysandbox.jsa -ot "$jar" ]]; then
   } | java -XX:ArchiveClassesAtExit=target/pysandbox.jsa -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
       -jar "$jar" serve --data-dir target/cds-training >/dev/null 2>&1 || true
 fi
-say "ready: $(bin/pysandbox --version)"
+# The MCP TypeScript SDK, exactly as the lock file pins it, for the client tests and the load
+# figure. npm writes node_modules/.package-lock.json last, so a missing or older one means an
+# install that never finished or a lock file that changed since.
+node_dir=src/test/node
+if [[ ! -f $node_dir/node_modules/.package-lock.json \
+  || $node_dir/node_modules/.package-lock.json -ot $node_dir/package-lock.json ]]; then
+  say "installing the MCP TypeScript SDK (npm ci in $node_dir)"
+  if ! (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
+    rm -rf "$node_dir/node_modules"
+    say "npm ci in $node_dir failed (is the npm registry reachable?)"
+    exit 1
+  fi
+fi
+say "ready: $(bin/pysandbox --version), node $(node --version)"

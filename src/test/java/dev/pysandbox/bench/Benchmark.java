@@ -1,5 +1,6 @@
 package dev.pysandbox.bench;
 
+import dev.pysandbox.NodeScript;
 import dev.pysandbox.backend.bwrap.SandboxFlags;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -29,7 +30,8 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Figures: JVM start to the first tools/list answer; one-shot {@code run_python} of {@code
  * print(1)} over stdio from one MCP client; and the bare {@code bwrap ... python3 -c pass} spawn
- * with the sandbox's own flags.
+ * with the sandbox's own flags; executions per second under load from the MCP TypeScript SDK's
+ * client (src/test/node/load.mjs: 64 sessions, 32 calls in flight).
  */
 public final class Benchmark {
   private final Path launcher;
@@ -49,13 +51,19 @@ public final class Benchmark {
         "pysandbox benchmark — %d cores, %s, data dir %s%n%n",
         Runtime.getRuntime().availableProcessors(), System.getProperty("java.version"), dataDir);
     int warmCalls = Integer.getInteger("bench.warmCalls", 1000);
+    int loadCalls = Integer.getInteger("bench.loadCalls", 10_000);
     if ("limits".equals(System.getProperty("bench.only"))) {
       b.limitsBreakdown(calls);
+      return;
+    }
+    if ("load".equals(System.getProperty("bench.only"))) {
+      b.load(loadCalls);
       return;
     }
     b.startup(10);
     b.oneShot(calls);
     b.sessions(warmCalls);
+    b.load(loadCalls);
     b.baselines(calls / 2);
     b.jupyter(Math.min(warmCalls, 500));
     if (!Boolean.getBoolean("bench.skipScale")) {
@@ -234,6 +242,59 @@ public final class Benchmark {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+  }
+
+  // -- load from the TypeScript SDK -------------------------------------------------------------
+
+  /**
+   * Executions per second with 64 sessions and 32 calls in flight, from the MCP TypeScript SDK's
+   * client, every answer checked; a run that fails prints why and the benchmark goes on.
+   */
+  private void load(int calls) throws Exception {
+    String what = "run_python, 64 sessions, 32 in flight (" + calls + " calls, TS SDK client)";
+    NodeScript.Result r =
+        NodeScript.run(
+            "load.mjs",
+            Duration.ofMinutes(10),
+            List.of(
+                "--sessions=64",
+                "--in-flight=32",
+                "--calls=" + calls,
+                "--deadline-s=580",
+                "--",
+                launcher.toString(),
+                "serve",
+                "--data-dir",
+                dataDir.toString(),
+                "--set",
+                "max_sessions=80"));
+    com.fasterxml.jackson.databind.JsonNode report;
+    try {
+      report = r.report();
+    } catch (IllegalStateException e) {
+      report = null;
+    }
+    if (r.exit() != 0 || report == null) {
+      System.out.printf(
+          Locale.ROOT,
+          "%-66s FAILED: %s%n",
+          what,
+          report == null
+              ? "no report after " + r.took().toSeconds() + " s: " + r.stderr().strip()
+              : report.path("ok").asInt()
+                  + " of "
+                  + calls
+                  + " right; "
+                  + report.path("first_errors"));
+      return;
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "%-66s %6.0f executions/s   p50 %6.2f ms   p99 %7.2f ms%n",
+        what,
+        report.path("per_second").asDouble(),
+        report.path("p50_ms").asDouble(),
+        report.path("p99_ms").asDouble());
   }
 
   // -- baselines ----------------------------------------------------------------------------------

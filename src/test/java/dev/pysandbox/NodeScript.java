@@ -1,0 +1,127 @@
+package dev.pysandbox;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import java.io.File;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs a script of {@code src/test/node} (a client on the official MCP TypeScript SDK) with the
+ * {@code node} found on PATH. Missing node or a missing SDK install fail loudly: these tests are
+ * never skipped. A script that outlives its time limit is killed with everything it started (the
+ * server and its sandboxes), so a stuck server fails the test instead of hanging the build.
+ */
+public final class NodeScript {
+  private static final Path DIR = Path.of("src/test/node").toAbsolutePath();
+
+  /** How a script ended: its exit code (-1 when it was killed), its stdout and stderr. */
+  public record Result(
+      List<String> command, int exit, Duration took, String stdout, String stderr) {
+    /** The last stdout line parsed as JSON (the scripts' report). */
+    public JsonNode report() {
+      String out = stdout.strip();
+      String last = out.substring(out.lastIndexOf('\n') + 1);
+      try {
+        return new ObjectMapper().readTree(last);
+      } catch (IOException e) {
+        throw new IllegalStateException("no JSON report on the last line:\n" + describe(), e);
+      }
+    }
+
+    /** Everything needed to see what went wrong, for an assertion message. */
+    public String describe() {
+      return String.join(" ", command)
+          + "\n"
+          + (exit < 0 ? "was killed" : "exited " + exit)
+          + " after "
+          + took.toMillis()
+          + " ms\n--- stdout ---\n"
+          + tail(stdout)
+          + "\n--- stderr ---\n"
+          + tail(stderr);
+    }
+
+    private static String tail(String s) {
+      return s.length() <= 20_000 ? s : "[...]" + s.substring(s.length() - 20_000);
+    }
+  }
+
+  private NodeScript() {}
+
+  /**
+   * Runs {@code node src/test/node/<script> args...} and waits at most {@code limit}.
+   *
+   * @throws IllegalStateException when node or the SDK is not installed
+   */
+  public static Result run(String script, Duration limit, List<String> args)
+      throws IOException, InterruptedException {
+    List<String> cmd = new ArrayList<>();
+    cmd.add(node().toString());
+    cmd.add(DIR.resolve(script).toString());
+    cmd.addAll(args);
+    long t0 = System.nanoTime();
+    Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
+    p.getOutputStream().close();
+    CompletableFuture<String> out = drain(p.getInputStream());
+    CompletableFuture<String> err = drain(p.getErrorStream());
+    boolean exited = p.waitFor(limit.toMillis(), TimeUnit.MILLISECONDS);
+    if (!exited) {
+      p.descendants().forEach(ProcessHandle::destroyForcibly);
+      p.destroyForcibly();
+      p.waitFor(10, TimeUnit.SECONDS);
+    }
+    Duration took = Duration.ofNanos(System.nanoTime() - t0);
+    String stdout = out.completeOnTimeout("(stdout still open)", 10, TimeUnit.SECONDS).join();
+    String stderr = err.completeOnTimeout("(stderr still open)", 10, TimeUnit.SECONDS).join();
+    if (!exited) {
+      stderr += "\n[NodeScript] killed after the time limit of " + limit.toSeconds() + " s";
+    }
+    return new Result(cmd, exited ? p.exitValue() : -1, took, stdout, stderr);
+  }
+
+  /** The node executable on PATH, with the SDK installed next to the scripts. */
+  public static Path node() {
+    Path sdk = DIR.resolve("node_modules/@modelcontextprotocol/sdk/package.json");
+    if (!Files.isRegularFile(sdk)) {
+      throw new IllegalStateException(
+          "the MCP TypeScript SDK is not installed in " + DIR + "; run scripts/setup.sh");
+    }
+    for (String dir : System.getenv().getOrDefault("PATH", "").split(File.pathSeparator)) {
+      Path node = Path.of(dir.isEmpty() ? "." : dir, "node");
+      if (Files.isExecutable(node) && !Files.isDirectory(node)) {
+        return node;
+      }
+    }
+    throw new IllegalStateException(
+        "node is not on PATH ("
+            + System.getenv("PATH")
+            + "); scripts/setup.sh installs Debian's nodejs and npm");
+  }
+
+  private static CompletableFuture<String> drain(InputStream in) {
+    CompletableFuture<String> f = new CompletableFuture<>();
+    Thread t =
+        new Thread(
+            () -> {
+              try (in) {
+                f.complete(new String(in.readAllBytes(), StandardCharsets.UTF_8));
+              } catch (IOException e) {
+                f.completeExceptionally(new UncheckedIOException(e));
+              }
+            },
+            "node-output");
+    t.setDaemon(true);
+    t.start();
+    return f;
+  }
+}

@@ -1,0 +1,64 @@
+package dev.pysandbox.e2e;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.NodeScript;
+import dev.pysandbox.TestServices;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The real server under load from the official MCP TypeScript SDK's client (the one Claude Code
+ * uses), over stdio: 64 sessions, 32 calls in flight, 10,000 calls, every answer checked (each call
+ * returns its session's own counter, so a lost, doubled or crossed answer is a wrong count). Three
+ * rounds, each against a fresh server: a transport that loses a message now and then fails one of
+ * them. Guards the stdio transport against hanging under concurrent calls.
+ */
+class McpTsLoadIT {
+  static final int SESSIONS = 64;
+  static final int IN_FLIGHT = 32;
+  static final int CALLS = 10_000;
+
+  /** Per call, and per round: a stuck server fails a round in about half a minute. */
+  static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
+
+  static final Duration ROUND_DEADLINE = Duration.ofSeconds(150);
+
+  @Test
+  @Timeout(value = 9, unit = TimeUnit.MINUTES)
+  void load_64Sessions32InFlight_10000CallsThreeTimes_everyAnswerRight(@TempDir Path tmp)
+      throws Exception {
+    for (int round = 1; round <= 3; round++) {
+      NodeScript.Result r =
+          NodeScript.run(
+              "load.mjs",
+              ROUND_DEADLINE.plusSeconds(20),
+              List.of(
+                  "--sessions=" + SESSIONS,
+                  "--in-flight=" + IN_FLIGHT,
+                  "--calls=" + CALLS,
+                  "--call-timeout-ms=" + CALL_TIMEOUT.toMillis(),
+                  "--deadline-s=" + ROUND_DEADLINE.toSeconds(),
+                  "--",
+                  TestServices.launcher().toString(),
+                  "serve",
+                  "--data-dir",
+                  tmp.resolve("round-" + round).toString(),
+                  "--set",
+                  "max_sessions=80"));
+      String why = "round " + round + " of 3:\n" + r.describe();
+      assertThat(r.exit()).as(why).isZero();
+      JsonNode report = r.report();
+      assertThat(report.path("ok").asInt()).as(why).isEqualTo(CALLS);
+      assertThat(report.path("wrong").asInt()).as(why).isZero();
+      assertThat(report.path("errors").asInt()).as(why).isZero();
+      System.out.println("round " + round + ": " + report);
+    }
+  }
+}
