@@ -45,12 +45,16 @@ final class OutputSchemas {
       properties.put(p.getName(), Map.of("type", jsonType(p.getRawPrimaryType())));
       required.add(p.getName());
     }
-    properties.put("error", ERROR);
+    // A run has an "error" of its own (the code's exception): both shapes are objects.
+    properties.putIfAbsent("error", Map.of("type", List.of("object", "null")));
     Map<String, Object> schema = new LinkedHashMap<>();
     schema.put("type", "object");
     schema.put("properties", properties);
     schema.put(
-        "anyOf", List.of(Map.of("required", required), Map.of("required", List.of("error"))));
+        "anyOf",
+        List.of(
+            Map.of("required", required),
+            Map.of("required", List.of("error"), "properties", Map.of("error", ERROR))));
     return schema;
   }
 

@@ -277,4 +277,96 @@ class McpStdioIT {
     assertThat(report.get("data_dir")).isEqualTo(dataDir.toString());
     assertThat(report.get("interpreter").toString()).contains("numpy");
   }
+
+  @Test
+  void everyTool_hasAnOutputSchema_describedParameters_andNothingNotBuiltYet() {
+    for (McpSchema.Tool tool : client.listTools().tools()) {
+      assertThat(tool.outputSchema()).as(tool.name()).containsEntry("type", "object");
+      @SuppressWarnings("unchecked")
+      Map<String, Map<String, Object>> props =
+          (Map<String, Map<String, Object>>) tool.inputSchema().get("properties");
+      props.forEach(
+          (name, schema) ->
+              assertThat(schema).as(tool.name() + "." + name).containsKey("description"));
+      assertThat(props).as(tool.name()).doesNotContainKey("include_notebook_source");
+    }
+    McpSchema.Tool run =
+        client.listTools().tools().stream()
+            .filter(t -> t.name().equals("run_python"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(run.description()).contains("no network").contains("numpy");
+    McpSchema.Tool list =
+        client.listTools().tools().stream()
+            .filter(t -> t.name().equals("list_runs"))
+            .findFirst()
+            .orElseThrow();
+    assertThat(list.inputSchema().toString())
+        .doesNotContain("pending")
+        .doesNotContain("awaiting_approval")
+        .doesNotContain("rejected");
+  }
+
+  @Test
+  void structuredContent_matchesTheOutputSchema_forResultsAndErrors() {
+    var validator = McpJsonDefaults.getSchemaValidator();
+    Map<String, McpSchema.Tool> tools = new java.util.HashMap<>();
+    client.listTools().tools().forEach(t -> tools.put(t.name(), t));
+    CallToolResult ok = call("run_python", Map.of("code", "raise ValueError('x')"));
+    CallToolResult bad = call("run_python", Map.of("code", ""));
+    CallToolResult page = call("list_runs", Map.of("limit", 2));
+    CallToolResult missing = call("get_run", Map.of("run_id", "run_0000"));
+    for (var pair :
+        List.of(
+            Map.entry("run_python", ok),
+            Map.entry("run_python", bad),
+            Map.entry("list_runs", page),
+            Map.entry("get_run", missing))) {
+      var verdict =
+          validator.validate(
+              tools.get(pair.getKey()).outputSchema(), pair.getValue().structuredContent());
+      assertThat(verdict.valid()).as(pair.getKey() + ": " + verdict.errorMessage()).isTrue();
+    }
+  }
+
+  @Test
+  void chart_isSentOnceAsImageContent_withItsDescriptionAndAResourceUri() {
+    CallToolResult r =
+        call(
+            "run_python",
+            Map.of("code", "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.title('t')"));
+    List<McpSchema.ImageContent> images =
+        r.content().stream()
+            .filter(McpSchema.ImageContent.class::isInstance)
+            .map(McpSchema.ImageContent.class::cast)
+            .toList();
+    assertThat(images).hasSize(1);
+    @SuppressWarnings("unchecked")
+    Map<String, Object> png =
+        (Map<String, Object>)
+            ((List<Map<String, Object>>) json(r).get("displays")).get(0).get("image/png");
+    assertThat(png)
+        .containsEntry("media_type", "image/png")
+        .containsEntry("content_index", 1)
+        .containsKeys("size_bytes", "sha256", "uri");
+    assertThat(json(r).toString()).doesNotContain(images.get(0).data().substring(0, 200));
+    McpSchema.ReadResourceResult again =
+        client.readResource(McpSchema.ReadResourceRequest.builder((String) png.get("uri")).build());
+    assertThat(((McpSchema.BlobResourceContents) again.contents().get(0)).blob())
+        .isEqualTo(images.get(0).data());
+  }
+
+  @Test
+  void bigStdout_isCappedInTheToolResult_whileGetRunReturnsTheRecord() {
+    CallToolResult r = call("run_python", Map.of("code", "print('x' * 3_000_000)"));
+    String shown = (String) json(r).get("stdout");
+    assertThat(shown.length()).isLessThan(70_000);
+    assertThat(shown).contains("not shown here (result_output_limit)");
+    assertThat(json(r))
+        .containsEntry("stdout_truncated", true)
+        .containsKey("stdout_omitted_bytes");
+    String recorded =
+        (String) json(call("get_run", Map.of("run_id", json(r).get("run_id")))).get("stdout");
+    assertThat(recorded.length()).isGreaterThan(500_000);
+  }
 }
