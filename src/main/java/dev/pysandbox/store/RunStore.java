@@ -44,6 +44,22 @@ public interface RunStore extends AutoCloseable {
   /** Records a session's current state (insert or replace), owned by {@code instanceId}. */
   void saveSession(dev.pysandbox.api.SessionInfo session, String instanceId);
 
+  /**
+   * Claims an open session id for this server instance, atomically even against other server
+   * processes sharing the store: of several instances claiming the same id at once, exactly one
+   * wins. On success the session's row holds {@code session} as {@link #saveSession} would write
+   * it, owned by {@code instanceId}; a close request left by a previous owner is dropped.
+   *
+   * @param session the session to record; its id is the one claimed
+   * @param instanceId the claiming server process
+   * @param instanceAlive tells whether another instance id belongs to a live server process; asked
+   *     only about the current owner of an open row, outside any store lock
+   * @return empty when this instance now owns the id (a new row, or a row that was closed or whose
+   *     owner is dead, or already ours); otherwise the instance id of the live owner
+   */
+  Optional<String> claimSession(
+      dev.pysandbox.api.SessionInfo session, String instanceId, Predicate<String> instanceAlive);
+
   /** Sessions recorded as not closed, oldest first. */
   java.util.List<dev.pysandbox.api.SessionInfo> openSessions();
 

@@ -8,17 +8,30 @@ import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionInfo;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 /** What every {@link RunStore} must do; each implementation's test extends this. */
 public abstract class RunStoreContract {
   protected RunStore store;
 
+  /**
+   * Opens a store. Every call in one test returns a new store over the same data, as another server
+   * process sharing the data directory would see it.
+   */
   protected abstract RunStore newStore() throws Exception;
 
   @BeforeEach
@@ -171,5 +184,137 @@ public abstract class RunStoreContract {
   @Test
   void unknownRun_isEmpty() {
     assertThat(store.get("run_nope", true)).isEmpty();
+  }
+
+  // -- claimSession ------------------------------------------------------------------------------
+
+  private static SessionInfo session(String id, String state) {
+    return new SessionInfo(
+        id,
+        state,
+        Instant.ofEpochMilli(1000).toString(),
+        Instant.ofEpochMilli(2000).toString(),
+        0,
+        0,
+        30,
+        null,
+        null);
+  }
+
+  @Test
+  void claimSession_ofANewId_isOurs_andRecordsIt() {
+    assertThat(store.claimSession(session("c1", "starting"), "11111111", i -> true)).isEmpty();
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .containsExactly("c1:starting");
+    assertThat(store.claimSession(session("c1", "idle"), "11111111", i -> true))
+        .as("already ours")
+        .isEmpty();
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .containsExactly("c1:idle");
+  }
+
+  @Test
+  void claimSession_ownedByALiveInstance_isRefused_namingTheOwner() {
+    store.claimSession(session("c2", "idle"), "11111111", i -> true);
+    List<String> asked = new ArrayList<>();
+    Optional<String> refused =
+        store.claimSession(
+            session("c2", "starting"),
+            "22222222",
+            i -> {
+              asked.add(i);
+              return true;
+            });
+    assertThat(refused).contains("11111111");
+    assertThat(asked).containsExactly("11111111");
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .as("the owner's row is untouched")
+        .containsExactly("c2:idle");
+    assertThat(store.requestClose("c2")).isTrue();
+    assertThat(store.closeRequests("11111111")).containsExactly("c2");
+    assertThat(store.closeRequests("22222222")).isEmpty();
+  }
+
+  @Test
+  void claimSession_ownedByADeadInstance_isTakenOver_withoutItsCloseRequest() {
+    store.claimSession(session("c3", "busy"), "deaddead", i -> true);
+    store.requestClose("c3");
+    assertThat(store.claimSession(session("c3", "starting"), "22222222", i -> false)).isEmpty();
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .containsExactly("c3:starting");
+    assertThat(store.closeRequests("22222222")).isEmpty();
+    assertThat(store.closeOrphanSessions(i -> i.equals("22222222")))
+        .as("the new owner is the one recorded")
+        .isEmpty();
+  }
+
+  @Test
+  void claimSession_ofAClosedSession_isOurs_withoutAskingAboutTheOldOwner() {
+    store.claimSession(session("c4", "idle"), "11111111", i -> true);
+    store.saveSession(session("c4", "closed"), "11111111");
+    assertThat(
+            store.claimSession(
+                session("c4", "starting"),
+                "22222222",
+                i -> {
+                  throw new AssertionError("asked about " + i);
+                }))
+        .isEmpty();
+    assertThat(store.openSessions())
+        .extracting(s -> s.sessionId() + ":" + s.state())
+        .containsExactly("c4:starting");
+    assertThat(store.closeOrphanSessions(i -> i.equals("22222222"))).isEmpty();
+  }
+
+  @Test
+  @Timeout(value = 120, unit = TimeUnit.SECONDS)
+  void claimSession_racedByEightInstancesWithTheirOwnStores_hasExactlyOneWinner() throws Exception {
+    int instances = 8;
+    List<RunStore> stores = new ArrayList<>();
+    ExecutorService pool = Executors.newFixedThreadPool(instances);
+    try {
+      for (int i = 0; i < instances; i++) {
+        stores.add(newStore());
+      }
+      for (int round = 0; round < 5; round++) {
+        SessionInfo contested = session("race" + round, "starting");
+        CountDownLatch go = new CountDownLatch(1);
+        List<Future<Optional<String>>> claims = new ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+          RunStore own = stores.get(i);
+          String instance = String.format("%08x", i + 1);
+          claims.add(
+              pool.submit(
+                  () -> {
+                    go.await();
+                    return own.claimSession(contested, instance, id -> true);
+                  }));
+        }
+        go.countDown();
+        List<String> winners = new ArrayList<>();
+        List<String> ownersNamed = new ArrayList<>();
+        for (int i = 0; i < instances; i++) {
+          Optional<String> owner = claims.get(i).get(60, TimeUnit.SECONDS);
+          if (owner.isEmpty()) {
+            winners.add(String.format("%08x", i + 1));
+          } else {
+            ownersNamed.add(owner.get());
+          }
+        }
+        assertThat(winners).as("round %d winners", round).hasSize(1);
+        assertThat(ownersNamed).hasSize(instances - 1).containsOnly(winners.get(0));
+        assertThat(store.requestClose(contested.sessionId())).isTrue();
+        assertThat(store.closeRequests(winners.get(0)))
+            .as("the winner is the owner recorded")
+            .contains(contested.sessionId());
+      }
+    } finally {
+      pool.shutdownNow();
+      stores.forEach(RunStore::close);
+    }
   }
 }

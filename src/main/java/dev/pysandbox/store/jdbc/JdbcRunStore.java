@@ -14,28 +14,24 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.store.RunStore;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.DriverManager;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Predicate;
-import org.flywaydb.core.Flyway;
 
 /**
  * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and PostgreSQL);
- * nested values are stored as JSON text. One connection, used under a lock: every statement is
- * short, and SQLite serialises writers anyway.
+ * nested values are stored as JSON text. One {@link CachedConnection}, used under its lock: every
+ * statement is short, and SQLite serialises writers anyway. Longer than most classes because it is
+ * the whole mapping of the SPI onto SQL.
  */
 public final class JdbcRunStore implements RunStore {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -43,33 +39,29 @@ public final class JdbcRunStore implements RunStore {
       "id, session_id, status, description, substr(code, 1, 200) AS code_head, code_hash,"
           + " created_at, duration_ms, exit_code, error_name";
 
-  private final Connection connection;
-  private final ReentrantLock lock = new ReentrantLock();
-  // Statements are prepared once: parsing SQL costs more than running these small ones.
-  private final Map<String, PreparedStatement> prepared = new java.util.HashMap<>();
+  // Bounds claimSession's retries; each one means another server changed the row in between.
+  private static final int MAX_CLAIM_ATTEMPTS = 20;
 
-  private JdbcRunStore(Connection connection) {
-    this.connection = connection;
+  private final CachedConnection db;
+
+  /**
+   * @param connector opens a connection with every setting the store needs; called now, and again
+   *     whenever a failure left the connection unusable
+   */
+  JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector) throws SQLException {
+    this.db = new CachedConnection(connector);
   }
 
   /** Opens (creating and migrating) the SQLite database at {@code file}. */
   public static JdbcRunStore openSqlite(Path file) {
+    SqliteDatabase db = new SqliteDatabase(file);
     try {
-      Files.createDirectories(file.toAbsolutePath().getParent());
-      String url = "jdbc:sqlite:" + file.toAbsolutePath();
-      Connection c = DriverManager.getConnection(url);
-      try (Statement st = c.createStatement()) {
-        st.execute("PRAGMA journal_mode=WAL");
-        st.execute("PRAGMA synchronous=NORMAL");
-        st.execute("PRAGMA busy_timeout=10000");
-      }
-      Flyway.configure()
-          .dataSource(url, "", "")
-          .locations("classpath:db/migration")
-          .loggers("slf4j")
-          .load()
-          .migrate();
-      return new JdbcRunStore(c);
+      db.migrate();
+      return new JdbcRunStore(db::connect);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "interrupted while opening the run store " + file, e);
     } catch (Exception e) {
       throw new PysandboxException(
           ErrorCode.STORE_UNAVAILABLE,
@@ -162,7 +154,7 @@ public final class JdbcRunStore implements RunStore {
       where.append(" AND session_id=?");
       args.add(q.sessionId());
     }
-    SqlConsumer<PreparedStatement> bind =
+    CachedConnection.SqlConsumer<PreparedStatement> bind =
         ps -> {
           for (int i = 0; i < args.size(); i++) {
             ps.setString(i + 1, args.get(i));
@@ -176,11 +168,12 @@ public final class JdbcRunStore implements RunStore {
                 + SUMMARY_COLUMNS
                 + " FROM runs"
                 + where
-                + " ORDER BY created_at DESC, id DESC LIMIT "
-                + q.limit()
-                + " OFFSET "
-                + q.offset(),
-            bind,
+                + " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
+            ps -> {
+              bind.accept(ps);
+              ps.setInt(args.size() + 1, q.limit());
+              ps.setInt(args.size() + 2, q.offset());
+            },
             rs -> {
               List<RunSummary> out = new ArrayList<>();
               while (rs.next()) {
@@ -222,31 +215,89 @@ public final class JdbcRunStore implements RunStore {
 
   // -- sessions ----------------------------------------------------------------------------------
 
+  // Both saveSession and claimSession write a whole session row; they differ in what happens to a
+  // pending close request and in whether an existing row may be overwritten.
+  private static final String SESSION_UPSERT =
+      "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
+          + " run_count, workspace_bytes, ttl_minutes, dead_reason, close_requested)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,0)"
+          + " ON CONFLICT (id) DO UPDATE SET instance_id=excluded.instance_id,"
+          + " state=excluded.state, created_at=excluded.created_at,"
+          + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
+          + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
+          + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,";
+
   @Override
   public void saveSession(SessionInfo s, String instanceId) {
     write(
-        "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
-            + " run_count, workspace_bytes, ttl_minutes, dead_reason, close_requested)"
-            + " VALUES (?,?,?,?,?,?,?,?,?,?,0)"
-            + " ON CONFLICT (id) DO UPDATE SET instance_id=excluded.instance_id,"
-            + " state=excluded.state, created_at=excluded.created_at,"
-            + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
-            + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
-            + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,"
+        SESSION_UPSERT
             + " close_requested=CASE WHEN excluded.state='closed' THEN 0"
             + " ELSE sessions.close_requested END",
-        ps -> {
-          ps.setString(1, s.sessionId());
-          ps.setString(2, instanceId);
-          ps.setString(3, s.state());
-          ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
-          ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
-          setLong(ps, 6, s.state().equals("closed") ? System.currentTimeMillis() : null);
-          ps.setInt(7, s.runCount());
-          ps.setLong(8, s.workspaceBytes());
-          ps.setInt(9, s.ttlMinutes());
-          ps.setString(10, s.deadReason());
-        });
+        ps -> bindSession(ps, s, instanceId));
+  }
+
+  /**
+   * One conditional upsert per attempt, so that the check and the write are a single statement
+   * (atomic in every database): it changes an existing row only when that row is closed, already
+   * ours, or still owned by the instance we last saw and found dead.
+   */
+  @Override
+  public Optional<String> claimSession(
+      SessionInfo s, String instanceId, Predicate<String> instanceAlive) {
+    String claim =
+        SESSION_UPSERT
+            + " close_requested=CASE WHEN sessions.state <> 'closed'"
+            + " AND sessions.instance_id=excluded.instance_id AND excluded.state <> 'closed'"
+            + " THEN sessions.close_requested ELSE 0 END"
+            + " WHERE sessions.state='closed' OR sessions.instance_id=excluded.instance_id"
+            + " OR sessions.instance_id=?";
+    String deadOwner = null;
+    for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
+      String replacing = deadOwner;
+      int claimed =
+          write(
+              claim,
+              ps -> {
+                bindSession(ps, s, instanceId);
+                ps.setString(11, replacing);
+              });
+      if (claimed == 1) {
+        return Optional.empty();
+      }
+      Optional<String> owner =
+          read(
+              "SELECT instance_id FROM sessions WHERE id=? AND state <> 'closed'",
+              ps -> ps.setString(1, s.sessionId()),
+              rs -> rs.next() ? Optional.of(rs.getString(1)) : Optional.<String>empty());
+      if (owner.isEmpty() || owner.get().equals(instanceId)) {
+        deadOwner = null; // closed, or claimed by another thread of ours, in between: try again
+      } else if (instanceAlive.test(owner.get())) {
+        return owner;
+      } else {
+        deadOwner = owner.get();
+      }
+    }
+    throw new PysandboxException(
+        ErrorCode.STORE_UNAVAILABLE,
+        "session "
+            + s.sessionId()
+            + ": could not claim it in "
+            + MAX_CLAIM_ATTEMPTS
+            + " attempts; its row kept changing under other servers");
+  }
+
+  private static void bindSession(PreparedStatement ps, SessionInfo s, String instanceId)
+      throws SQLException {
+    ps.setString(1, s.sessionId());
+    ps.setString(2, instanceId);
+    ps.setString(3, s.state());
+    ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
+    ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
+    setLong(ps, 6, s.state().equals("closed") ? System.currentTimeMillis() : null);
+    ps.setInt(7, s.runCount());
+    ps.setLong(8, s.workspaceBytes());
+    ps.setInt(9, s.ttlMinutes());
+    ps.setString(10, s.deadReason());
   }
 
   @Override
@@ -448,70 +499,24 @@ public final class JdbcRunStore implements RunStore {
 
   // -- plumbing ----------------------------------------------------------------------------------
 
-  @FunctionalInterface
-  private interface SqlConsumer<T> {
-    void accept(T t) throws SQLException;
-  }
-
-  @FunctionalInterface
-  private interface SqlFunction<T, R> {
-    R apply(T t) throws SQLException;
-  }
-
-  private PreparedStatement statement(String sql) throws SQLException {
-    PreparedStatement ps = prepared.get(sql);
-    if (ps == null) {
-      ps = connection.prepareStatement(sql);
-      prepared.put(sql, ps);
-    } else {
-      ps.clearParameters();
-    }
-    return ps;
-  }
-
-  private int write(String sql, SqlConsumer<PreparedStatement> bind) {
-    lock.lock();
-    try {
-      PreparedStatement ps = statement(sql);
-      bind.accept(ps);
-      return ps.executeUpdate();
-    } catch (SQLException e) {
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "run store write failed: " + e.getMessage(), e);
-    } finally {
-      lock.unlock();
-    }
+  private int write(String sql, CachedConnection.SqlConsumer<PreparedStatement> bind) {
+    return db.write(sql, bind);
   }
 
   private <R> R read(
-      String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
-    lock.lock();
-    try {
-      PreparedStatement ps = statement(sql);
-      bind.accept(ps);
-      try (ResultSet rs = ps.executeQuery()) {
-        return map.apply(rs);
-      }
-    } catch (SQLException e) {
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "run store read failed: " + e.getMessage(), e);
-    } finally {
-      lock.unlock();
-    }
+      String sql,
+      CachedConnection.SqlConsumer<PreparedStatement> bind,
+      CachedConnection.SqlFunction<ResultSet, R> map) {
+    return db.read(sql, bind, map);
+  }
+
+  /** How many prepared statements are cached, for tests that guard against leaks. */
+  int cachedStatementCount() {
+    return db.cachedStatementCount();
   }
 
   @Override
   public void close() {
-    lock.lock();
-    try {
-      for (PreparedStatement ps : prepared.values()) {
-        ps.close();
-      }
-      connection.close();
-    } catch (SQLException e) {
-      // closing; nothing to do
-    } finally {
-      lock.unlock();
-    }
+    db.close();
   }
 }

@@ -1,0 +1,171 @@
+package dev.pysandbox.store.jdbc;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One JDBC connection used under a lock, with its prepared statements cached (parsing SQL costs
+ * more than running the store's small statements). After a failure the failed statement is dropped
+ * and, when the connection no longer answers, the connection too, so that the store works again
+ * once the cause (a full disk, say) is gone instead of failing until a restart.
+ */
+final class CachedConnection implements AutoCloseable {
+  @FunctionalInterface
+  interface SqlConsumer<T> {
+    void accept(T t) throws SQLException;
+  }
+
+  @FunctionalInterface
+  interface SqlFunction<T, R> {
+    R apply(T t) throws SQLException;
+  }
+
+  @FunctionalInterface
+  interface SqlSupplier<T> {
+    T get() throws SQLException;
+  }
+
+  private static final int VALIDATION_TIMEOUT_SECONDS = 2;
+
+  private final SqlSupplier<Connection> connector;
+  private final ReentrantLock lock = new ReentrantLock();
+  // Keyed by SQL text, so callers bind every value: a value pasted into the text leaks a statement.
+  private final Map<String, PreparedStatement> prepared = new HashMap<>();
+  // Null after a failure left it unusable (the next call opens a new one), or after close().
+  private Connection connection;
+  private boolean closed;
+
+  /**
+   * @param connector opens a connection with every setting needed; called now, and again whenever a
+   *     failure left the connection unusable
+   */
+  CachedConnection(SqlSupplier<Connection> connector) throws SQLException {
+    this.connector = connector;
+    this.connection = connector.get();
+  }
+
+  /** Runs an insert, update or delete; returns the number of rows changed. */
+  int write(String sql, SqlConsumer<PreparedStatement> bind) {
+    return run(
+        sql,
+        "write",
+        ps -> {
+          bind.accept(ps);
+          return ps.executeUpdate();
+        });
+  }
+
+  /** Runs a query and maps its result set, which is closed afterwards. */
+  <R> R read(String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map) {
+    return run(
+        sql,
+        "read",
+        ps -> {
+          bind.accept(ps);
+          try (ResultSet rs = ps.executeQuery()) {
+            return map.apply(rs);
+          }
+        });
+  }
+
+  int cachedStatementCount() {
+    lock.lock();
+    try {
+      return prepared.size();
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private <R> R run(String sql, String kind, SqlFunction<PreparedStatement, R> action) {
+    lock.lock();
+    try {
+      return action.apply(statement(sql));
+    } catch (SQLException e) {
+      String recovery = recover(sql);
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE,
+          "run store " + kind + " failed: " + e.getMessage() + recovery,
+          e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
+  private PreparedStatement statement(String sql) throws SQLException {
+    PreparedStatement ps = prepared.get(sql);
+    if (ps == null) {
+      if (connection == null) {
+        if (closed) {
+          throw new SQLException("the run store is closed");
+        }
+        connection = connector.get();
+      }
+      ps = connection.prepareStatement(sql);
+      prepared.put(sql, ps);
+    } else {
+      ps.clearParameters();
+    }
+    return ps;
+  }
+
+  /**
+   * Forgets the statement that failed: the SQLite driver leaves it unusable ("statement is not
+   * executing" on every later call). Drops the connection too when it no longer answers, so that
+   * the next call opens a new one with the same settings.
+   *
+   * @return what was done, to append to the error message
+   */
+  private String recover(String sql) {
+    closeQuietly(prepared.remove(sql));
+    if (connection == null || usable(connection)) {
+      return "";
+    }
+    closeAll();
+    return " (the connection was unusable; the next call opens a new one)";
+  }
+
+  private static boolean usable(Connection c) {
+    try {
+      return !c.isClosed() && c.isValid(VALIDATION_TIMEOUT_SECONDS);
+    } catch (SQLException e) {
+      return false;
+    }
+  }
+
+  private void closeAll() {
+    prepared.values().forEach(CachedConnection::closeQuietly);
+    prepared.clear();
+    closeQuietly(connection);
+    connection = null;
+  }
+
+  private static void closeQuietly(AutoCloseable resource) {
+    if (resource == null) {
+      return;
+    }
+    try {
+      resource.close();
+    } catch (Exception e) {
+      // failing or closing already; nothing more to report
+    }
+  }
+
+  @Override
+  public void close() {
+    lock.lock();
+    try {
+      closeAll();
+      closed = true;
+    } finally {
+      lock.unlock();
+    }
+  }
+}
