@@ -141,7 +141,14 @@ public final class DefaultSandboxService implements SandboxService {
               return t;
             });
     this.sessions =
-        new SessionManager(config, clock, pool, blocking, this::sessionClosed, this::recordSession);
+        new SessionManager(
+            config,
+            clock,
+            pool,
+            blocking,
+            this::sessionClosed,
+            this::recordSession,
+            s -> store().claimSession(s.info(), instances.id(), instances::isAlive));
     this.runs =
         new RunExecutor(
             layout,

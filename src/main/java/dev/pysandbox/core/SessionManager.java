@@ -15,6 +15,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -44,12 +45,22 @@ final class SessionManager {
     void changed(Session session);
   }
 
+  /**
+   * Claims a new session's id for this server among all servers sharing the data directory.
+   *
+   * @return empty when it is ours, else the instance id of the live server that has it
+   */
+  interface Claimer {
+    Optional<String> claim(Session session);
+  }
+
   private final PysandboxConfig config;
   private final Clock clock;
   private final WarmPool pool;
   private final Executor blocking;
   private final Closer closer;
   private final Journal journal;
+  private final Claimer claimer;
   private final Map<String, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
 
@@ -59,8 +70,10 @@ final class SessionManager {
       WarmPool pool,
       Executor blocking,
       Closer closer,
-      Journal journal) {
+      Journal journal,
+      Claimer claimer) {
     this.journal = journal;
+    this.claimer = claimer;
     this.config = config;
     this.clock = clock;
     this.pool = pool;
@@ -112,7 +125,22 @@ final class SessionManager {
       created = new Session(id, clock.instant(), ttl, limits);
       sessions.put(id, created);
     }
+    boolean claimed = false;
     try {
+      Optional<String> owner = claimer.claim(created);
+      if (owner.isPresent()) {
+        throw new PysandboxException(
+            ErrorCode.SESSION_BUSY,
+            "session '"
+                + id
+                + "' is open in another pysandbox server that shares this data directory"
+                + " (instance "
+                + owner.get()
+                + "); use another session_id, or close it there (pysandbox sessions close "
+                + id
+                + ")");
+      }
+      claimed = true;
       Sandbox sandbox = pool.take(created.limits);
       created.sandbox.complete(sandbox);
       // A sandbox that dies between calls makes its session dead at once (a run in flight says
@@ -133,6 +161,9 @@ final class SessionManager {
       sessions.remove(id, created);
       created.markClosed();
       created.sandbox.completeExceptionally(e);
+      if (claimed) {
+        journal.changed(created); // recorded closed: the id is free again
+      }
       throw e;
     }
     return created;

@@ -362,9 +362,7 @@ class McpStdioIT {
     String shown = (String) json(r).get("stdout");
     assertThat(shown.length()).isLessThan(70_000);
     assertThat(shown).contains("not shown here (result_output_limit)");
-    assertThat(json(r))
-        .containsEntry("stdout_truncated", true)
-        .containsKey("stdout_omitted_bytes");
+    assertThat(json(r)).containsEntry("stdout_truncated", true).containsKey("stdout_omitted_bytes");
     String recorded =
         (String) json(call("get_run", Map.of("run_id", json(r).get("run_id")))).get("stdout");
     assertThat(recorded.length()).isGreaterThan(500_000);

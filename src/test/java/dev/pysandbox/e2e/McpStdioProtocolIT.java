@@ -267,6 +267,9 @@ class McpStdioProtocolIT {
       assertThat(tookMillis).as("exit after end of stdin, ms").isLessThan(1000);
       assertThat(ProcessTable.withCommandLineContaining(marker)).isEmpty();
       assertThat(ProcessTable.withCommandLineContaining(dataDir.toString())).isEmpty();
+      assertThat(TwoServersIT.scopeGroups(dataDir))
+          .as("a clean stop removes its cgroups")
+          .isEmpty();
     } finally {
       c.close();
     }

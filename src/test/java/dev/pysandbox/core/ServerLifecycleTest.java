@@ -1,0 +1,147 @@
+package dev.pysandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pysandbox.TestServices;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.backend.ProcessTable;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * The server's own machinery failing or being replaced under its runs: the launcher started by a
+ * thread that ends, the launcher killed, a session's sandbox dying while idle, a store that cannot
+ * open, two servers sharing a data directory.
+ */
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
+class ServerLifecycleTest {
+  @TempDir Path dataDir;
+
+  /** Regression: PR_SET_PDEATHSIG fired when the thread that started the launcher retired. */
+  @Test
+  void launcherStartedByAThreadThatEnds_outlivesThatThread() throws Exception {
+    try (DefaultSandboxService service =
+        DefaultSandboxService.create(
+            TestServices.config(dataDir, Map.of("pool_size", "0")), Clock.systemUTC())) {
+      Thread starter = new Thread(service::checkSetup, "short-lived");
+      starter.start();
+      starter.join();
+      Thread.sleep(500);
+      RunRecord r = service.run(ExecutionRequest.of("print('alive')"));
+      assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
+      assertThat(r.stdout()).isEqualTo("alive\n");
+    }
+  }
+
+  @Test
+  void killedLauncher_interruptsRunsWithTheCause_andThePoolRefillsByItself() throws Exception {
+    try (DefaultSandboxService service = TestServices.start(dataDir, Map.of("pool_size", "1"))) {
+      service.run(new ExecutionRequest("x = 1", "k", null, null));
+      CompletableFuture<RunRecord> running =
+          CompletableFuture.supplyAsync(
+              () ->
+                  service.run(new ExecutionRequest("import time\ntime.sleep(60)", "k", null, 90)));
+      Thread.sleep(1000);
+      List<Long> launchers = ProcessTable.withCommandLineContaining(dataDir + "/run/launcher-");
+      assertThat(launchers).hasSize(1);
+      ProcessTable.killNow(launchers.get(0));
+      RunRecord r = running.get(30, TimeUnit.SECONDS);
+      assertThat(r.status()).isEqualTo(RunStatus.INTERRUPTED);
+      assertThat(r.message()).contains("launcher").contains("killed by signal 9");
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (readyInPool(service) < 1) {
+        assertThat(System.nanoTime()).as("the pool refilled without a call").isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      assertThatThrownBy(() -> service.getContext("k", null))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.SESSION_DEAD));
+      assertThat(service.run(ExecutionRequest.of("print(2)")).stdout()).isEqualTo("2\n");
+    }
+  }
+
+  @Test
+  void sessionWhoseSandboxDiesWhileIdle_answersSessionDead_toEveryCall() throws Exception {
+    try (DefaultSandboxService service = TestServices.start(dataDir, Map.of("pool_size", "0"))) {
+      service.run(new ExecutionRequest("x = 41", "idle", null, null));
+      Path workspace;
+      try (var dirs = Files.list(dataDir.resolve("sandbox/workspaces"))) {
+        workspace = dirs.findFirst().orElseThrow();
+      }
+      ProcessTable.withCommandLineContaining(workspace.getFileName().toString())
+          .forEach(ProcessTable::killNow);
+      Thread.sleep(1000);
+      for (Runnable call :
+          List.<Runnable>of(
+              () -> service.getContext("idle", null),
+              () -> service.setContext("idle", Map.of("y", 1)),
+              () -> service.run(new ExecutionRequest("x + 1", "idle", null, null)))) {
+        assertThatThrownBy(call::run)
+            .isInstanceOfSatisfying(
+                PysandboxException.class,
+                e -> {
+                  assertThat(e.code()).isEqualTo(ErrorCode.SESSION_DEAD);
+                  assertThat(e.getMessage()).contains("while the session was idle");
+                });
+      }
+    }
+  }
+
+  @Test
+  void storeThatCannotOpen_makesCheckSetupNotReady_andIsRetried() throws Exception {
+    Files.createDirectories(dataDir.resolve("pysandbox.db")); // a directory: SQLite cannot open it
+    try (DefaultSandboxService service =
+        DefaultSandboxService.create(
+            TestServices.config(dataDir, Map.of("pool_size", "0")), Clock.systemUTC())) {
+      service.startBackground();
+      SetupReport report = service.checkSetup();
+      assertThat(report.ready()).isFalse();
+      assertThat(report.problems()).anySatisfy(p -> assertThat(p).contains("run store"));
+      Files.delete(dataDir.resolve("pysandbox.db"));
+      Thread.sleep(StoreHandle.RETRY_NANOS / 1_000_000 + 200);
+      assertThat(service.listRuns(new dev.pysandbox.api.RunQuery(5, 0, null, null)).total())
+          .isZero();
+      assertThat(service.checkSetup().ready()).isTrue();
+    }
+  }
+
+  @Test
+  void twoServersSharingADataDirectory_cannotBothOpenOneSessionId() throws Exception {
+    try (DefaultSandboxService a = TestServices.start(dataDir, Map.of("pool_size", "0"));
+        DefaultSandboxService b = TestServices.start(dataDir, Map.of("pool_size", "0"))) {
+      a.createSession("shared", null);
+      assertThatThrownBy(() -> b.createSession("shared", null))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.SESSION_BUSY);
+                assertThat(e.getMessage()).contains("another pysandbox server");
+              });
+      assertThatThrownBy(() -> b.run(new ExecutionRequest("1", "shared", null, null)))
+          .isInstanceOf(PysandboxException.class);
+      assertThat(b.listSessions()).isEmpty();
+      a.closeSession("shared");
+      Thread.sleep(300); // the close is recorded off the request path
+      assertThat(b.createSession("shared", null).state()).isEqualTo("idle");
+    }
+  }
+
+  private static int readyInPool(DefaultSandboxService service) {
+    return ((Number) service.checkSetup().pool().get("ready")).intValue();
+  }
+}
