@@ -113,7 +113,10 @@ public final class DefaultSandboxService implements SandboxService {
             new SandboxSpec(
                 config.poolPreload(), config.outputLimitBytes(), config.defaultLimits()),
             config.poolSize(),
-            config.startupTimeoutSeconds());
+            config.startupTimeoutSeconds(),
+            timer,
+            clock);
+    backend.onLauncherLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal =
         Executors.newSingleThreadExecutor(
@@ -641,7 +644,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public SetupReport checkSetup() {
-    return SetupCheck.report(config, backend, pool, sessions.size());
+    return SetupCheck.report(config, backend, pool, sessions.size(), clock);
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

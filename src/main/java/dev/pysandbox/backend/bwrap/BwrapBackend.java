@@ -25,6 +25,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -67,6 +68,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final Map<String, BwrapSandbox> live = new ConcurrentHashMap<>();
 
   private volatile Setup setup;
+  private volatile Runnable onLauncherLost = () -> {};
   private String unavailable;
   private LauncherClient launcher;
 
@@ -332,6 +334,15 @@ public final class BwrapBackend implements SandboxBackend {
     return STAGE_BASE.resolve(hash.substring(0, 12));
   }
 
+  /**
+   * Runs {@code action} whenever the launcher helper dies unasked, taking every sandbox with it
+   * (the warm pool refills at once, forgetting any backoff). Runs on the launcher's reader thread,
+   * after the sandboxes' exits have completed; it should hand real work to another thread.
+   */
+  public void onLauncherLost(Runnable action) {
+    this.onLauncherLost = Objects.requireNonNull(action, "action");
+  }
+
   private synchronized LauncherClient launcher() {
     if (launcher == null || !launcher.isAlive()) {
       log.warn("the sandbox launcher is gone; starting a new one");
@@ -348,7 +359,8 @@ public final class BwrapBackend implements SandboxBackend {
           layout.runtimeDir().resolve(s.launcherName()),
           root ? s.runAs().uid() : null,
           root ? s.runAs().gid() : null,
-          root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null);
+          root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null,
+          () -> onLauncherLost.run());
     } catch (IOException e) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,

@@ -53,10 +53,12 @@ final class LauncherClient implements Closeable {
   private final OutputStream stdin;
   private final Map<String, Child> children = new ConcurrentHashMap<>();
   private final Thread reader;
+  private final Runnable onLost;
   private volatile boolean alive = true;
 
-  private LauncherClient(Process process) {
+  private LauncherClient(Process process, Runnable onLost) {
     this.process = process;
+    this.onLost = onLost;
     this.stdin = process.getOutputStream();
     this.reader = new Thread(this::readLoop, "pysandbox-launcher");
     reader.setDaemon(true);
@@ -67,15 +69,18 @@ final class LauncherClient implements Closeable {
    *
    * @param uid host user the sandboxes run as, or {@code null} to keep the server's
    * @param stage a bind mount to make first, or {@code null}
+   * @param onLost run on the reader thread when the helper dies without being closed, once its
+   *     sandboxes have been reported gone
    */
-  static LauncherClient start(Path python, Path script, Integer uid, Integer gid, Stage stage)
+  static LauncherClient start(
+      Path python, Path script, Integer uid, Integer gid, Stage stage, Runnable onLost)
       throws IOException {
     ProcessBuilder pb = new ProcessBuilder(python.toString(), "-I", "-S", script.toString());
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
     pb.environment().clear();
     pb.environment().put("PATH", "/usr/bin:/bin");
     Process p = pb.start();
-    LauncherClient client = new LauncherClient(p);
+    LauncherClient client = new LauncherClient(p, onLost);
     ObjectNode setup = JSON.createObjectNode();
     setup.put("parent", ProcessHandle.current().pid());
     if (uid != null) {
@@ -178,6 +183,7 @@ final class LauncherClient implements Closeable {
     } catch (IOException e) {
       log.debug("launcher stream closed", e);
     }
+    boolean lost = alive;
     alive = false;
     String why = "the sandbox launcher exited";
     for (Child c : children.values()) {
@@ -186,6 +192,14 @@ final class LauncherClient implements Closeable {
       c.exited.complete(new SandboxExit(null, 9, c.killRequested));
     }
     children.clear();
+    if (lost) {
+      log.warn("the sandbox launcher died; its sandboxes died with it");
+      try {
+        onLost.run();
+      } catch (RuntimeException e) {
+        log.warn("after the launcher died", e);
+      }
+    }
   }
 
   private void dispatch(JsonNode ev) {
