@@ -13,7 +13,8 @@ import java.util.Map;
  * @param interpreter path, version and the data-science packages' versions
  * @param sandboxUser the host user sandboxes run as
  * @param limits the limits applied to runs
- * @param pool warm pool size, ready sandboxes and preloaded modules
+ * @param pool warm pool size, ready sandboxes and preloaded modules; while its starts fail, also
+ *     {@code last_failure} ({@code message}, {@code at}, {@code consecutive}, {@code retry_at})
  * @param problems what is missing, each with the command that fixes it
  * @param settings every setting with its value and where it came from
  */

@@ -131,7 +131,10 @@ public final class DefaultSandboxService implements SandboxService {
             new SandboxSpec(
                 config.poolPreload(), config.outputLimitBytes(), config.defaultLimits()),
             config.poolSize(),
-            config.startupTimeoutSeconds());
+            config.startupTimeoutSeconds(),
+            timer,
+            clock);
+    backend.onLauncherLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal =
         Executors.newSingleThreadExecutor(
@@ -713,7 +716,7 @@ public final class DefaultSandboxService implements SandboxService {
     } catch (PysandboxException e) {
       // reported below, from the handle
     }
-    return SetupCheck.report(config, backend, pool, sessions.size(), store.problem());
+    return SetupCheck.report(config, backend, pool, sessions.size(), store.problem(), clock);
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

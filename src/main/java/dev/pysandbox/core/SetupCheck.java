@@ -5,6 +5,7 @@ import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.config.PysandboxConfig;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -20,7 +21,8 @@ final class SetupCheck {
       BwrapBackend backend,
       WarmPool pool,
       int openSessions,
-      Optional<String> storeProblem) {
+      Optional<String> storeProblem,
+      Clock clock) {
     List<String> problems = new ArrayList<>();
     Optional<String> why = backend.unavailableReason();
     why.ifPresent(problems::add);
@@ -69,6 +71,17 @@ final class SetupCheck {
     poolInfo.put("size", pool.size());
     poolInfo.put("ready", pool.readyCount());
     poolInfo.put("preload", config.poolPreload());
+    pool.lastFailure()
+        .ifPresent(
+            f -> {
+              problems.add(f.describe(clock.instant()));
+              Map<String, Object> failure = new LinkedHashMap<>();
+              failure.put("message", f.message());
+              failure.put("at", f.at().toString());
+              failure.put("consecutive", f.consecutive());
+              failure.put("retry_at", f.retryAt() == null ? null : f.retryAt().toString());
+              poolInfo.put("last_failure", failure);
+            });
     Map<String, String> settings = new LinkedHashMap<>();
     config.describe().forEach((k, v) -> settings.put(k, v.value() + " (" + v.source() + ")"));
     return new SetupReport(

@@ -6,9 +6,18 @@ import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingDeque;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
@@ -17,27 +26,91 @@ import org.slf4j.LoggerFactory;
 /**
  * Sandboxes started ahead of need, so that a one-shot run or a new session does not wait for a
  * process start. Each sandbox is handed out once, unused, and never comes back: a used sandbox is
- * killed by whoever used it. Refills in the background; after a failed start it waits before trying
- * again, so a broken host does not spin.
+ * killed by whoever used it.
+ *
+ * <p>Refills in the background. A start that fails (even at once, inside {@code backend.start})
+ * stops refilling: the next attempt is scheduled on the timer after a delay that doubles from
+ * {@value #FIRST_RETRY_MILLIS} ms up to {@value #MAX_RETRY_MILLIS} ms and goes back to the start on
+ * a success, as HikariCP's pool filler does. One failure may be a fluke, and {@link #take()} then
+ * still starts a sandbox of its own; once {@value #FAIL_FAST_AFTER} starts in a row have failed it
+ * fails at once with the last failure, until a start succeeds. The lock guards counters only; no
+ * start, wait or log happens under it.
  */
 final class WarmPool implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(WarmPool.class);
-  private static final long RETRY_AFTER_FAILURE_NANOS = TimeUnit.SECONDS.toNanos(5);
+  static final long FIRST_RETRY_MILLIS = 250;
+  static final long MAX_RETRY_MILLIS = 30_000;
+
+  /** Failed starts in a row after which {@link #take()} stops trying and fails at once. */
+  static final int FAIL_FAST_AFTER = 2;
+
+  /**
+   * The last failed start of a sandbox with the pool's spec (the pool's own or one {@link #take()}
+   * tried), while none has succeeded since.
+   *
+   * @param message why it failed
+   * @param at when it failed
+   * @param consecutive starts that failed in a row, at least 1
+   * @param retryAt when the pool tries again, or null when it cannot schedule one (shutting down)
+   * @param cause what the backend reported
+   */
+  record Failure(String message, Instant at, int consecutive, Instant retryAt, Throwable cause) {
+    /** "warm pool: the last 3 sandbox starts failed, last at ...: ...; retrying in 2 s". */
+    String describe(Instant now) {
+      String retry = "not retrying";
+      if (retryAt != null) {
+        long ms = Math.max(0, Duration.between(now, retryAt).toMillis());
+        retry =
+            "retrying in "
+                + (ms < 10_000 ? String.format(Locale.ROOT, "%.1f", ms / 1000.0) : ms / 1000)
+                + " s";
+      }
+      return (consecutive == 1
+              ? "warm pool: the last sandbox start failed"
+              : "warm pool: the last " + consecutive + " sandbox starts failed")
+          + ", last at "
+          + at
+          + ": "
+          + message
+          + "; "
+          + retry;
+    }
+  }
 
   private final SandboxBackend backend;
   private final SandboxSpec spec;
   private final int size;
   private final long startTimeoutSeconds;
+  private final ScheduledExecutorService timer;
+  private final Clock clock;
   private final LinkedBlockingDeque<Sandbox> ready = new LinkedBlockingDeque<>();
-  private int starting;
-  private long lastFailure;
-  private boolean closed;
 
-  WarmPool(SandboxBackend backend, SandboxSpec spec, int size, long startTimeoutSeconds) {
+  // guarded by this
+  private int starting;
+  private boolean closed;
+  private Failure failure;
+  private ScheduledFuture<?> retry;
+  private long nextDelayMillis = FIRST_RETRY_MILLIS;
+
+  /**
+   * @param size sandboxes kept ready or starting; 0 turns the pool off
+   * @param startTimeoutSeconds how long a start may take before the runner is ready
+   * @param timer runs the delayed retries after failed starts
+   * @param clock the time failures are reported with
+   */
+  WarmPool(
+      SandboxBackend backend,
+      SandboxSpec spec,
+      int size,
+      long startTimeoutSeconds,
+      ScheduledExecutorService timer,
+      Clock clock) {
     this.backend = backend;
     this.spec = spec;
     this.size = size;
     this.startTimeoutSeconds = startTimeoutSeconds;
+    this.timer = timer;
+    this.clock = clock;
   }
 
   int size() {
@@ -48,42 +121,143 @@ final class WarmPool implements AutoCloseable {
     return ready.size();
   }
 
-  /** Starts sandboxes until {@code size} are ready or starting. */
-  synchronized void refill() {
-    if (closed) {
-      return;
+  /** The last failed start while starts keep failing; empty once one has succeeded. */
+  synchronized Optional<Failure> lastFailure() {
+    return Optional.ofNullable(failure);
+  }
+
+  /**
+   * Starts sandboxes until {@code size} are ready or starting, one at a time and outside the lock;
+   * does nothing while a retry after a failure is scheduled.
+   */
+  void refill() {
+    while (true) {
+      synchronized (this) {
+        if (closed || retry != null || ready.size() + starting >= size) {
+          return;
+        }
+        starting++;
+      }
+      startOne();
     }
-    if (lastFailure != 0 && System.nanoTime() - lastFailure < RETRY_AFTER_FAILURE_NANOS) {
-      return;
+  }
+
+  /**
+   * Forgets the backoff and refills at once: for the backend to call when it knows that sandboxes
+   * died together and a new start may well work (its helper process died and is started anew).
+   */
+  void refillNow() {
+    synchronized (this) {
+      if (retry != null) {
+        retry.cancel(false);
+        retry = null;
+      }
+      nextDelayMillis = FIRST_RETRY_MILLIS;
     }
-    while (ready.size() + starting < size) {
-      starting++;
-      backend
-          .start(spec)
-          .whenComplete(
-              (sandbox, err) -> {
-                boolean keep;
-                synchronized (this) {
-                  starting--;
-                  if (err != null) {
-                    lastFailure = System.nanoTime();
-                  } else {
-                    lastFailure = 0;
-                  }
-                  keep = err == null && !closed;
-                  if (keep) {
-                    ready.add(sandbox);
-                  }
+    refillSoon();
+  }
+
+  /** Refills on the timer thread: callers here are a socket's reader thread or a callback. */
+  private void refillSoon() {
+    try {
+      timer.execute(this::refill);
+    } catch (RejectedExecutionException e) {
+      log.debug("warm pool: not refilling, the server is shutting down");
+    }
+  }
+
+  private void startOne() {
+    backend
+        .start(spec)
+        .whenComplete(
+            (sandbox, err) -> {
+              if (err != null) {
+                failed(err, true);
+                return;
+              }
+              boolean keep;
+              synchronized (this) {
+                starting--;
+                keep = !closed;
+                if (keep) {
+                  ready.add(sandbox);
                 }
-                if (err != null) {
-                  log.warn("warm pool: a sandbox failed to start: {}", rootMessage(err));
-                } else if (!keep) {
-                  sandbox.kill("pool closed");
-                } else {
-                  sandbox.exited().thenRun(() -> ready.remove(sandbox));
-                }
-              });
+              }
+              if (!keep) {
+                sandbox.kill("pool closed");
+                return;
+              }
+              sandbox.exited().thenRun(() -> ready.remove(sandbox));
+              succeeded();
+            });
+  }
+
+  /** A start worked: forget the failures and the backoff. */
+  private void succeeded() {
+    boolean wasFailing;
+    synchronized (this) {
+      wasFailing = failure != null;
+      failure = null;
+      nextDelayMillis = FIRST_RETRY_MILLIS;
+      if (retry != null) {
+        retry.cancel(false);
+        retry = null;
+      }
     }
+    if (wasFailing) {
+      log.info("warm pool: sandboxes start again");
+      refillSoon();
+    }
+  }
+
+  /**
+   * A start failed: keep it for {@link #lastFailure()} and, unless one is pending, schedule the
+   * next refill after the current delay, then double the delay.
+   *
+   * @param pooled whether it was one of the pool's own starts (counted in {@code starting})
+   */
+  private void failed(Throwable err, boolean pooled) {
+    Failure f;
+    boolean loud;
+    synchronized (this) {
+      if (pooled) {
+        starting--;
+      }
+      if (closed) {
+        return;
+      }
+      Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+      int consecutive = failure == null ? 1 : failure.consecutive() + 1;
+      if (retry == null) {
+        long delay = nextDelayMillis;
+        nextDelayMillis = Math.min(MAX_RETRY_MILLIS, nextDelayMillis * 2);
+        try {
+          retry = timer.schedule(this::retry, delay, TimeUnit.MILLISECONDS);
+        } catch (RejectedExecutionException e) {
+          retry = null; // shutting down
+        }
+      }
+      Instant retryAt =
+          retry == null ? null : now.plusMillis(retry.getDelay(TimeUnit.MILLISECONDS));
+      // Failures in a row are logged at 1, 2, 4, 8 ... (the rest at debug): with the delay capped
+      // at 30 s, a host broken for a day logs a dozen lines, not thousands. check_setup always
+      // shows the last one.
+      loud = Integer.bitCount(consecutive) == 1;
+      f = new Failure(rootMessage(err), now, consecutive, retryAt, err);
+      failure = f;
+    }
+    if (loud) {
+      log.warn("{}", f.describe(f.at()));
+    } else {
+      log.debug("{}", f.describe(f.at()));
+    }
+  }
+
+  private void retry() {
+    synchronized (this) {
+      retry = null;
+    }
+    refill();
   }
 
   /** A fresh sandbox with the server's default limits. */
@@ -94,11 +268,12 @@ final class WarmPool implements AutoCloseable {
   /**
    * A fresh sandbox: a pooled one when one is ready and has these limits, else one started now.
    *
-   * @throws PysandboxException {@code backend_unavailable} when none can be started
+   * @throws PysandboxException {@code backend_unavailable} when none can be started, at once while
+   *     the pool's starts keep failing
    */
   Sandbox take(Limits limits) {
-    if (!limits.equals(spec.limits())) {
-      return startNow(spec.withLimits(limits));
+    if (size == 0 || !limits.equals(spec.limits())) {
+      return startNow(spec.withLimits(limits)); // no pool, nothing to retry or report
     }
     Sandbox s;
     while ((s = ready.pollFirst()) != null) {
@@ -107,8 +282,25 @@ final class WarmPool implements AutoCloseable {
         return s;
       }
     }
+    Failure f = lastFailure().orElse(null);
+    if (f != null && f.consecutive() >= FAIL_FAST_AFTER) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "cannot start a sandbox: " + f.describe(clock.instant()),
+          f.cause());
+    }
     refill();
-    return startNow(spec);
+    Sandbox started;
+    try {
+      started = startNow(spec);
+    } catch (PysandboxException e) {
+      if (e.code() == ErrorCode.BACKEND_UNAVAILABLE) {
+        failed(e, false);
+      }
+      throw e;
+    }
+    succeeded();
+    return started;
   }
 
   private Sandbox startNow(SandboxSpec wanted) {
@@ -136,13 +328,17 @@ final class WarmPool implements AutoCloseable {
         && c.getCause() != null) {
       c = c.getCause();
     }
-    return c.getMessage();
+    return String.valueOf(c.getMessage());
   }
 
   @Override
   public void close() {
     synchronized (this) {
       closed = true;
+      if (retry != null) {
+        retry.cancel(false);
+        retry = null;
+      }
     }
     Sandbox s;
     while ((s = ready.pollFirst()) != null) {

@@ -98,6 +98,23 @@ def _high_fd(fd, base):
     return fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, base)
 
 
+def _drop_runner_frames(report):
+    """Tracebacks end in user code: the runner's own frames are left out, wherever they are (its
+    request loop above the cell; its SIGIO handler below it when an interrupt lands mid-line; its
+    display() helpers), in the exception and in those chained to it."""
+    from traceback import StackSummary
+
+    todo, seen = [report], set()
+    while todo:
+        te = todo.pop()
+        if te is None or id(te) in seen:
+            continue
+        seen.add(id(te))
+        te.stack = StackSummary.from_list([f for f in te.stack if f.filename != RUNNER_FILE])
+        todo.extend((te.__cause__, te.__context__))
+        todo.extend(getattr(te, "exceptions", None) or ())  # ExceptionGroup, 3.11
+
+
 class Channel:
     """The control socket. No reader thread: the main thread reads requests itself when idle
     (one wake-up less per request), and while user code runs the socket raises SIGIO at the
@@ -463,14 +480,13 @@ class Runner:
             lines = self.sources[exc.filename].splitlines()
             if 0 < exc.lineno <= len(lines):
                 exc.text = lines[exc.lineno - 1]
-        tb = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == RUNNER_FILE:
-            tb = tb.tb_next
+        report = traceback.TracebackException(type(exc), exc, exc.__traceback__)
+        _drop_runner_frames(report)
         name = type(exc).__name__
         module = type(exc).__module__
         if module not in ("builtins", "__main__"):
             name = module + "." + type(exc).__qualname__
-        lines = traceback.format_exception(type(exc), exc, tb)
+        lines = report.format()
         try:
             value = str(exc.code) if isinstance(exc, SystemExit) else str(exc)
         except BaseException:

@@ -213,6 +213,30 @@ class SessionTest {
     assertThat(service.getRun(runId, false).status()).isEqualTo(RunStatus.CANCELLED);
   }
 
+  /** Regression: a cancelled run's traceback ended in the runner's SIGIO handler. */
+  @Test
+  void cancel_tracebackEndsInUserCode_withoutTheRunnersFrames() throws Exception {
+    CompletableFuture<RunRecord> looping =
+        CompletableFuture.supplyAsync(
+            () -> run("tb", "import time\nwhile True:\n    time.sleep(0.01)"), threads);
+    String runId = runningRun("tb");
+    Thread.sleep(500);
+    assertThat(service.cancelRun(runId).status()).isEqualTo("cancelled");
+    RunRecord cancelled = looping.get(10, TimeUnit.SECONDS);
+    assertThat(cancelled.error().name()).isEqualTo("KeyboardInterrupt");
+    assertThat(cancelled.error().traceback())
+        .contains("KeyboardInterrupt")
+        .contains("File \"<cell-1>\", line 3")
+        .doesNotContain("runner.py", "on_sigio", "_take", "interrupt(");
+
+    RunRecord failed = run("tb", "def f(x):\n    return 1 / x\n\nf(0)");
+    assertThat(failed.error().name()).isEqualTo("ZeroDivisionError");
+    assertThat(failed.error().traceback())
+        .contains("File \"<cell-2>\", line 4", "f(0)", "File \"<cell-2>\", line 2", "return 1 / x")
+        .endsWith("ZeroDivisionError: division by zero\n")
+        .doesNotContain("runner.py");
+  }
+
   @Test
   void cancel_ofCodeIgnoringInterrupt_killsTheSandbox_andTheSessionIsDead() throws Exception {
     run("stubborn", "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)");

@@ -25,6 +25,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -70,6 +71,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final Map<String, BwrapSandbox> live = new ConcurrentHashMap<>();
 
   private volatile Setup setup;
+  private volatile Runnable onLauncherLost = () -> {};
   private String unavailable;
   private LauncherClient launcher;
 
@@ -335,6 +337,15 @@ public final class BwrapBackend implements SandboxBackend {
     return STAGE_BASE.resolve(hash.substring(0, 12));
   }
 
+  /**
+   * Runs {@code action} whenever the launcher helper dies unasked, taking every sandbox with it
+   * (the warm pool refills at once, forgetting any backoff). Runs after the sandboxes' exits have
+   * completed and a new launcher has been started.
+   */
+  public void onLauncherLost(Runnable action) {
+    this.onLauncherLost = Objects.requireNonNull(action, "action");
+  }
+
   private synchronized LauncherClient launcher() {
     if (launcher == null || !launcher.isAlive()) {
       log.warn("the sandbox launcher is gone; starting a new one");
@@ -361,7 +372,10 @@ public final class BwrapBackend implements SandboxBackend {
     }
   }
 
-  /** The launcher died with every sandbox in it: start the next one now, not at the next call. */
+  /**
+   * The launcher died with every sandbox in it: start the next one now, not at the next call, and
+   * tell whoever keeps sandboxes ready (the warm pool refills at once).
+   */
   private void launcherDied() {
     blocking.execute(
         () -> {
@@ -370,6 +384,7 @@ public final class BwrapBackend implements SandboxBackend {
           } catch (RuntimeException e) {
             log.error("cannot restart the sandbox launcher: {}", e.getMessage());
           }
+          onLauncherLost.run();
         });
   }
 

@@ -87,6 +87,8 @@ final class LauncherClient implements Closeable {
    *
    * @param uid host user the sandboxes run as, or {@code null} to keep the server's
    * @param stage a bind mount to make first, or {@code null}
+   * @param onLost run on the reader thread when the helper dies without being closed, once its
+   *     sandboxes have been reported gone
    */
   static LauncherClient start(
       Path python, Path script, Integer uid, Integer gid, Stage stage, Runnable onDeath)
@@ -219,7 +221,11 @@ final class LauncherClient implements Closeable {
     }
     children.clear();
     if (!closing) {
-      onDeath.run();
+      try {
+        onDeath.run();
+      } catch (RuntimeException e) {
+        log.warn("after the launcher died", e);
+      }
     }
   }
 

@@ -1,0 +1,253 @@
+package dev.pysandbox.core;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.pysandbox.TestServices;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.backend.Limits;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.backend.SandboxBackend;
+import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.worker.WorkerHub;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The warm pool when starts fail: it backs off, reports why, fails fast and recovers. */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class WarmPoolTest {
+  @TempDir Path dataDir;
+
+  ScheduledExecutorService timer = Executors.newSingleThreadScheduledExecutor();
+  ExecutorService executor = Executors.newCachedThreadPool();
+  WorkerHub hub;
+  BwrapBackend real;
+
+  @AfterEach
+  void stop() {
+    timer.shutdownNow();
+    if (real != null) {
+      real.close();
+      hub.close();
+    }
+    executor.shutdownNow();
+  }
+
+  /**
+   * The seam: fails every start at once (an already-failed future, as a host that cannot create a
+   * workspace gives) while {@code failing}, else starts a real sandbox.
+   */
+  final class FlakyBackend implements SandboxBackend {
+    final AtomicInteger starts = new AtomicInteger();
+    volatile boolean failing = true;
+
+    @Override
+    public String name() {
+      return "flaky";
+    }
+
+    @Override
+    public Optional<String> unavailableReason() {
+      return Optional.empty();
+    }
+
+    @Override
+    public CompletableFuture<Sandbox> start(SandboxSpec spec) {
+      starts.incrementAndGet();
+      if (failing) {
+        return CompletableFuture.failedFuture(
+            new PysandboxException(
+                ErrorCode.BACKEND_UNAVAILABLE,
+                "bwrap: cannot start sandbox: workspaces read-only"));
+      }
+      return realBackend().start(spec);
+    }
+
+    @Override
+    public void close() {}
+  }
+
+  BwrapBackend realBackend() {
+    synchronized (this) {
+      if (real == null) {
+        try {
+          PysandboxConfig config = TestServices.config(dataDir, Map.of());
+          DataLayout layout = new DataLayout(dataDir);
+          hub = WorkerHub.open(layout.runtimeDir().resolve("pool-test.sock"));
+          real = new BwrapBackend(config, layout, hub, "0badc0de", executor);
+        } catch (java.io.IOException e) {
+          throw new java.io.UncheckedIOException(e);
+        }
+        assertThat(real.unavailableReason()).isEmpty();
+      }
+      return real;
+    }
+  }
+
+  WarmPool pool(SandboxBackend backend) {
+    Limits limits = TestServices.config(dataDir, Map.of()).defaultLimits();
+    return new WarmPool(
+        backend, new SandboxSpec(List.of(), 1 << 20, limits), 2, 10, timer, Clock.systemUTC());
+  }
+
+  /** Regression: a start failing at once made refill() loop 200k times a second under the lock. */
+  @Test
+  void refill_whenStartsFailAtOnce_backsOffInsteadOfSpinning_andTakeFailsFast() throws Exception {
+    FlakyBackend backend = new FlakyBackend();
+    WarmPool pool = pool(backend);
+    Thread filler = new Thread(pool::refill);
+    filler.setDaemon(true);
+    filler.start();
+    filler.join(1000);
+    assertThat(filler.isAlive()).as("refill() returns").isFalse();
+    Thread.sleep(2000);
+    // 0, 0.25, 0.75, 1.75 s: four attempts, with room for a slow machine's timer
+    assertThat(backend.starts.get()).as("starts in 2 s").isBetween(2, 10);
+
+    long t0 = System.nanoTime();
+    assertThatThrownBy(pool::take)
+        .isInstanceOfSatisfying(
+            PysandboxException.class,
+            e -> assertThat(e.code()).isEqualTo(ErrorCode.BACKEND_UNAVAILABLE))
+        .hasMessageContaining("workspaces read-only")
+        .hasMessageContaining("sandbox starts failed")
+        .hasCauseInstanceOf(PysandboxException.class);
+    assertThat(System.nanoTime() - t0).isLessThan(TimeUnit.SECONDS.toNanos(1));
+    assertThat(pool.lastFailure())
+        .hasValueSatisfying(
+            f -> {
+              assertThat(f.message()).contains("workspaces read-only");
+              assertThat(f.consecutive()).isEqualTo(backend.starts.get());
+              assertThat(f.retryAt()).isAfter(f.at());
+              assertThat(f.describe(f.at()))
+                  .startsWith("warm pool: the last " + f.consecutive() + " sandbox starts failed")
+                  .contains("retrying in");
+            });
+    pool.close();
+  }
+
+  @Test
+  void afterFailures_whenStartsWorkAgain_refillNowRecoversAtOnce_andForgetsTheFailure()
+      throws Exception {
+    FlakyBackend backend = new FlakyBackend();
+    realBackend();
+    WarmPool pool = pool(backend);
+    pool.refill();
+    while (pool.lastFailure().map(f -> f.consecutive() < 4).orElse(true)) {
+      Thread.sleep(20); // backed off to 2 s by now
+    }
+    backend.failing = false;
+    pool.refillNow();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
+    while (pool.readyCount() < 2 && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(pool.readyCount()).isEqualTo(2);
+    assertThat(pool.lastFailure()).isEmpty();
+    Sandbox s = pool.take();
+    try {
+      assertThat(s.worker().isOpen()).isTrue();
+    } finally {
+      s.kill("test over").get(10, TimeUnit.SECONDS);
+      pool.close();
+    }
+  }
+
+  /**
+   * Regression: a data directory where no workspace can be created made the pool start 200k
+   * sandboxes a second and hang every run on the pool's lock.
+   */
+  @Test
+  void service_whenWorkspacesCannotBeCreated_reportsThePoolFailure_failsFast_andRecovers()
+      throws Exception {
+    DefaultSandboxService service =
+        DefaultSandboxService.create(
+            TestServices.config(dataDir, Map.of("pool_size", "2")), Clock.systemUTC());
+    try {
+      assertThat(service.checkSetup().ready()).isTrue(); // sets the backend up
+      Path workspaces = new DataLayout(dataDir).workspacesDir();
+      Files.delete(workspaces);
+      Files.writeString(workspaces, "not a directory");
+      service.startBackground();
+      service.awaitStarted(); // hung here, and in close(), before the fix
+
+      SetupReport report = service.checkSetup();
+      assertThat(report.problems())
+          .anySatisfy(
+              p ->
+                  assertThat(p)
+                      .startsWith("warm pool: the last ")
+                      .contains("sandbox start")
+                      .contains("Not a directory")
+                      .contains("retrying in"));
+      assertThat(report.pool()).containsKey("last_failure");
+      long t0 = System.nanoTime();
+      assertThatThrownBy(() -> service.run(ExecutionRequest.of("print(1)")))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> assertThat(e.code()).isEqualTo(ErrorCode.BACKEND_UNAVAILABLE))
+          .hasMessageContaining("Not a directory");
+      assertThat(System.nanoTime() - t0).isLessThan(TimeUnit.SECONDS.toNanos(1));
+
+      Files.delete(workspaces);
+      Files.createDirectory(workspaces);
+      waitForReady(service, 2);
+      report = service.checkSetup();
+      assertThat(report.pool()).containsEntry("ready", 2).doesNotContainKey("last_failure");
+      assertThat(report.problems()).noneMatch(p -> p.startsWith("warm pool"));
+      assertThat(service.run(ExecutionRequest.of("print(6*7)")).stdout()).isEqualTo("42\n");
+    } finally {
+      service.close();
+    }
+  }
+
+  @Test
+  void service_whenTheLauncherDies_refillsThePoolAtOnce() throws Exception {
+    DefaultSandboxService service = TestServices.start(dataDir, Map.of("pool_size", "2"));
+    try {
+      waitForReady(service, 2);
+      ProcessHandle launcher =
+          ProcessHandle.current()
+              .children()
+              .filter(p -> p.info().commandLine().orElse("").contains("launcher"))
+              .findFirst()
+              .orElseThrow();
+      launcher.destroyForcibly();
+      launcher.onExit().get(10, TimeUnit.SECONDS);
+      // Its sandboxes die with it; the pool starts new ones without waiting for a run to ask.
+      waitForReady(service, 2);
+      assertThat(service.checkSetup().pool()).containsEntry("ready", 2);
+      assertThat(service.run(ExecutionRequest.of("print(6*7)")).stdout()).isEqualTo("42\n");
+    } finally {
+      service.close();
+    }
+  }
+
+  static void waitForReady(DefaultSandboxService service, int n) throws InterruptedException {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    while (!Integer.valueOf(n).equals(service.checkSetup().pool().get("ready"))
+        && System.nanoTime() < deadline) {
+      Thread.sleep(50);
+    }
+  }
+}
