@@ -31,19 +31,24 @@ import org.junit.jupiter.api.io.TempDir;
 class ServerLifecycleTest {
   @TempDir Path dataDir;
 
-  /** Regression: PR_SET_PDEATHSIG fired when the thread that started the launcher retired. */
+  /**
+   * Regression: PR_SET_PDEATHSIG fires when the <em>thread</em> that started the launcher ends (a
+   * pooled thread retires after 60 s idle), which killed every sandbox, runs and sessions alike.
+   */
   @Test
-  void launcherStartedByAThreadThatEnds_outlivesThatThread() throws Exception {
+  void launcherStartedByAThreadThatEnds_outlivesThatThread_withItsSessions() throws Exception {
     try (DefaultSandboxService service =
         DefaultSandboxService.create(
             TestServices.config(dataDir, Map.of("pool_size", "0")), Clock.systemUTC())) {
-      Thread starter = new Thread(service::checkSetup, "short-lived");
+      Thread starter =
+          new Thread(
+              () -> service.run(new ExecutionRequest("x = 41", "kept", null, null)), "short-lived");
       starter.start();
       starter.join();
-      Thread.sleep(500);
-      RunRecord r = service.run(ExecutionRequest.of("print('alive')"));
+      Thread.sleep(1000);
+      RunRecord r = service.run(new ExecutionRequest("x + 1", "kept", null, null));
       assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-      assertThat(r.stdout()).isEqualTo("alive\n");
+      assertThat(r.result()).containsEntry("text/plain", "42");
     }
   }
 
