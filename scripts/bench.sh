@@ -2,11 +2,12 @@
 # The benchmark: pysandbox's figures next to baselines measured in the same run.
 # Usage: scripts/bench.sh   (env: BENCH_CALLS=200 one-shot calls, BENCH_WARM_CALLS=1000 calls in
 # a session, BENCH_SKIP_SCALE=true skips the 10/100/1000 idle-session memory figures,
-# BENCH_ONLY=limits prints only one-shot latency per confinement layer)
+# BENCH_ONLY=limits prints only one-shot latency per confinement layer, BENCH_ONLY=startup only
+# the start-up time from the checkout and from /, BENCH_STARTS=20 times each)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --bench
 mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile
-exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
+exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox
