@@ -21,7 +21,10 @@ import picocli.CommandLine.ParentCommand;
  * the transport alone; {@code System.out} is pointed at stderr first, so a stray print anywhere can
  * never corrupt the protocol.
  */
-@Command(name = "serve", description = "Serve MCP over stdio (for Claude Code and other clients).")
+@Command(
+    name = "serve",
+    mixinStandardHelpOptions = true,
+    description = "Serve MCP over stdio (for Claude Code and other clients).")
 final class ServeCommand implements Callable<Integer> {
   @ParentCommand Main main;
 
