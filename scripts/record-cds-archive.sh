@@ -47,6 +47,7 @@ await() {
   return 1
 }
 
+trained=no
 send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"cds-training","version":"1"}}}' &&
   await 1 &&
   send '{"jsonrpc":"2.0","method":"notifications/initialized"}' &&
@@ -55,7 +56,8 @@ send '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":
   send '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"print(1)"}}}' &&
   await 3 &&
   send '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_runs","arguments":{}}}' &&
-  await 4
+  await 4 &&
+  trained=yes
 
 # End of input: the server exits, and the JVM writes the archive on its way out.
 exec {to_server}>&-
@@ -65,12 +67,12 @@ done
 if kill -0 "$pid" 2>/dev/null; then
   say "the training session outlived ${CDS_TRAINING_TIMEOUT:-60} s; stopping it"
   kill -KILL "$pid" 2>/dev/null
-  rm -f "$work/pysandbox.jsa" # perhaps half written
+  trained=no # the archive is perhaps half written
 fi
 wait "$pid" 2>/dev/null
 exec {from_server}<&-
 
-if [[ -s "$work/pysandbox.jsa" ]]; then
+if [[ $trained == yes && -s "$work/pysandbox.jsa" ]]; then
   mv "$work/pysandbox.jsa" "$jsa"
   say "recorded $jsa for $(realpath "$jar") in $((SECONDS - start)) s"
 else
