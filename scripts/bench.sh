@@ -4,12 +4,13 @@
 # a session, BENCH_SKIP_SCALE=true skips the 10/100/1000 idle-session memory figures,
 # BENCH_ONLY=limits prints only one-shot latency per confinement layer, BENCH_ONLY=load only the
 # load figure: executions/s and p50/p99 with 64 sessions and 32 calls in flight from the MCP
-# TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; src/test/node/load.mjs)
+# TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; src/test/node/load.mjs), BENCH_ONLY=startup
+# only the start-up time from the checkout and from /, BENCH_STARTS=20 times each)
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 scripts/setup.sh --bench
 mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile
-exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
+exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

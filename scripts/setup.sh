@@ -47,21 +47,11 @@ if [[ ! -f "$jar" || -n "$newest_source" ]]; then
   mvn -B -q -DskipTests -Dspotless.check.skip=true package
 fi
 
-# A class-data-sharing archive of this jar makes every start faster. It is recorded from a
-# short MCP session, so that the classes a real start needs are in it.
-if [[ ! -f target/pysandbox.jsa || target/pysandbox.jsa -ot "$jar" ]]; then
+# The build records a class-data archive of the jar (scripts/record-cds-archive.sh, run by
+# `mvn package`) that makes every start faster; record it here if it is missing or stale.
+if [[ ! -f target/pysandbox.jsa || ! target/pysandbox.jsa -nt "$jar" ]]; then
   say "recording a class-data archive for faster start-up"
-  rm -rf target/cds-training
-  {
-    printf '%s\n' \
-      '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"setup","version":"1"}}}' \
-      '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
-      '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
-      '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run_python","arguments":{"code":"print(1)"}}}' \
-      '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"list_runs","arguments":{}}}'
-    sleep 4
-  } | java -XX:ArchiveClassesAtExit=target/pysandbox.jsa -XX:+UseSerialGC -XX:TieredStopAtLevel=1 \
-      -jar "$jar" serve --data-dir target/cds-training >/dev/null 2>&1 || true
+  scripts/record-cds-archive.sh
 fi
 # The MCP TypeScript SDK, exactly as the lock file pins it, for the client tests and the load
 # figure. npm writes node_modules/.package-lock.json last, so a missing or older one means an

@@ -12,7 +12,10 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code pysandbox doctor}: what is installed, what is missing and how to install it. */
-@Command(name = "doctor", description = "Check what is installed and what is missing.")
+@Command(
+    name = "doctor",
+    mixinStandardHelpOptions = true,
+    description = "Check what is installed and what is missing.")
 final class DoctorCommand implements Callable<Integer> {
   @ParentCommand Main main;
 

@@ -87,6 +87,7 @@ public final class Main implements Runnable {
 
   static int execute(String... args) {
     CommandLine cli = new CommandLine(new Main());
+    shareVersion(cli);
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           if (e instanceof PysandboxException p) {
@@ -96,5 +97,13 @@ public final class Main implements Runnable {
           throw e;
         });
     return cli.execute(args);
+  }
+
+  /** Every subcommand has --version (mixinStandardHelpOptions); it prints this command's. */
+  private static void shareVersion(CommandLine command) {
+    for (CommandLine sub : command.getSubcommands().values()) {
+      sub.getCommandSpec().version(command.getCommandSpec().version());
+      shareVersion(sub);
+    }
   }
 }

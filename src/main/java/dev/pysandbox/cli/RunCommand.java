@@ -27,6 +27,7 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "run",
+    mixinStandardHelpOptions = true,
     description = "Run a Python file or snippet in a fresh sandbox and record it.")
 final class RunCommand implements Callable<Integer> {
   static final int EXIT_FAILED = 1;

@@ -18,6 +18,7 @@ import picocli.CommandLine.ParentCommand;
 /** {@code pysandbox runs list|show}: the run history. */
 @Command(
     name = "runs",
+    mixinStandardHelpOptions = true,
     description = "Show the run history.",
     subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class})
 final class RunsCommand implements Runnable {
@@ -35,7 +36,7 @@ final class RunsCommand implements Runnable {
         main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
   }
 
-  @Command(name = "list", description = "List runs, newest first.")
+  @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
   static final class ListRuns implements Callable<Integer> {
     @ParentCommand RunsCommand runs;
 
@@ -82,7 +83,10 @@ final class RunsCommand implements Runnable {
     }
   }
 
-  @Command(name = "show", description = "Show one run: code, outputs, error, files.")
+  @Command(
+      name = "show",
+      mixinStandardHelpOptions = true,
+      description = "Show one run: code, outputs, error, files.")
   static final class ShowRun implements Callable<Integer> {
     @ParentCommand RunsCommand runs;
 

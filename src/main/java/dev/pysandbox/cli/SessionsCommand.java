@@ -17,6 +17,7 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "sessions",
+    mixinStandardHelpOptions = true,
     description = "Show or close the sessions of servers using this data directory.",
     subcommands = {SessionsCommand.ListSessions.class, SessionsCommand.CloseSession.class})
 final class SessionsCommand implements Runnable {
@@ -29,7 +30,7 @@ final class SessionsCommand implements Runnable {
     spec.commandLine().usage(System.err);
   }
 
-  @Command(name = "list", description = "List open sessions.")
+  @Command(name = "list", mixinStandardHelpOptions = true, description = "List open sessions.")
   static final class ListSessions implements Callable<Integer> {
     @ParentCommand SessionsCommand sessions;
 
@@ -64,7 +65,10 @@ final class SessionsCommand implements Runnable {
     }
   }
 
-  @Command(name = "close", description = "Close a session (its server kills its sandbox).")
+  @Command(
+      name = "close",
+      mixinStandardHelpOptions = true,
+      description = "Close a session (its server kills its sandbox).")
   static final class CloseSession implements Callable<Integer> {
     @ParentCommand SessionsCommand sessions;
 

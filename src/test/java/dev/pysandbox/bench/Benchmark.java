@@ -60,7 +60,11 @@ public final class Benchmark {
       b.load(loadCalls);
       return;
     }
-    b.startup(10);
+    if ("startup".equals(System.getProperty("bench.only"))) {
+      b.startupFromHereAndRoot(Integer.getInteger("bench.starts", 20));
+      return;
+    }
+    b.startupFromHereAndRoot(10);
     b.oneShot(calls);
     b.sessions(warmCalls);
     b.load(loadCalls);
@@ -74,33 +78,67 @@ public final class Benchmark {
   // -- JVM start to first tools/list
   // ---------------------------------------------------------------
 
-  private void startup(int rounds) throws Exception {
-    List<Double> ms = new ArrayList<>();
+  /**
+   * From the launcher's checkout and from {@code /}, alternating: a desktop MCP client starts the
+   * server from a directory of its own, and the class-data archive must help there too. Lines on
+   * stdout that are not protocol are counted and reported, not fatal, so that a broken launcher can
+   * be timed.
+   */
+  private void startupFromHereAndRoot(int rounds) throws Exception {
+    Path here = launcher.getParent().getParent();
+    Path root = Path.of("/");
+    List<Double> fromHere = new ArrayList<>();
+    List<Double> fromRoot = new ArrayList<>();
+    int[] stray = new int[2];
     for (int i = 0; i < rounds; i++) {
-      long t0 = System.nanoTime();
-      Process p =
-          new ProcessBuilder(launcher.toString(), "serve", "--data-dir", dataDir.toString())
-              .redirectError(ProcessBuilder.Redirect.DISCARD)
-              .start();
-      OutputStream in = p.getOutputStream();
-      BufferedReader out =
-          new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
-      send(
-          in,
-          "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
-              + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}");
-      out.readLine();
-      send(in, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
-      send(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-      String line = out.readLine();
-      ms.add((System.nanoTime() - t0) / 1e6);
-      if (line == null || !line.contains("run_python")) {
-        throw new IllegalStateException("no tools/list answer: " + line);
-      }
-      in.close();
-      p.waitFor(20, TimeUnit.SECONDS);
+      fromHere.add(startup(here, stray, 0));
+      fromRoot.add(startup(root, stray, 1));
     }
-    row("JVM start -> first tools/list answer (" + rounds + " starts)", ms);
+    row("JVM start -> first tools/list answer (" + rounds + " starts, from checkout)", fromHere);
+    row("JVM start -> first tools/list answer (" + rounds + " starts, from /)", fromRoot);
+    if (stray[0] + stray[1] > 0) {
+      System.out.printf(
+          "  NOT PROTOCOL: %d lines on stdout from the checkout, %d from /%n", stray[0], stray[1]);
+    }
+  }
+
+  /** Milliseconds from spawn to the tools/list answer; adds lines that are not JSON to stray[i]. */
+  private double startup(Path workingDir, int[] stray, int i) throws Exception {
+    long t0 = System.nanoTime();
+    Process p =
+        new ProcessBuilder(launcher.toString(), "serve", "--data-dir", dataDir.toString())
+            .directory(workingDir.toFile())
+            .redirectError(ProcessBuilder.Redirect.DISCARD)
+            .start();
+    OutputStream in = p.getOutputStream();
+    BufferedReader out =
+        new BufferedReader(new InputStreamReader(p.getInputStream(), StandardCharsets.UTF_8));
+    send(
+        in,
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
+            + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"bench\",\"version\":\"1\"}}}");
+    stray[i] += skipToAnswer(out, 1, workingDir);
+    send(in, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    send(in, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+    stray[i] += skipToAnswer(out, 2, workingDir);
+    double ms = (System.nanoTime() - t0) / 1e6;
+    in.close();
+    p.waitFor(20, TimeUnit.SECONDS);
+    return ms;
+  }
+
+  /** Reads up to the answer with this id; returns how many lines before it were not JSON. */
+  private static int skipToAnswer(BufferedReader out, int id, Path workingDir) throws IOException {
+    int stray = 0;
+    String line;
+    while ((line = out.readLine()) != null) {
+      if (!line.startsWith("{")) {
+        stray++;
+      } else if (line.contains("\"id\":" + id + ",")) {
+        return stray;
+      }
+    }
+    throw new IllegalStateException("from " + workingDir + ": no answer " + id + " on stdout");
   }
 
   private static void send(OutputStream in, String json) throws IOException {

@@ -2,11 +2,15 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.cli.Main;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
 
 /** The command line as a user meets it: bin/pysandbox with the packaged jar. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
@@ -122,6 +126,36 @@ class CliIT {
       server.destroy();
       server.waitFor(10, TimeUnit.SECONDS);
     }
+  }
+
+  /** Regression: `pysandbox runs list --help` and the like failed with "Unknown option". */
+  @Test
+  void help_onEverySubcommand_printsItsUsage() throws Exception {
+    List<List<String>> paths = new ArrayList<>();
+    collectSubcommands(new CommandLine(new Main()), List.of(), paths);
+    assertThat(paths).contains(List.of("runs", "list"), List.of("sessions", "close"));
+    for (List<String> path : paths) {
+      List<String> args = new ArrayList<>(path);
+      args.add("--help");
+      ServerProcess.Result r = ServerProcess.run(dataDir, null, args.toArray(String[]::new));
+      assertThat(r.exit()).as(String.join(" ", args) + ": " + r.stderr()).isZero();
+      assertThat(r.stdout()).startsWith("Usage: pysandbox " + String.join(" ", path) + " ");
+    }
+    assertThat(ServerProcess.run(dataDir, null, "runs", "list", "--version").stdout())
+        .startsWith("pysandbox ");
+  }
+
+  private static void collectSubcommands(
+      CommandLine command, List<String> path, List<List<String>> into) {
+    command
+        .getSubcommands()
+        .forEach(
+            (name, sub) -> {
+              List<String> subPath = new ArrayList<>(path);
+              subPath.add(name);
+              into.add(subPath);
+              collectSubcommands(sub, subPath, into);
+            });
   }
 
   @Test
