@@ -148,14 +148,18 @@ class EscapeSuiteTest {
     assertThat(left).as("cgroups of sandboxes no longer running").hasSizeLessThanOrEqualTo(live);
   }
 
-  /** The sandbox groups under every server's group in one controller's hierarchy. */
+  /**
+   * The sandbox groups under the groups of this data directory's servers in one controller's
+   * hierarchy (other servers on the host, and what crashed ones left, are not this test's).
+   */
   static List<Path> sandboxCgroups(String controller) throws IOException {
     Path base = ownCgroup(controller);
+    String scope = "pysandbox-" + new dev.pysandbox.config.DataLayout(dataDir).identity() + "-";
     List<Path> out = new java.util.ArrayList<>();
     try (Stream<Path> servers = Files.list(base)) {
       for (Path server : servers.toList()) {
         String name = server.getFileName().toString();
-        if (name.startsWith("pysandbox-") && !name.startsWith("pysandbox-server-")) {
+        if (name.startsWith(scope)) {
           try (Stream<Path> groups = Files.list(server)) {
             groups.filter(Files::isDirectory).forEach(out::add);
           }
