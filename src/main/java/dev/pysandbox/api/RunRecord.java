@@ -1,5 +1,6 @@
 package dev.pysandbox.api;
 
+import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Map;
 
@@ -91,6 +92,44 @@ public record RunRecord(
     outputsNonJson = outputsNonJson == null ? List.of() : List.copyOf(outputsNonJson);
     riskFindings = riskFindings == null ? List.of() : List.copyOf(riskFindings);
     limits = limits == null ? Map.of() : limits;
+  }
+
+  /**
+   * Which fields the server measured from outside the sandbox, and which the code's own process
+   * reported. Code in a session can replace the runner's functions and so forge the second kind for
+   * its later runs; the first kind it cannot touch. A timeout, a kill or a limit is always the
+   * server's: only {@code succeeded} versus an exception ({@code failed}) comes from the runner.
+   */
+  public static final Map<String, List<String>> PROVENANCE =
+      Map.of(
+          "measured_by_server",
+          List.of(
+              "status (timed_out, cancelled, interrupted, kill_reason, limits)",
+              "stdout",
+              "stderr",
+              "stdout_bytes",
+              "stderr_bytes",
+              "artifacts",
+              "duration_ms",
+              "peak_memory_bytes",
+              "cpu_millis",
+              "code_hash",
+              "created_at",
+              "finished_at"),
+          "reported_from_inside_the_sandbox",
+          List.of(
+              "status (succeeded or failed)",
+              "exit_code",
+              "error",
+              "result",
+              "displays",
+              "outputs",
+              "outputs_non_json"));
+
+  /** {@link #PROVENANCE}, in every record on the wire. */
+  @JsonProperty("provenance")
+  public Map<String, List<String>> provenance() {
+    return PROVENANCE;
   }
 
   public static Builder builder() {

@@ -68,7 +68,9 @@ final class RunCommand implements Callable<Integer> {
       if (json) {
         System.out.println(Json.writePretty(run));
       } else {
-        print(run, System.out, System.err);
+        // The code's own output goes through as it is, as running the script would print it,
+        // unless a person's terminal would obey what it holds.
+        print(run, System.out, System.err, TerminalText.interactive());
       }
       return exitCode(run);
     }
@@ -96,18 +98,24 @@ final class RunCommand implements Callable<Integer> {
     return Files.readString(file, StandardCharsets.UTF_8);
   }
 
-  static void print(RunRecord run, PrintStream out, PrintStream err) {
-    out.print(run.stdout());
-    err.print(run.stderr());
+  /**
+   * @param escape show control characters of what the sandbox wrote as text (see {@link
+   *     TerminalText})
+   */
+  static void print(RunRecord run, PrintStream out, PrintStream err, boolean escape) {
+    java.util.function.UnaryOperator<String> safe = escape ? TerminalText::escape : t -> t;
+    out.print(safe.apply(run.stdout()));
+    err.print(safe.apply(run.stderr()));
     if (run.error() != null) {
       String tb = run.error().traceback();
       err.print(
-          tb != null && !tb.isBlank()
-              ? tb
-              : run.error().name() + ": " + run.error().value() + "\n");
+          safe.apply(
+              tb != null && !tb.isBlank()
+                  ? tb
+                  : run.error().name() + ": " + run.error().value() + "\n"));
     }
     if (run.result() != null && run.result().get("text/plain") instanceof String plain) {
-      out.println(plain);
+      out.println(safe.apply(plain));
     }
     out.flush();
     StringBuilder s = new StringBuilder();
@@ -117,7 +125,7 @@ final class RunCommand implements Callable<Integer> {
     }
     s.append('\n');
     if (run.message() != null && (run.error() == null || run.killReason() != null)) {
-      s.append("[pysandbox] ").append(run.message()).append('\n');
+      s.append("[pysandbox] ").append(TerminalText.escape(run.message())).append('\n');
     }
     if (run.stdoutTruncated() || run.stderrTruncated()) {
       s.append("[pysandbox] output truncated: ")
@@ -139,7 +147,7 @@ final class RunCommand implements Callable<Integer> {
           .forEach(
               a ->
                   s.append("[pysandbox]   ")
-                      .append(a.path())
+                      .append(TerminalText.escape(a.path()))
                       .append("  (")
                       .append(a.sizeBytes())
                       .append(" bytes, ")

@@ -75,7 +75,7 @@ final class RunsCommand implements Runnable {
               r.status(),
               r.createdAt(),
               r.durationMs() == null ? "-" : r.durationMs(),
-              r.codePreview());
+              TerminalText.escape(r.codePreview()));
         }
         System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
         return 0;
@@ -110,10 +110,10 @@ final class RunsCommand implements Runnable {
         System.out.println(
             "duration:    " + (run.durationMs() == null ? "-" : run.durationMs() + " ms"));
         if (run.description() != null) {
-          System.out.println("description: " + run.description());
+          System.out.println("description: " + TerminalText.escape(run.description()));
         }
         if (run.message() != null) {
-          System.out.println("message:     " + run.message());
+          System.out.println("message:     " + TerminalText.escape(run.message()));
         }
         if (run.killReason() != null) {
           System.out.println("stopped by:  " + run.killReason());
@@ -128,8 +128,9 @@ final class RunsCommand implements Runnable {
         }
         System.out.println("code sha256: " + run.codeHash());
         System.out.println("--- code ---");
-        System.out.println(run.code().stripTrailing());
-        RunCommand.print(run, System.out, System.out);
+        System.out.println(TerminalText.escape(run.code().stripTrailing()));
+        // Everything the sandbox wrote is escaped: this is a person reading a record.
+        RunCommand.print(run, System.out, System.out, true);
         return 0;
       }
     }

@@ -57,7 +57,7 @@ final class SessionsCommand implements Runnable {
               s.lastUsedAt(),
               s.runCount(),
               s.workspaceBytes(),
-              s.deadReason() == null ? "" : "  (" + s.deadReason() + ")");
+              s.deadReason() == null ? "" : "  (" + TerminalText.escape(s.deadReason()) + ")");
         }
         System.out.printf("(%d sessions)%n", all.size());
         return 0;

@@ -56,6 +56,25 @@ class CliIT {
   }
 
   @Test
+  void runsShow_escapesTerminalControlSequences_whileTheRecordKeepsTheBytes() throws Exception {
+    // A clipboard write (OSC 52), a screen clear and a title change, printed by the code.
+    String code =
+        "import sys\n"
+            + "sys.stdout.write('\\x1b]52;c;ZXZpbA==\\x07\\x1b[2J')\n"
+            + "sys.stderr.write('\\x1b]0;owned\\x07')\n"
+            + "raise ValueError('\\x1b[31mred')";
+    ServerProcess.Result ran = ServerProcess.run(dataDir, null, "run", "-c", code);
+    String runId = ran.stderr().replaceAll("(?s).*runs show (run_[0-9a-f]+).*", "$1");
+    ServerProcess.Result show = ServerProcess.run(dataDir, null, "runs", "show", runId);
+    assertThat(show.stdout()).doesNotContain("\u001b").doesNotContain("\u0007");
+    assertThat(show.stdout()).contains("\\x1b]52;c;ZXZpbA==\\x07").contains("\\x1b[31mred");
+    ServerProcess.Result list = ServerProcess.run(dataDir, null, "runs", "list");
+    assertThat(list.stdout()).doesNotContain("\u001b");
+    ServerProcess.Result json = ServerProcess.run(dataDir, null, "runs", "show", runId, "--json");
+    assertThat(json.stdout()).contains("\\u001B]52;c;ZXZpbA==");
+  }
+
+  @Test
   void missingBubblewrap_givesOneClearMessageNamingThePackage() throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(
