@@ -146,6 +146,69 @@ class ServerLifecycleTest {
     }
   }
 
+  /**
+   * The data directory's file system fills while a run is in flight (sandboxed code can do that,
+   * within its quota, when workspaces share it): the run still answers, an upload says the host's
+   * disk is full (not "internal"), and once space returns the run's final state is recorded without
+   * a restart.
+   */
+  @Test
+  void fullDisk_runInFlightIsRecordedOnceSpaceReturns_andUploadsSayWhy() throws Exception {
+    Path fs = Files.createDirectories(dataDir.resolve("small"));
+    assertThat(command("mount", "-t", "tmpfs", "-o", "size=48m", "pysandbox-test", fs.toString()))
+        .as("mount a 48 MiB tmpfs (the test needs root)")
+        .isZero();
+    Path filler = fs.resolve("filler");
+    try (DefaultSandboxService service =
+        TestServices.start(fs.resolve("data"), Map.of("pool_size", "0"))) {
+      service.run(new ExecutionRequest("x = 1", "full", null, null));
+      CompletableFuture<RunRecord> running =
+          CompletableFuture.supplyAsync(
+              () ->
+                  service.run(
+                      new ExecutionRequest(
+                          "import time\ntime.sleep(3)\nprint('done')", "full", null, 30)));
+      Thread.sleep(1000);
+      command("fallocate", "-l", "100m", filler.toString()); // fails part-way: the disk is full
+      command("sh", "-c", "cat /dev/zero > " + filler + " 2>/dev/null");
+      RunRecord r = running.get(30, TimeUnit.SECONDS);
+      assertThat(r.status()).isEqualTo(RunStatus.SUCCEEDED);
+      assertThat(service.getRun(r.runId(), false).status())
+          .as("the store could not record it yet")
+          .isEqualTo(RunStatus.RUNNING);
+      assertThatThrownBy(
+              () ->
+                  service.uploadFile(
+                      new dev.pysandbox.api.UploadRequest(
+                          "full", "big.bin", "x".repeat(1 << 20), null, false)))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.BACKEND_UNAVAILABLE);
+                assertThat(e.getMessage()).contains("disk").contains("full");
+              });
+      Files.delete(filler);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (service.getRun(r.runId(), false).status() == RunStatus.RUNNING) {
+        assertThat(System.nanoTime()).as("recorded once space returned").isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      assertThat(service.getRun(r.runId(), false).stdout()).isEqualTo("done\n");
+      assertThat(service.run(new ExecutionRequest("x + 1", "full", null, null)).result())
+          .containsEntry("text/plain", "2");
+    } finally {
+      Files.deleteIfExists(filler);
+      command("umount", "-l", fs.toString());
+    }
+  }
+
+  private static int command(String... argv) throws Exception {
+    Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+    p.getInputStream().readAllBytes();
+    assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    return p.exitValue();
+  }
+
   private static int readyInPool(DefaultSandboxService service) {
     return ((Number) service.checkSetup().pool().get("ready")).intValue();
   }
