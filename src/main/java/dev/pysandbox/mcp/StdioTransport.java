@@ -96,11 +96,6 @@ final class StdioTransport implements McpServerTransportProvider {
     return closed;
   }
 
-  /** Requests read and not yet answered. */
-  int inFlight() {
-    return inFlight.size();
-  }
-
   /**
    * Waits until every answer queued so far is written, at most {@code timeoutMillis}.
    *
