@@ -251,7 +251,7 @@ class McpStdioProtocolIT {
               "arguments",
               Map.of(
                   "code",
-                  "import subprocess, time\nsubprocess.Popen(['sleep', '600', '"
+                  "import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 600', '"
                       + marker
                       + "'])\ntime.sleep(600)")));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
