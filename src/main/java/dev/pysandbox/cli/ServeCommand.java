@@ -26,7 +26,7 @@ import picocli.CommandLine.ParentCommand;
     description = "Serve MCP over stdio (for Claude Code and other clients).")
 final class ServeCommand implements Callable<Integer> {
   /** How long answers to calls that were in flight may take to be written at the end. */
-  private static final long ANSWER_WAIT_MILLIS = 300;
+  private static final long ANSWER_WAIT_MILLIS = 500;
 
   @ParentCommand Main main;
 

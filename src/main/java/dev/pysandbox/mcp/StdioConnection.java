@@ -26,10 +26,10 @@ public final class StdioConnection {
    * writes queued), then stops.
    */
   public void close(long timeoutMillis) {
-    long half = Math.max(1, timeoutMillis / 2);
-    transport.awaitAnswers(half);
+    long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+    transport.awaitAnswers(timeoutMillis);
     calls.shutdownNow();
-    transport.flush(half);
+    transport.flush(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));
     transport.close();
     server.close();
   }

@@ -250,15 +250,23 @@ final class StdioTransport implements McpServerTransportProvider {
   }
 
   private void send(McpSchema.JSONRPCMessage message) throws IOException {
-    if (message instanceof McpSchema.JSONRPCResponse r && r.id() != null) {
-      CallHandle call = inFlight.remove(InboundMessages.key(r.id()));
+    if (!(message instanceof McpSchema.JSONRPCResponse r) || r.id() == null) {
+      enqueue(json.writeValueAsBytes(message));
+      return;
+    }
+    String key = InboundMessages.key(r.id());
+    CallHandle call = inFlight.get(key);
+    try {
       if (call != null && call.cancelled()) {
         log.debug("dropped the answer to cancelled request {}", r.id());
         return;
       }
-      message = ownWords(r);
+      enqueue(json.writeValueAsBytes(ownWords(r)));
+    } finally {
+      // Only once queued: whoever waits for the answers (see awaitAnswers, flush) sees either the
+      // request in flight or its answer waiting to be written, never neither.
+      inFlight.remove(key);
     }
-    enqueue(json.writeValueAsBytes(message));
   }
 
   /** The SDK answers a failed handler with the exception's text: keep Java out of the answer. */
@@ -303,6 +311,15 @@ final class StdioTransport implements McpServerTransportProvider {
         out.flush();
         pendingWrites.addAndGet(-written);
         if (next == STOP) {
+          // Answers queued after the stop (a handler that finished just now) still go out.
+          while ((next = outbound.poll()) != null) {
+            if (next != STOP) {
+              out.write(next);
+              out.write('\n');
+              pendingWrites.decrementAndGet();
+            }
+          }
+          out.flush();
           return;
         }
       }

@@ -238,12 +238,14 @@ class McpStdioProtocolIT {
       c.initialize();
       c.call("create_session", Map.of("session_id", "e"), 60);
       String code = "import time\n" + marker.replace('-', '_') + " = 1\ntime.sleep(600)";
+      int inSession = c.nextId();
       c.send(
-          c.nextId(),
+          inSession,
           "tools/call",
           Map.of("name", "run_python", "arguments", Map.of("session_id", "e", "code", code)));
+      int oneShot = c.nextId();
       c.send(
-          c.nextId(),
+          oneShot,
           "tools/call",
           Map.of(
               "name",
@@ -265,6 +267,13 @@ class McpStdioProtocolIT {
       assertThat(c.process.waitFor(10, TimeUnit.SECONDS)).isTrue();
       long tookMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - eof);
       assertThat(tookMillis).as("exit after end of stdin, ms").isLessThan(1000);
+      for (int id : new int[] {inSession, oneShot}) {
+        JsonNode answer = c.answer(id, 5).path("result").path("structuredContent");
+        assertThat(answer.path("status").asText())
+            .as("answered before exit")
+            .isEqualTo("interrupted");
+        assertThat(answer.path("message").asText()).contains("closed the connection");
+      }
       assertThat(ProcessTable.withCommandLineContaining(marker)).isEmpty();
       assertThat(ProcessTable.withCommandLineContaining(dataDir.toString())).isEmpty();
       assertThat(TwoServersIT.scopeGroups(dataDir))
