@@ -165,15 +165,10 @@ class McpStdioProtocolIT {
       for (int round = 1; round <= rounds; round++) {
         int[] ids = new int[sessions];
         for (int s = 0; s < sessions; s++) {
-          ids[s] = c.nextId();
-          c.send(
-              ids[s],
-              "tools/call",
-              Map.of(
-                  "name",
+          ids[s] =
+              c.callLater(
                   "run_python",
-                  "arguments",
-                  Map.of("session_id", "c" + s, "code", "n = globals().get('n', 0) + 1\nn")));
+                  Map.of("session_id", "c" + s, "code", "n = globals().get('n', 0) + 1\nn"));
         }
         for (int s = 0; s < sessions; s++) {
           JsonNode a = c.answer(ids[s], 60);
@@ -195,16 +190,11 @@ class McpStdioProtocolIT {
     try (RawMcpClient c = new RawMcpClient(dataDir)) {
       c.initialize();
       c.call("create_session", Map.of("session_id", "k"), 60);
-      int id = c.nextId();
-      c.send(
-          id,
-          "tools/call",
-          Map.of(
-              "name",
+      int id =
+          c.callLater(
               "run_python",
-              "arguments",
               Map.of(
-                  "session_id", "k", "code", "import time\nfor i in range(600): time.sleep(0.1)")));
+                  "session_id", "k", "code", "import time\nfor i in range(600): time.sleep(0.1)"));
       Thread.sleep(1500);
       c.sendLine(
           "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
@@ -238,24 +228,15 @@ class McpStdioProtocolIT {
       c.initialize();
       c.call("create_session", Map.of("session_id", "e"), 60);
       String code = "import time\n" + marker.replace('-', '_') + " = 1\ntime.sleep(600)";
-      int inSession = c.nextId();
-      c.send(
-          inSession,
-          "tools/call",
-          Map.of("name", "run_python", "arguments", Map.of("session_id", "e", "code", code)));
-      int oneShot = c.nextId();
-      c.send(
-          oneShot,
-          "tools/call",
-          Map.of(
-              "name",
+      int inSession = c.callLater("run_python", Map.of("session_id", "e", "code", code));
+      int oneShot =
+          c.callLater(
               "run_python",
-              "arguments",
               Map.of(
                   "code",
                   "import subprocess, time\nsubprocess.Popen(['sh', '-c', 'sleep 600', '"
                       + marker
-                      + "'])\ntime.sleep(600)")));
+                      + "'])\ntime.sleep(600)"));
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (ProcessTable.withCommandLineContaining(marker).isEmpty()) {
         assertThat(System.nanoTime()).as("the runs started").isLessThan(deadline);

@@ -144,6 +144,13 @@ final class RawMcpClient implements AutoCloseable {
     sendLine(JSON.writeValueAsString(msg));
   }
 
+  /** Starts a tools/call without waiting; {@link #answer} gets its answer. */
+  int callLater(String tool, Map<String, Object> arguments) throws IOException {
+    int id = nextId();
+    send(id, "tools/call", Map.of("name", tool, "arguments", arguments));
+    return id;
+  }
+
   /** A tools/call, answered. */
   JsonNode call(String tool, Map<String, Object> arguments, int timeoutSeconds) throws Exception {
     return request("tools/call", Map.of("name", tool, "arguments", arguments), timeoutSeconds);

@@ -32,28 +32,17 @@ class TwoServersIT {
     try (RawMcpClient a = new RawMcpClient(dirA)) {
       a.initialize();
       a.call("run_python", Map.of("session_id", "keep", "code", "x = 41"), 60);
-      int oneShot = a.nextId();
-      a.send(
-          oneShot,
-          "tools/call",
-          Map.of(
-              "name",
+      int oneShot =
+          a.callLater(
+              "run_python", Map.of("code", "import time\ntime.sleep(12)\nprint('one-shot done')"));
+      int inSession =
+          a.callLater(
               "run_python",
-              "arguments",
-              Map.of("code", "import time\ntime.sleep(12)\nprint('one-shot done')")));
-      int inSession = a.nextId();
-      a.send(
-          inSession,
-          "tools/call",
-          Map.of(
-              "name",
-              "run_python",
-              "arguments",
               Map.of(
                   "session_id",
                   "busy",
                   "code",
-                  "import time\ntime.sleep(12)\nprint('session done')")));
+                  "import time\ntime.sleep(12)\nprint('session done')"));
       Thread.sleep(2000);
       for (int i = 0; i < 4; i++) {
         ServerProcess.Result r = ServerProcess.run(dirB, null, "run", "-c", "print(" + i + ")");
