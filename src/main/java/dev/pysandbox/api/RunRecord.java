@@ -15,9 +15,11 @@ import java.util.Map;
  * @param description caller's free text, data only
  * @param status where the run is in its life
  * @param message why it ended this way, for statuses other than succeeded (limit, elapsed time,
- *     exit code)
+ *     exit code); in a session, also how many bytes of output arrived between runs (they lead this
+ *     run's stdout and stderr), when some did
  * @param killReason when a limit stopped it: {@code timeout}, {@code memory_limit}, {@code
- *     pids_limit}, {@code disk_quota} or {@code output_limit}; else {@code null}
+ *     pids_limit}, {@code disk_quota} or {@code output_limit}; {@code protocol_violation} when its
+ *     sandbox broke the worker protocol and was killed; else {@code null}
  * @param code the source that ran (omitted when not asked for)
  * @param codeHash sha256 of the code's UTF-8 bytes
  * @param stdout captured standard output (head and tail when truncated)

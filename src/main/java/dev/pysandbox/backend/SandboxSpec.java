@@ -9,8 +9,12 @@ import java.util.Objects;
  * @param preload modules the runner imports before it reports ready (may be empty)
  * @param outputLimit bytes of stdout and of stderr kept per request
  * @param limits its resource limits
+ * @param idleOutputMax bytes of stdout and stderr that may arrive between requests (from processes
+ *     the code left running) before the sandbox's other processes are stopped ({@code
+ *     output_max_mb})
  */
-public record SandboxSpec(List<String> preload, int outputLimit, Limits limits) {
+public record SandboxSpec(
+    List<String> preload, int outputLimit, Limits limits, long idleOutputMax) {
   public SandboxSpec {
     preload = List.copyOf(preload);
     Objects.requireNonNull(limits, "limits");
@@ -18,6 +22,6 @@ public record SandboxSpec(List<String> preload, int outputLimit, Limits limits) 
 
   /** The same sandbox with other limits. */
   public SandboxSpec withLimits(Limits other) {
-    return new SandboxSpec(preload, outputLimit, other);
+    return new SandboxSpec(preload, outputLimit, other, idleOutputMax);
   }
 }

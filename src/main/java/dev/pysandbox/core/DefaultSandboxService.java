@@ -129,7 +129,10 @@ public final class DefaultSandboxService implements SandboxService {
         new WarmPool(
             backend,
             new SandboxSpec(
-                config.poolPreload(), config.outputLimitBytes(), config.defaultLimits()),
+                config.poolPreload(),
+                config.outputLimitBytes(),
+                config.defaultLimits(),
+                config.outputMaxBytes()),
             config.poolSize(),
             config.startupTimeoutSeconds(),
             timer,

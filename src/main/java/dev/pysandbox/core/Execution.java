@@ -72,6 +72,7 @@ final class Execution {
     Watch watch = new Watch(sandbox, guard, before);
     Outcome o = execute(active, code, timeoutSeconds, guard, watch, run);
     measure(watch.latest(), before, run);
+    noteIdleOutput(sandbox.worker().idleOutputBytes(), guard, run);
     if (active.interruptedBy() != null && o.sandboxGone()) {
       interrupted(run, active.interruptedBy());
     } else if (active.cancelRequested()) {
@@ -83,6 +84,28 @@ final class Execution {
                   : "cancelled: stopped by KeyboardInterrupt");
     }
     return o;
+  }
+
+  /**
+   * Output that arrived between runs leads this run's stdout and stderr: say so, and how much (its
+   * own limit is output_max_mb too, and past it the session's other processes were killed).
+   */
+  private static void noteIdleOutput(long bytes, Guard guard, RunRecord.Builder run) {
+    if (bytes <= 0) {
+      return;
+    }
+    String note =
+        bytes
+            + " bytes of output arrived between runs (from processes an earlier run left running)"
+            + " and lead this run's stdout and stderr"
+            + (bytes > guard.outputMaxBytes()
+                ? "; past the "
+                    + mib(guard.outputMaxBytes())
+                    + " MiB output limit (output_max_mb) the server stopped reading them and killed"
+                    + " every other process in the sandbox"
+                : "");
+    String message = run.build().message();
+    run.message(message == null ? note : message + "; " + note);
   }
 
   /** A run the server stopped from outside, not for anything the code did. */
@@ -377,6 +400,19 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
+    if (lost.protocolViolation()) {
+      // Cut off by the server: the sandbox is being killed, whatever its counters say.
+      output(lost.partial(), run);
+      SandboxExit exit = exitOf(sandbox);
+      String message = lost.getMessage() + "; the sandbox was killed with every process in it";
+      run.durationMs(elapsed)
+          .exitCode(exit == null ? null : exit.code())
+          .status(RunStatus.FAILED)
+          .killReason("protocol_violation")
+          .error(new ErrorInfo("ProtocolViolation", message, null))
+          .message(message);
+      return new Outcome(run, true);
+    }
     SandboxExit exit = exitOf(sandbox);
     output(lost.partial(), run);
     ResourceUsage after = sandbox.usage().orElse(null);

@@ -224,6 +224,13 @@ final class SessionManager {
   }
 
   private static String idleDeath(Sandbox sandbox) {
+    String violation = sandbox.worker().protocolViolation();
+    if (violation != null) {
+      return "protocol_violation: while the session was idle its sandbox broke the worker"
+          + " protocol ("
+          + violation
+          + ") and was killed";
+    }
     var exit = sandbox.exited().getNow(null);
     return "exited: its sandbox "
         + (exit != null

@@ -1,10 +1,13 @@
 package dev.pysandbox.worker;
 
+import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import java.io.ByteArrayOutputStream;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -12,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -24,17 +28,40 @@ import org.slf4j.LoggerFactory;
  * WorkerHub}'s one selector thread.
  *
  * <p>One request is in flight at a time. Its id is random, so frames user code forges can only ever
- * answer the request that is running (its own); frames with any other id, and lines that are not
- * frames, are dropped. Output produced between requests is attributed to the next one. Reads happen
- * on the hub thread; {@link #request}, {@link #interrupt} and {@link #close} may be called from any
- * thread.
+ * answer the request that is running (its own). Every frame starts with its id and type in a fixed
+ * prefix, checked before anything else of the line is kept ({@link FrameReader}): lines with any
+ * other id, and lines that are not frames, are skipped unread. A sandbox that breaks the protocol
+ * (a control line over {@link #MAX_CONTROL_LINE_BYTES} that is not a frame it may send, over {@link
+ * #MAX_IGNORED_BYTES} of such lines per request) is cut off, and {@link #protocolViolation} says
+ * why. Frames over {@link FrameReader#INLINE_BYTES} are parsed off the hub thread while this
+ * connection's control socket is not read, so one sandbox's big answers never delay another's.
+ *
+ * <p>Output produced between requests is attributed to the next one; past {@code idleOutputMax}
+ * bytes of it the hub stops reading this sandbox's stdout and stderr (the writer blocks instead of
+ * costing the server CPU) and asks the runner to kill every other process in the sandbox. Reads
+ * happen on the hub thread; {@link #request}, {@link #interrupt} and {@link #close} may be called
+ * from any thread.
+ *
+ * <p>(Long because it is one state machine: the request in flight, its frames, its output and the
+ * limits on all three share one lock.)
  */
 public final class WorkerConnection {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final SecureRandom RANDOM = new SecureRandom();
-  static final int MAX_FRAME_BYTES = 64 * 1024 * 1024;
-  static final long MAX_DISPLAY_BYTES = 32L * 1024 * 1024;
+  private static final long MIB = 1024 * 1024;
+
+  /** Largest answer ({@code done} frame: result, figures, {@code __outputs__}, context). */
+  static final long MAX_RESULT_FRAME_BYTES = 64 * MIB;
+
+  /** Display frames of one request, together; displays past it are dropped and counted. */
+  static final long MAX_DISPLAY_BYTES = 32 * MIB;
+
+  /** Largest {@code ready} frame, and largest line that is not a frame the runner may send now. */
+  static final long MAX_CONTROL_LINE_BYTES = MIB;
+
+  /** Control bytes per request (or per idle time) that are not frames of the request in flight. */
+  static final long MAX_IGNORED_BYTES = 8 * MIB;
 
   enum Channel {
     CTL,
@@ -45,36 +72,55 @@ public final class WorkerConnection {
   private final String sandboxId;
   private final byte[] token;
   private final int outputLimit;
+  private final long idleOutputMax;
   private final WorkerHub hub;
   private final CompletableFuture<ObjectNode> ready = new CompletableFuture<>();
   private final CompletableFuture<String> closed = new CompletableFuture<>();
-  private final ByteArrayOutputStream line = new ByteArrayOutputStream();
+  private final FrameReader frames = new FrameReader(new Frames());
   private final ArrayDeque<ByteBuffer> writes = new ArrayDeque<>();
 
   private SocketChannel ctl;
   private SocketChannel out;
   private SocketChannel err;
   private SelectionKey ctlKey;
+  private SelectionKey outKey;
+  private SelectionKey errKey;
   private ObjectNode readyFrame;
   private OutputCapture stdout;
   private OutputCapture stderr;
   private Pending current;
   private long ignoredLines;
+  private long ignoredBytes;
+  private long idleBytes;
+  private long requestIdleBytes;
+  private boolean outputPaused;
+  private String lastRequestId;
+  private volatile String violation;
+
+  // Hub thread only.
+  private boolean closing;
+  private long ignoredLineBytes;
+  private boolean ctlPaused;
+  private ByteBuffer held;
 
   private static final class Pending {
     final String id;
+    final byte[] prefix;
     final CompletableFuture<WorkerReply> future = new CompletableFuture<>();
     final OutputCapture out;
     final OutputCapture err;
+    final long idleBytes;
     final List<ObjectNode> displays = new ArrayList<>();
     final long started = System.nanoTime();
     long displayBytes;
     int dropped;
 
-    Pending(String id, OutputCapture out, OutputCapture err) {
+    Pending(String id, OutputCapture out, OutputCapture err, long idleBytes) {
       this.id = id;
+      this.prefix = FrameReader.requestPrefix(id);
       this.out = out;
       this.err = err;
+      this.idleBytes = idleBytes;
     }
 
     WorkerReply reply(ObjectNode frame) {
@@ -88,10 +134,12 @@ public final class WorkerConnection {
     }
   }
 
-  WorkerConnection(String sandboxId, byte[] token, int outputLimit, WorkerHub hub) {
+  WorkerConnection(
+      String sandboxId, byte[] token, int outputLimit, long idleOutputMax, WorkerHub hub) {
     this.sandboxId = sandboxId;
     this.token = token;
     this.outputLimit = outputLimit;
+    this.idleOutputMax = idleOutputMax;
     this.hub = hub;
     this.stdout = new OutputCapture(outputLimit);
     this.stderr = new OutputCapture(outputLimit);
@@ -127,6 +175,7 @@ public final class WorkerConnection {
    */
   public CompletableFuture<WorkerReply> request(String op, ObjectNode payload) {
     Pending p;
+    boolean resumeOutput;
     synchronized (this) {
       if (closed.isDone()) {
         throw new IllegalStateException("worker " + sandboxId + " is closed: " + closed.join());
@@ -135,8 +184,21 @@ public final class WorkerConnection {
         throw new IllegalStateException("worker " + sandboxId + " is busy with " + current.id);
       }
       String id = "r" + HexFormat.of().formatHex(randomBytes(8));
-      p = new Pending(id, stdout, stderr);
+      p = new Pending(id, stdout, stderr, idleBytes);
       current = p;
+      lastRequestId = id;
+      requestIdleBytes = idleBytes;
+      idleBytes = 0;
+      ignoredBytes = 0;
+      resumeOutput = outputPaused;
+      outputPaused = false;
+    }
+    if (resumeOutput) {
+      hub.execute(
+          () -> {
+            hub.reading(outKey, true);
+            hub.reading(errKey, true);
+          });
     }
     ObjectNode msg = payload == null ? JSON.createObjectNode() : payload.deepCopy();
     msg.put("op", op);
@@ -174,8 +236,22 @@ public final class WorkerConnection {
    */
   public synchronized long outputBytes() {
     return current != null
-        ? current.out.total() + current.err.total()
+        ? current.out.total() + current.err.total() - current.idleBytes
         : stdout.total() + stderr.total();
+  }
+
+  /**
+   * Bytes of stdout and stderr that arrived while no request was in flight, before the latest
+   * request began (they lead that request's captured output, and are not counted against its own
+   * output limit by {@link #outputBytes}).
+   */
+  public synchronized long idleOutputBytes() {
+    return requestIdleBytes;
+  }
+
+  /** How this sandbox broke the protocol (it was cut off for it), or {@code null}. */
+  public String protocolViolation() {
+    return violation;
   }
 
   /** Closes the sockets; a request in flight fails with {@link WorkerLostException}. */
@@ -200,8 +276,14 @@ public final class WorkerConnection {
         ctl = socket;
         ctlKey = key;
       }
-      case OUT -> out = socket;
-      case ERR -> err = socket;
+      case OUT -> {
+        out = socket;
+        outKey = key;
+      }
+      case ERR -> {
+        err = socket;
+        errKey = key;
+      }
     }
     maybeReady();
     return true;
@@ -215,14 +297,61 @@ public final class WorkerConnection {
 
   void onData(Channel channel, ByteBuffer data) {
     switch (channel) {
-      case OUT -> captureOf(true).append(data);
-      case ERR -> captureOf(false).append(data);
+      case OUT -> onOutput(true, data);
+      case ERR -> onOutput(false, data);
       case CTL -> onControlBytes(data);
     }
   }
 
-  private synchronized OutputCapture captureOf(boolean isOut) {
-    return isOut ? stdout : stderr;
+  private void onOutput(boolean isOut, ByteBuffer data) {
+    OutputCapture capture;
+    long idle = -1;
+    synchronized (this) {
+      capture = isOut ? stdout : stderr;
+      // Before the first request only the runner itself (and what it preloads) has run.
+      if (current == null && lastRequestId != null) {
+        idleBytes += data.remaining();
+        if (idleBytes > idleOutputMax && !outputPaused) {
+          outputPaused = true;
+          idle = idleBytes;
+        }
+      }
+    }
+    capture.append(data);
+    if (idle >= 0) {
+      stopIdleWriters(idle);
+    }
+  }
+
+  /**
+   * Output past the limit arrived between requests: something the code left running writes it.
+   * Reading stops (the writer blocks on a full socket instead of costing the server a core) until
+   * the next request, and the runner is asked to kill every other process in its sandbox.
+   */
+  private void stopIdleWriters(long bytes) {
+    if (closing) {
+      return;
+    }
+    hub.reading(outKey, false);
+    hub.reading(errKey, false);
+    log.warn(
+        "security: sandbox {}: {} bytes of output arrived between runs, over the {} MiB output"
+            + " limit (output_max_mb); reading it is paused and every process in the sandbox but"
+            + " its runner is being killed",
+        sandboxId,
+        bytes,
+        idleOutputMax / MIB);
+    String after;
+    synchronized (this) {
+      if (ctl == null) {
+        return;
+      }
+      after = lastRequestId;
+    }
+    ObjectNode msg = JSON.createObjectNode();
+    msg.put("op", "stop_others");
+    msg.put("after", after);
+    send(msg);
   }
 
   void onEof(Channel channel) {
@@ -232,78 +361,70 @@ public final class WorkerConnection {
   }
 
   private void onControlBytes(ByteBuffer data) {
-    while (data.hasRemaining()) {
-      int start = data.position();
-      int end = start;
-      int limit = data.limit();
-      while (end < limit && data.get(end) != '\n') {
-        end++;
-      }
-      int n = end - start;
-      if (line.size() + n > MAX_FRAME_BYTES) {
-        lost("the runner sent a control frame over " + MAX_FRAME_BYTES + " bytes");
-        return;
-      }
-      byte[] chunk = new byte[n];
-      data.get(chunk);
-      line.write(chunk, 0, n);
-      if (end == limit) {
-        return;
-      }
-      data.get(); // the newline
-      if (line.size() > 0) {
-        byte[] bytes = line.toByteArray();
-        line.reset();
-        onLine(bytes);
-      }
+    if (frames.feed(data) && ctlPaused && data.hasRemaining()) {
+      held = ByteBuffer.allocate(data.remaining()).put(data).flip();
     }
   }
 
-  private void onLine(byte[] bytes) {
-    JsonNode node;
-    try {
-      node = JSON.readTree(bytes);
-    } catch (IOException e) {
-      node = null;
-    }
-    if (!(node instanceof ObjectNode frame) || !frame.path("type").isTextual()) {
-      noteIgnored(bytes);
+  /** A frame over {@link FrameReader#INLINE_BYTES} was parsed off the hub thread (hub thread). */
+  private void afterLargeFrame(FrameReader.Kind kind, JsonNode node, String error, long size) {
+    if (closed.isDone()) {
       return;
     }
-    String type = frame.path("type").asText();
-    String id = frame.path("id").asText(null);
-    synchronized (this) {
-      if (type.equals("ready")) {
-        if (readyFrame == null) {
-          readyFrame = frame;
-          maybeReady();
-        }
-        return;
-      }
-      if (current == null || !current.id.equals(id)) {
-        noteIgnored(bytes);
-        return;
-      }
-      if (type.equals("display")) {
-        JsonNode data = frame.path("data");
-        if (data instanceof ObjectNode bundle
-            && current.displayBytes + bytes.length <= MAX_DISPLAY_BYTES) {
-          current.displayBytes += bytes.length;
-          current.displays.add(bundle);
-        } else {
-          current.dropped++;
-        }
-        return;
-      }
-      if (!type.equals("done")) {
-        noteIgnored(bytes);
-        return;
-      }
+    onFrame(kind, node, error, size);
+    ctlPaused = false;
+    ByteBuffer rest = held;
+    held = null;
+    if (rest != null && !closed.isDone()) {
+      onControlBytes(rest);
     }
+    if (!ctlPaused && !closed.isDone()) {
+      hub.reading(ctlKey, true);
+    }
+  }
+
+  /**
+   * One whole frame the connection wanted, parsed ({@code node}) or not ({@code error}).
+   *
+   * @return true when the connection is closed
+   */
+  private boolean onFrame(FrameReader.Kind kind, JsonNode node, String error, long size) {
+    switch (kind) {
+      case READY -> {
+        synchronized (this) {
+          if (node instanceof ObjectNode frame && readyFrame == null) {
+            readyFrame = frame;
+            maybeReady();
+          }
+        }
+      }
+      case DISPLAY -> {
+        synchronized (this) {
+          if (current != null) {
+            if (node != null && node.path("data") instanceof ObjectNode bundle) {
+              current.displayBytes += size;
+              current.displays.add(bundle);
+            } else {
+              current.dropped++;
+            }
+          }
+        }
+      }
+      case DONE -> complete(node instanceof ObjectNode frame ? frame : failedAnswer(error));
+      case OTHER -> {}
+    }
+    return closed.isDone();
+  }
+
+  /** The request in flight is answered. */
+  private void complete(ObjectNode frame) {
     drain();
     Pending done;
     synchronized (this) {
       done = current;
+      if (done == null) {
+        return;
+      }
       current = null;
       stdout = new OutputCapture(outputLimit);
       stderr = new OutputCapture(outputLimit);
@@ -311,16 +432,164 @@ public final class WorkerConnection {
     done.future.complete(done.reply(frame));
   }
 
+  /** The answer the runner sent could not be taken: the request fails, saying why. */
+  private static ObjectNode failedAnswer(String why) {
+    ObjectNode frame = JSON.createObjectNode();
+    frame.put("type", "done");
+    frame.put("status", "error");
+    ObjectNode error = frame.putObject("error");
+    error.put("name", "pysandbox.FrameError");
+    error.put("value", why);
+    error.put("traceback", "");
+    return frame;
+  }
+
+  private static String unreadable(IOException e) {
+    String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
+    return "the run's answer (its result, __outputs__ or context) could not be read: " + why;
+  }
+
+  /**
+   * The sandbox broke the protocol: it is cut off, and whoever owns it ends it ({@link
+   * #protocolViolation} says why).
+   */
+  private void violate(String what) {
+    String reason = "protocol violation: " + what;
+    violation = what;
+    log.warn("security: sandbox {} broke the worker protocol: {}; it is cut off", sandboxId, what);
+    lost(reason);
+  }
+
+  /** The connection's side of {@link FrameReader}; hub thread. */
+  private final class Frames implements FrameReader.Sink {
+    @Override
+    public FrameReader.Kind classify(byte[] prefix, int length) {
+      synchronized (WorkerConnection.this) {
+        return FrameReader.kindOf(
+            prefix, length, readyFrame == null, current == null ? null : current.prefix);
+      }
+    }
+
+    @Override
+    public long limit(FrameReader.Kind kind) {
+      return switch (kind) {
+        case READY -> MAX_CONTROL_LINE_BYTES;
+        case DONE -> MAX_RESULT_FRAME_BYTES;
+        case DISPLAY -> {
+          synchronized (WorkerConnection.this) {
+            yield current == null ? 0 : MAX_DISPLAY_BYTES - current.displayBytes;
+          }
+        }
+        case OTHER -> 0;
+      };
+    }
+
+    @Override
+    public boolean frame(FrameReader.Kind kind, byte[] bytes, int length) {
+      JsonNode node = null;
+      String error = null;
+      try {
+        node = JSON.readTree(bytes, 0, length);
+      } catch (IOException e) {
+        error = unreadable(e);
+      }
+      return onFrame(kind, node, error, length);
+    }
+
+    @Override
+    public boolean largeFrame(FrameReader.Kind kind, List<byte[]> chunks, long size) {
+      ctlPaused = true;
+      hub.reading(ctlKey, false);
+      hub.parse(
+          () -> {
+            JsonNode node = null;
+            String error = null;
+            try (InputStream in = stream(chunks)) {
+              node = JSON.readTree(in);
+            } catch (IOException e) {
+              error = unreadable(e);
+            }
+            JsonNode parsed = node;
+            String why = error;
+            hub.execute(() -> afterLargeFrame(kind, parsed, why, size));
+          });
+      return true;
+    }
+
+    @Override
+    public boolean tooLong(FrameReader.Kind kind, long limit) {
+      switch (kind) {
+        case READY -> violate("its ready frame passed " + limit + " bytes");
+        case DISPLAY -> {
+          synchronized (WorkerConnection.this) {
+            if (current != null) {
+              current.dropped++;
+            }
+          }
+        }
+        case DONE ->
+            complete(
+                failedAnswer(
+                    "the run's answer (its result, __outputs__ or context) was over "
+                        + limit / MIB
+                        + " MiB, the most one answer may carry"));
+        case OTHER -> {}
+      }
+      return closed.isDone();
+    }
+
+    @Override
+    public boolean ignored(int bytes, boolean end) {
+      long total;
+      synchronized (WorkerConnection.this) {
+        ignoredBytes += bytes;
+        total = ignoredBytes;
+      }
+      ignoredLineBytes += bytes;
+      if (ignoredLineBytes > MAX_CONTROL_LINE_BYTES) {
+        violate(
+            "it wrote a control line of over "
+                + MAX_CONTROL_LINE_BYTES / MIB
+                + " MiB that is not a frame of the request in flight (limit "
+                + MAX_CONTROL_LINE_BYTES / MIB
+                + " MiB)");
+        return true;
+      }
+      if (total > MAX_IGNORED_BYTES) {
+        violate(
+            "it wrote over "
+                + MAX_IGNORED_BYTES / MIB
+                + " MiB to its control socket that are not frames of the request in flight"
+                + " (limit "
+                + MAX_IGNORED_BYTES / MIB
+                + " MiB per run)");
+        return true;
+      }
+      if (end) {
+        noteIgnored(ignoredLineBytes);
+        ignoredLineBytes = 0;
+      }
+      return false;
+    }
+  }
+
+  private static InputStream stream(List<byte[]> chunks) {
+    List<InputStream> parts = new ArrayList<>(chunks.size());
+    for (byte[] c : chunks) {
+      parts.add(new ByteArrayInputStream(c));
+    }
+    return new SequenceInputStream(Collections.enumeration(parts));
+  }
+
   /** Control lines dropped as garbage or as answers to other requests (for tests). */
   synchronized long ignoredLines() {
     return ignoredLines;
   }
 
-  private synchronized void noteIgnored(byte[] bytes) {
+  private synchronized void noteIgnored(long bytes) {
     ignoredLines++;
     if (log.isDebugEnabled()) {
-      log.debug(
-          "worker {}: ignored control line #{} ({} bytes)", sandboxId, ignoredLines, bytes.length);
+      log.debug("worker {}: ignored control line #{} ({} bytes)", sandboxId, ignoredLines, bytes);
     }
   }
 
@@ -331,9 +600,10 @@ public final class WorkerConnection {
   }
 
   private void lost(String reason) {
-    if (closed.isDone()) {
+    if (closing || closed.isDone()) {
       return;
     }
+    closing = true;
     drain();
     Pending p;
     synchronized (this) {
@@ -344,12 +614,13 @@ public final class WorkerConnection {
     hub.closeQuietly(out);
     hub.closeQuietly(err);
     closed.complete(reason);
+    boolean violated = violation != null;
     if (!ready.isDone()) {
-      ready.completeExceptionally(new WorkerLostException(reason, partial()));
+      ready.completeExceptionally(new WorkerLostException(reason, partial(), violated));
     }
     if (p != null) {
       p.future.completeExceptionally(
-          new WorkerLostException(reason, p.reply(JSON.createObjectNode())));
+          new WorkerLostException(reason, p.reply(JSON.createObjectNode()), violated));
     }
     hub.forget(this);
   }

@@ -20,6 +20,11 @@ import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,11 +34,21 @@ import org.slf4j.LoggerFactory;
  * (the launcher connects on the sandbox's behalf before the sandbox starts); each connection
  * introduces itself with a hello line naming its sandbox, a one-time token and its channel (ctl,
  * out or err).
+ *
+ * <p>The thread is shared, so no sandbox may hold it: each ready socket gets one read of at most 64
+ * KiB per round, a drain after an answer reads at most {@link #MAX_DRAIN_BYTES}, and big control
+ * frames are parsed on {@link #parse}'s threads while their socket is not read.
  */
 public final class WorkerHub implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(WorkerHub.class);
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int MAX_HELLO = 1024;
+
+  /**
+   * Most bytes one drain reads from a stream: more than its socket can hold (what was written
+   * before an answer is all there), so a writer that never stops cannot keep the thread.
+   */
+  static final int MAX_DRAIN_BYTES = 1024 * 1024;
 
   private final Path socketPath;
   private final ServerSocketChannel server;
@@ -41,6 +56,7 @@ public final class WorkerHub implements Closeable {
   private final Thread thread;
   private final Map<String, WorkerConnection> expected = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
+  private final ExecutorService parsers;
   private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
   // Separate from readBuffer: a drain runs while a control frame read into readBuffer is parsed.
   private final ByteBuffer drainBuffer = ByteBuffer.allocateDirect(64 * 1024);
@@ -64,6 +80,21 @@ public final class WorkerHub implements Closeable {
     server.configureBlocking(false);
     this.selector = Selector.open();
     server.register(selector, SelectionKey.OP_ACCEPT);
+    AtomicInteger parserThreads = new AtomicInteger();
+    ThreadPoolExecutor pool =
+        new ThreadPoolExecutor(
+            2,
+            2,
+            30,
+            TimeUnit.SECONDS,
+            new LinkedBlockingQueue<>(),
+            r -> {
+              Thread t = new Thread(r, "pysandbox-frames-" + parserThreads.incrementAndGet());
+              t.setDaemon(true);
+              return t;
+            });
+    pool.allowCoreThreadTimeOut(true);
+    this.parsers = pool;
     this.thread = new Thread(this::loop, "pysandbox-io");
     thread.setDaemon(true);
     thread.start();
@@ -89,11 +120,14 @@ public final class WorkerHub implements Closeable {
    * Registers a sandbox about to start.
    *
    * @param outputLimit bytes kept per stream per request (head and tail)
+   * @param idleOutputMax bytes of output between requests past which the sandbox's other processes
+   *     are stopped and its output is no longer read until the next request
    * @return the connection; hand its {@link #token(WorkerConnection)} to whoever connects
    */
-  public WorkerConnection expect(String sandboxId, int outputLimit) {
+  public WorkerConnection expect(String sandboxId, int outputLimit, long idleOutputMax) {
     WorkerConnection c =
-        new WorkerConnection(sandboxId, WorkerConnection.newToken(), outputLimit, this);
+        new WorkerConnection(
+            sandboxId, WorkerConnection.newToken(), outputLimit, idleOutputMax, this);
     if (expected.putIfAbsent(sandboxId, c) != null) {
       throw new IllegalArgumentException("sandbox id already registered: " + sandboxId);
     }
@@ -127,9 +161,22 @@ public final class WorkerHub implements Closeable {
     execute(
         () -> {
           if (key.isValid()) {
-            key.interestOps(SelectionKey.OP_READ | SelectionKey.OP_WRITE);
+            key.interestOps(key.interestOps() | SelectionKey.OP_WRITE);
           }
         });
+  }
+
+  /** Starts or stops reading a socket (hub thread only). */
+  void reading(SelectionKey key, boolean on) {
+    if (key != null && key.isValid()) {
+      int ops = key.interestOps();
+      key.interestOps(on ? ops | SelectionKey.OP_READ : ops & ~SelectionKey.OP_READ);
+    }
+  }
+
+  /** Runs a frame parse off the hub thread. */
+  void parse(Runnable task) {
+    parsers.execute(task);
   }
 
   void closeQuietly(SocketChannel channel) {
@@ -148,12 +195,13 @@ public final class WorkerHub implements Closeable {
       return;
     }
     try {
-      while (true) {
+      for (int total = 0; total < MAX_DRAIN_BYTES; ) {
         drainBuffer.clear();
         int n = socket.read(drainBuffer);
         if (n <= 0) {
           return;
         }
+        total += n;
         drainBuffer.flip();
         c.onData(channel, drainBuffer);
       }
@@ -199,7 +247,7 @@ public final class WorkerHub implements Closeable {
     }
     if (key.isWritable() && key.attachment() instanceof Endpoint e) {
       if (e.connection().flushWrites() && key.isValid()) {
-        key.interestOps(SelectionKey.OP_READ);
+        key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
       }
     }
     if (!key.isValid() || !key.isReadable()) {
@@ -306,6 +354,7 @@ public final class WorkerHub implements Closeable {
   public void close() {
     running = false;
     selector.wakeup();
+    parsers.shutdownNow();
     try {
       thread.join(2000);
       for (SelectionKey key : selector.keys()) {

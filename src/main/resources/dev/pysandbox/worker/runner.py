@@ -10,12 +10,15 @@ announcing readiness), by the launcher, with three connected Unix sockets alread
 
 The server sends one JSON object per line; the runner answers with frames written as
 ``\\n{json}\\n`` so that a partial line of garbage (user code writing to the control fd) is
-terminated before the next real frame. Every frame carries the request id; the server drops
-frames whose id is not the request it is waiting for, so nothing user code writes can answer
-a later request.
+terminated before the next real frame. Every frame starts with a fixed prefix, its request id
+and type, ``{"id":"r…","type":"done"`` (``{"id":null,"type":"ready"`` for the first): the server
+reads that prefix before anything else and skips, unread, every line whose id is not the request
+it is waiting for, so nothing user code writes can answer a later request or cost the server
+more than a glance.
 
 Requests (``op``): ``exec``, ``interrupt``, ``get_context``, ``set_context``,
-``clear_context``, ``shutdown``. Frames (``type``): ``ready``, ``display``, ``done``.
+``clear_context``, ``stop_others``, ``shutdown``. Frames (``type``): ``ready``, ``display``,
+``done``.
 
 Only the standard library is imported at start-up; matplotlib and friends are touched only
 when user code already imported them (or when the server asks to preload them).
@@ -140,10 +143,12 @@ class Channel:
     def send(self, frame):
         if self.fd < 0:
             return
+        # The id and type come first, in this order: the server reads them before the rest.
+        head = {"id": frame.get("id"), "type": frame.get("type")}
         try:
-            text = json_dumps(frame)
+            text = json_dumps({**head, **frame})
         except (ValueError, TypeError, RecursionError) as e:
-            text = json_dumps({"type": frame.get("type"), "id": frame.get("id"), "status": "error",
+            text = json_dumps({**head, "status": "error",
                                "error": {"name": "pysandbox.FrameError", "value": _short_repr(e), "traceback": ""}})
         data = b"\n" + text.encode("ascii") + b"\n"
         view = memoryview(data)
@@ -294,6 +299,7 @@ class Runner:
         self.sources = {}  # cell file name -> source, for tracebacks
         self.pending_interrupt = None
         self.current = None  # id of the request being executed
+        self.last_request = None  # id of the last request started
         self.cell = 0
         self.namespace = self._fresh_namespace()
         self.out_backup = _high_fd(1, self.channel.fd + 1)
@@ -524,6 +530,18 @@ class Runner:
         self.namespace = self._fresh_namespace()
         return {"type": "done", "id": self.current, "status": "ok"}
 
+    def stop_others(self, msg):
+        """Output past the server's limit came between requests: kill every process in the
+        sandbox but this one (the runner is PID 2 of its PID namespace; kill(-1) spares PID 1,
+        bubblewrap's init, and the caller). Only when no request came since the server decided
+        so, lest it kill what a newer request started."""
+        if msg.get("after") != self.last_request:
+            return
+        try:
+            posix.kill(-1, _signal.SIGKILL)
+        except OSError:
+            pass
+
     # -- loop ------------------------------------------------------------------------------
 
     def preload(self, modules):
@@ -554,11 +572,14 @@ class Runner:
                 msg = self.channel.next_request()
                 if msg is None or msg.get("op") == "shutdown":
                     return
+                if msg.get("op") == "stop_others":
+                    self.stop_others(msg)
+                    continue
                 handler = handlers.get(msg.get("op"))
                 if handler is None:
                     continue
                 self._restore_streams()
-                self.current = msg.get("id")
+                self.current = self.last_request = msg.get("id")
                 try:
                     if "matplotlib.pyplot" in sys.modules:
                         self._patch_pyplot()

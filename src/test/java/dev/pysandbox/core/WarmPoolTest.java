@@ -107,7 +107,12 @@ class WarmPoolTest {
   WarmPool pool(SandboxBackend backend) {
     Limits limits = TestServices.config(dataDir, Map.of()).defaultLimits();
     return new WarmPool(
-        backend, new SandboxSpec(List.of(), 1 << 20, limits), 2, 10, timer, Clock.systemUTC());
+        backend,
+        new SandboxSpec(List.of(), 1 << 20, limits, 64L << 20),
+        2,
+        10,
+        timer,
+        Clock.systemUTC());
   }
 
   /** Regression: a start failing at once made refill() loop 200k times a second under the lock. */

@@ -59,7 +59,10 @@ class WorkerProtocolTest {
 
   @BeforeEach
   void startSandbox() throws Exception {
-    sandbox = backend.start(new SandboxSpec(List.of(), 1 << 20, limits)).get(30, TimeUnit.SECONDS);
+    sandbox =
+        backend
+            .start(new SandboxSpec(List.of(), 1 << 20, limits, 64L << 20))
+            .get(30, TimeUnit.SECONDS);
   }
 
   @AfterEach

@@ -408,7 +408,7 @@ public final class BwrapBackend implements SandboxBackend {
         Files.setAttribute(workspace, "unix:uid", s.runAs().uid());
         Files.setAttribute(workspace, "unix:gid", s.runAs().gid());
       }
-      worker = hub.expect(id, spec.outputLimit());
+      worker = hub.expect(id, spec.outputLimit(), spec.idleOutputMax());
       List<String> argv =
           BwrapCommand.build(
               config.bwrap(),

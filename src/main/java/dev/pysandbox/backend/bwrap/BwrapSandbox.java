@@ -68,6 +68,16 @@ final class BwrapSandbox implements Sandbox {
             blocking.execute(this::removeCgroup);
           }
         });
+    // A runner the hub cut off for breaking the protocol is of no more use: end its sandbox.
+    worker
+        .closed()
+        .thenAcceptAsync(
+            reason -> {
+              if (worker.protocolViolation() != null) {
+                kill(reason);
+              }
+            },
+            blocking);
   }
 
   @Override
