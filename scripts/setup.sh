@@ -10,6 +10,8 @@ say() { printf '[setup] %s\n' "$*" >&2; }
 packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-seccomp)
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
+# gcc and the C library's headers build the server's small JNI library (src/main/c).
+packages+=(gcc libc6-dev)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then

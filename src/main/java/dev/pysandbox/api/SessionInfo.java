@@ -8,7 +8,8 @@ package dev.pysandbox.api;
  * @param createdAt ISO-8601 instant
  * @param lastUsedAt ISO-8601 instant of the last call that used it
  * @param runCount executions run in it
- * @param workspaceBytes total size of the files in its {@code /mnt/data}
+ * @param workspaceBytes what its {@code /mnt/data} takes on disk (allocated blocks of every file,
+ *     directory and link, as the disk quota counts them)
  * @param ttlMinutes idle minutes after which it is closed
  * @param deadReason how it died (timeout, cancel, exit, kill), when {@code state} is dead
  * @param limits the resource limits of its sandbox (empty for sessions of other servers)

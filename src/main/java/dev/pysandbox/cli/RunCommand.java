@@ -140,19 +140,18 @@ final class RunCommand implements Callable<Integer> {
           .append(" display output(s) recorded\n");
     }
     if (!run.artifacts().isEmpty()) {
-      s.append("[pysandbox] files written to /mnt/data, kept in ")
-          .append(run.artifactsDir())
+      s.append("[pysandbox] files written to /mnt/data")
+          .append(run.artifactsDir() == null ? ", none kept" : ", kept in " + run.artifactsDir())
           .append(":\n");
       run.artifacts()
           .forEach(
               a ->
                   s.append("[pysandbox]   ")
                       .append(TerminalText.escape(a.path()))
-                      .append("  (")
-                      .append(a.sizeBytes())
-                      .append(" bytes, ")
-                      .append(a.mediaType())
-                      .append(")\n"));
+                      .append(
+                          a.skipped() != null
+                              ? "  (not kept: " + a.skipped() + ")\n"
+                              : "  (" + a.sizeBytes() + " bytes, " + a.mediaType() + ")\n"));
     }
     s.append("[pysandbox] see it again: pysandbox runs show ").append(run.runId()).append('\n');
     err.print(s);

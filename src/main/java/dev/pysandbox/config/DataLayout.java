@@ -10,8 +10,9 @@ import java.nio.file.Path;
  * data_dir/
  *   pysandbox.db            run history (SQLite)
  *   config.properties       optional settings
- *   runs/RUN_ID/files/      files a one-shot run left in its workspace
+ *   runs/RUN_ID/files/      files a run created or changed, as it left them
  *   instances/ID.lock       held by each live server process; a free lock means a dead one
+ *   native/                 the server's JNI library, by content hash (never seen by sandboxes)
  *   run/io-PID.sock         the worker hub's socket (private to the server's user)
  *   sandbox/                what sandboxes may see (bind-mounted, never whole)
  *     lib/                  runner.py by content hash, a stub /etc
@@ -55,6 +56,11 @@ public record DataLayout(Path dataDir) {
 
   public Path instancesDir() {
     return dataDir.resolve("instances");
+  }
+
+  /** Where the server's own native library is written and loaded from. */
+  public Path nativeDir() {
+    return dataDir.resolve("native");
   }
 
   public Path runtimeDir() {

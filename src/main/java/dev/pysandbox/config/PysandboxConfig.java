@@ -44,6 +44,7 @@ public final class PysandboxConfig {
   private final boolean keepWorkspaces;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
+  private final int readMaxBytes;
   private final int resultOutputLimit;
   private final dev.pysandbox.backend.Limits defaultLimits;
   private final dev.pysandbox.backend.Limits maxLimits;
@@ -95,6 +96,7 @@ public final class PysandboxConfig {
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
+    this.readMaxBytes = integer(Setting.READ_MAX_BYTES, 1, 256 << 20);
     this.resultOutputLimit = integer(Setting.RESULT_OUTPUT_LIMIT, 1024, Integer.MAX_VALUE - 8);
     long mib = dev.pysandbox.backend.Limits.MIB;
     this.maxLimits =
@@ -437,5 +439,10 @@ public final class PysandboxConfig {
   /** Largest upload in bytes (decoded). */
   public int uploadMaxBytes() {
     return uploadMaxBytes;
+  }
+
+  /** Most bytes one read_artifact returns (and holds in memory); its max_size_bytes is capped. */
+  public int readMaxBytes() {
+    return readMaxBytes;
   }
 }

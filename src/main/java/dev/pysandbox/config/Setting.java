@@ -42,6 +42,11 @@ public enum Setting {
       "52428800",
       "Largest file upload_file accepts (at most 256 MiB); an MCP message may be 4/3 of it (base64)"
           + " plus 1 MiB, and a longer one is refused with an error."),
+  READ_MAX_BYTES(
+      "read_max_bytes",
+      "16777216",
+      "Most bytes read_artifact returns (at most 256 MiB): its max_size_bytes is capped at this,"
+          + " and a larger file is refused with artifact_too_large."),
   MEMORY_LIMIT(
       "memory_limit_mb", "512", "Memory of one sandbox (MiB; no swap), enforced by its cgroup."),
   MEMORY_LIMIT_MAX("memory_limit_max_mb", "4096", "Most memory a session may ask for (MiB)."),

@@ -98,6 +98,7 @@ public final class DefaultSandboxService implements SandboxService {
     this.clock = clock;
     Files.createDirectories(config.dataDir());
     restrict(config.dataDir());
+    NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.hub = WorkerHub.open(socketPath(layout, instances.id()));
     AtomicInteger threads = new AtomicInteger();
@@ -259,6 +260,11 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   private void startBackend() {
+    try {
+      NativeFs.require();
+    } catch (PysandboxException e) {
+      log.error("{}: workspaces cannot be read, so runs will fail", e.getMessage());
+    }
     if (backend.unavailableReason().isPresent()) {
       log.warn("sandbox backend unavailable: {}", backend.unavailableReason().get());
       return;
@@ -513,7 +519,7 @@ public final class DefaultSandboxService implements SandboxService {
           UploadResult r =
               WorkspaceAccess.write(
                   s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
-          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files()));
+          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           return r;
         });
   }
@@ -580,14 +586,14 @@ public final class DefaultSandboxService implements SandboxService {
       var files =
           sandbox == null
               ? Map.<String, WorkspaceFiles.FileState>of()
-              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files());
+              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true).files();
       return new ArtifactList(sessionId, null, WorkspaceAccess.list(files), List.of());
     }
     RunRecord r = getRun(runId, false);
     Path dir = layout.runFiles(runId);
     var files =
         Files.isDirectory(dir)
-            ? WorkspaceFiles.snapshot(dir, Map.of())
+            ? WorkspaceFiles.snapshot(dir, Map.of(), true).files()
             : Map.<String, WorkspaceFiles.FileState>of();
     return new ArtifactList(null, runId, WorkspaceAccess.list(files), r.artifacts());
   }
@@ -609,14 +615,18 @@ public final class DefaultSandboxService implements SandboxService {
             ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no workspace yet");
       }
       return WorkspaceAccess.read(
-          sandbox.workspace(), path, maxSizeBytes, "session '" + sessionId + "'");
+          sandbox.workspace(),
+          path,
+          maxSizeBytes,
+          config.readMaxBytes(),
+          "session '" + sessionId + "'");
     }
     getRun(runId, false);
     Path dir = layout.runFiles(runId);
     if (!Files.isDirectory(dir)) {
       throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");
     }
-    return WorkspaceAccess.read(dir, path, maxSizeBytes, "run " + runId);
+    return WorkspaceAccess.read(dir, path, maxSizeBytes, config.readMaxBytes(), "run " + runId);
   }
 
   private static void requireExactlyOne(String runId, String sessionId) {

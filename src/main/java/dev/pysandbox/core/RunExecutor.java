@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -10,10 +11,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -182,38 +180,51 @@ final class RunExecutor {
   /** Runs in a fresh sandbox, which is killed afterwards; its files are kept with the run. */
   RunRecord oneShot(RunRecord.Builder run, Sandbox sandbox, String code, int timeout) {
     Execution.Outcome o = execute(run, sandbox, null, code, timeout);
-    collectOneShotFiles(sandbox, run);
-    return complete(run, o);
+    RunRecord done = null;
+    try {
+      collectOneShotFiles(sandbox, run);
+    } finally {
+      // Whatever collecting did (even an Error), the run ends with a record.
+      done = complete(run, o);
+    }
+    return done;
   }
 
   /**
-   * A one-shot sandbox is killed, then its workspace becomes the run's files. The common case, an
-   * empty workspace, does not wait for the kill: the directory is removed once it is done.
+   * A one-shot sandbox is killed, then what its workspace holds is kept with the run (as for a
+   * session's run: regular files only, sparse kept sparse, up to the quota) and the workspace is
+   * removed. The common case, an empty workspace, does not wait for the kill.
    */
   private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
     Path workspace = sandbox.workspace();
     boolean empty = WorkspaceFiles.isEmpty(workspace);
     var killed = sandbox.kill("one-shot run finished");
-    if (empty) {
-      killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
-      return;
+    if (!empty) {
+      try {
+        sandbox.exited().get(5, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
+      }
+      String runId = run.build().runId();
+      try {
+        var files = WorkspaceFiles.snapshot(workspace, Map.of(), false);
+        keep(run, workspace, WorkspaceFiles.diff(Map.of(), files.files()), sandbox);
+      } catch (RuntimeException e) {
+        log.warn("could not keep the files of run {}: {}", runId, e.toString());
+      }
     }
-    try {
-      sandbox.exited().get(5, TimeUnit.SECONDS);
-    } catch (Exception e) {
-      log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
-    }
-    String runId = run.build().runId();
-    try {
-      var files = WorkspaceFiles.snapshot(workspace, Map.of());
-      run.artifacts(WorkspaceFiles.diff(Map.of(), files));
-      Path target = layout.runFiles(runId);
-      Files.createDirectories(target.getParent());
-      Files.move(workspace, target);
+    killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
+  }
+
+  /** Keeps the changed files with the run and lists them (and what was not kept) in it. */
+  private void keep(
+      RunRecord.Builder run, Path workspace, List<Artifact> changes, Sandbox sandbox) {
+    run.artifacts(changes); // listed even if keeping them fails
+    Path target = layout.runFiles(run.build().runId());
+    RunFiles.Kept kept = RunFiles.keep(workspace, changes, target, sandbox.limits().diskBytes());
+    run.artifacts(kept.artifacts());
+    if (kept.kept()) {
       run.artifactsDir(target.toString());
-    } catch (IOException | UncheckedIOException e) {
-      log.warn("could not keep the files of run {}: {}", runId, e.getMessage());
-      WorkspaceFiles.deleteTree(workspace);
     }
   }
 
@@ -245,11 +256,17 @@ final class RunExecutor {
     if (o.sandboxGone()) {
       sessions.markDead(session, deathReason(run.build()));
     }
-    long bytesBefore = session.workspaceBytes();
-    collectSessionFiles(session, sandbox, run);
-    overQuota(sandbox, bytesBefore, session.workspaceBytes(), run);
-    long t2 = System.nanoTime();
-    RunRecord done = complete(run, o);
+    RunRecord done = null;
+    long t2;
+    try {
+      long bytesBefore = session.workspaceBytes();
+      collectSessionFiles(session, sandbox, run);
+      overQuota(sandbox, bytesBefore, session.workspaceBytes(), run);
+    } finally {
+      // Whatever collecting did (even an Error), the run ends with a record.
+      t2 = System.nanoTime();
+      done = complete(run, o);
+    }
     if (log.isDebugEnabled()) {
       log.debug(
           "run {}: execute {} us, files {} us, finish {} us",
@@ -273,22 +290,11 @@ final class RunExecutor {
     String runId = run.build().runId();
     try {
       var before = session.files();
-      var after = WorkspaceFiles.snapshot(sandbox.workspace(), before);
-      var changes = WorkspaceFiles.diff(before, after);
+      var after = WorkspaceFiles.snapshot(sandbox.workspace(), before, true);
       session.files(after);
-      run.artifacts(changes);
-      boolean kept = false;
-      for (var change : changes) {
-        if (!change.change().equals("deleted")) {
-          WorkspaceAccess.copyOut(sandbox.workspace(), change.path(), layout.runFiles(runId));
-          kept = true;
-        }
-      }
-      if (kept) {
-        run.artifactsDir(layout.runFiles(runId).toString());
-      }
+      keep(run, sandbox.workspace(), WorkspaceFiles.diff(before, after.files()), sandbox);
     } catch (RuntimeException e) {
-      log.warn("could not collect the files of run {}: {}", runId, e.getMessage());
+      log.warn("could not collect the files of run {}: {}", runId, e.toString());
     }
   }
 

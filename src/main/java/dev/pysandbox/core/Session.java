@@ -138,18 +138,17 @@ final class Session {
     return files;
   }
 
-  /** Total size of its workspace's files after the last operation. */
+  /**
+   * What its workspace took on disk after the last operation (allocated blocks of everything in it,
+   * as the disk quota counts).
+   */
   long workspaceBytes() {
     return workspaceBytes;
   }
 
   /** Call with the lock held. */
-  void files(Map<String, WorkspaceFiles.FileState> now) {
-    files = now;
-    long total = 0;
-    for (WorkspaceFiles.FileState f : now.values()) {
-      total += f.size();
-    }
-    workspaceBytes = total;
+  void files(WorkspaceFiles.Snapshot now) {
+    files = now.files();
+    workspaceBytes = now.allocatedBytes();
   }
 }

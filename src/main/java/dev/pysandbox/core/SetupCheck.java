@@ -53,6 +53,7 @@ final class SetupCheck {
     limits.put("open_sessions", openSessions);
     limits.put("session_ttl_minutes", config.sessionTtlMinutes());
     limits.put("upload_max_bytes", config.uploadMaxBytes());
+    limits.put("read_max_bytes", config.readMaxBytes());
     limits.put("cancel_grace_seconds", config.cancelGraceSeconds());
     limits.put("output_max_bytes", config.outputMaxBytes());
     limits.put("sandbox_default", config.defaultLimits().describe());

@@ -16,7 +16,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.SecureDirectoryStream;
 import java.nio.file.StandardOpenOption;
@@ -28,6 +27,7 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.security.SecureRandom;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.HexFormat;
 import java.util.List;
@@ -37,10 +37,11 @@ import java.util.regex.Pattern;
 
 /**
  * Reads and writes files the code can also touch, without trusting anything it made: every path is
- * checked at the edge, every directory is opened relative to its parent with O_NOFOLLOW, and a
- * symbolic link anywhere on the way is refused rather than followed. A write goes to a temporary
- * name and is renamed into place, so that a link the code planted is replaced, never written
- * through.
+ * checked at the edge; a read opens each directory relative to its parent with O_NOFOLLOW and the
+ * file with O_NOFOLLOW | O_NONBLOCK ({@link Descriptor}), then checks what it opened on the
+ * descriptor, so a link is refused rather than followed and a FIFO or a lease never makes it wait.
+ * A write goes to a new temporary name (O_EXCL) and is renamed into place, so that a link the code
+ * planted is replaced, never written through.
  */
 final class WorkspaceAccess {
   private static final Pattern FILENAME = Pattern.compile("[A-Za-z0-9._-]{1,255}");
@@ -164,138 +165,153 @@ final class WorkspaceAccess {
     }
   }
 
-  /** The files of a snapshot, as the API lists them. */
+  /** The files of a snapshot, as the API lists them (what is not kept is left out). */
   static List<FileInfo> list(Map<String, WorkspaceFiles.FileState> snapshot) {
     List<FileInfo> out = new ArrayList<>();
     snapshot.forEach(
-        (path, f) ->
-            out.add(new FileInfo(path, f.size(), f.sha256(), WorkspaceFiles.mediaType(path))));
+        (path, f) -> {
+          if (f.isFile() && f.sha256() != null) {
+            out.add(new FileInfo(path, f.size(), f.sha256(), WorkspaceFiles.mediaType(path)));
+          }
+        });
     return out;
   }
 
-  /** What to do with one regular file, opened without following links. */
-  @FunctionalInterface
-  private interface FileAction<T> {
-    T apply(BasicFileAttributes attributes, SeekableByteChannel channel) throws IOException;
-  }
-
   /**
-   * Opens one regular file under {@code root}, each directory relative to its parent with
-   * O_NOFOLLOW.
+   * Reads one regular file under {@code root}: each directory on the way opened relative to its
+   * parent with O_NOFOLLOW, the file with O_NOFOLLOW | O_NONBLOCK (a FIFO or a leased file never
+   * makes the call wait), and what was opened checked on its descriptor. At most {@code
+   * min(maxSizeBytes, readMaxBytes)} bytes are read, and only as many are held.
    *
-   * @throws PysandboxException {@code not_found}, {@code forbidden} (a symbolic link on the way),
-   *     {@code invalid_argument} (a directory)
+   * @param readMaxBytes the server's cap ({@code read_max_bytes})
+   * @throws PysandboxException {@code not_found}, {@code forbidden} (a link, a FIFO, a lease),
+   *     {@code invalid_argument} (a directory), {@code artifact_too_large}
    */
-  private static <T> T withFile(Path root, String path, String where, FileAction<T> action) {
+  static ArtifactContent read(
+      Path root, String path, long maxSizeBytes, long readMaxBytes, String where) {
     List<String> parts = validatePath(path);
-    List<SecureDirectoryStream<Path>> opened = new ArrayList<>();
-    try (DirectoryStream<Path> top = Files.newDirectoryStream(root)) {
-      SecureDirectoryStream<Path> dir = secure(top);
-      for (int i = 0; i < parts.size() - 1; i++) {
-        Path name = Path.of(parts.get(i));
-        BasicFileAttributes a = attributes(dir, name);
-        refuseSpecial(a, path, where, String.join("/", parts.subList(0, i + 1)));
-        if (!a.isDirectory()) {
+    List<Descriptor> opened = new ArrayList<>();
+    try {
+      Descriptor dir;
+      try {
+        dir = Descriptor.openDirectory(root);
+      } catch (Descriptor.ErrnoException e) {
+        if (e.errno == NativeFs.enoent()) {
           throw notFound(path, where);
         }
-        dir = dir.newDirectoryStream(name, NOFOLLOW);
+        throw e;
+      }
+      opened.add(dir);
+      for (int i = 0; i < parts.size() - 1; i++) {
+        byte[] name = parts.get(i).getBytes(StandardCharsets.UTF_8);
+        try {
+          dir = dir.openDirectory(name);
+        } catch (Descriptor.ErrnoException e) {
+          throw refused(e, dir, name, path, where, String.join("/", parts.subList(0, i + 1)));
+        }
         opened.add(dir);
       }
-      Path name = Path.of(parts.get(parts.size() - 1));
-      BasicFileAttributes a = attributes(dir, name);
-      refuseSpecial(a, path, where, path);
-      if (a.isDirectory()) {
+      byte[] name = parts.get(parts.size() - 1).getBytes(StandardCharsets.UTF_8);
+      Descriptor file;
+      try {
+        file = dir.openFile(name);
+      } catch (Descriptor.ErrnoException e) {
+        throw refused(e, dir, name, path, where, path);
+      }
+      opened.add(file);
+      Stat st = file.stat();
+      if (st.isDirectory()) {
         throw PysandboxException.invalid(path + " is a directory in " + where + "; name a file");
       }
-      try (SeekableByteChannel ch =
-          dir.newByteChannel(name, Set.of(StandardOpenOption.READ, NOFOLLOW))) {
-        return action.apply(a, ch);
+      if (!st.isRegular()) {
+        throw new PysandboxException(
+            ErrorCode.FORBIDDEN,
+            path + " is " + st.kind() + " in " + where + ", not a regular file");
       }
-    } catch (NoSuchFileException e) {
-      throw notFound(path, where);
+      long cap = Math.min(maxSizeBytes, readMaxBytes);
+      if (st.size() > cap) {
+        throw new PysandboxException(
+            ErrorCode.ARTIFACT_TOO_LARGE,
+            path
+                + " is "
+                + st.size()
+                + " bytes, over "
+                + (readMaxBytes < maxSizeBytes
+                    ? "the server's read_max_bytes "
+                        + readMaxBytes
+                        + " (max_size_bytes is capped at it)"
+                    : "max_size_bytes " + maxSizeBytes));
+      }
+      return content(path, readUpTo(file, (int) st.size()));
     } catch (IOException e) {
       throw new PysandboxException(
-          ErrorCode.INTERNAL, "could not read " + path + ": " + e.getMessage(), e);
+          ErrorCode.INTERNAL, "could not read " + path + " in " + where + ": " + e.getMessage(), e);
     } finally {
-      for (SecureDirectoryStream<Path> d : opened) {
-        try {
-          d.close();
-        } catch (IOException e) {
-          // closing a directory handle
-        }
+      for (int i = opened.size() - 1; i >= 0; i--) {
+        opened.get(i).close();
       }
     }
   }
 
-  /**
-   * Reads one regular file under {@code root}.
-   *
-   * @throws PysandboxException as {@link #withFile}, and {@code artifact_too_large}
-   */
-  static ArtifactContent read(Path root, String path, long maxSizeBytes, String where) {
-    return withFile(
-        root,
-        path,
-        where,
-        (a, ch) -> {
-          long size = ch.size();
-          if (size > maxSizeBytes) {
-            throw new PysandboxException(
-                ErrorCode.ARTIFACT_TOO_LARGE,
-                path + " is " + size + " bytes, over max_size_bytes " + maxSizeBytes);
-          }
-          ByteBuffer buf = ByteBuffer.allocate((int) size);
-          while (buf.hasRemaining() && ch.read(buf) > 0) {
-            // read on
-          }
-          return content(path, java.util.Arrays.copyOf(buf.array(), buf.position()));
-        });
+  /** At most {@code size} bytes from the start of the file (fewer if it shrank meanwhile). */
+  private static byte[] readUpTo(Descriptor file, int size) throws IOException {
+    byte[] out = new byte[size];
+    ByteBuffer chunk = ByteBuffer.allocateDirect(Math.max(1, Math.min(size, 64 * 1024)));
+    int done = 0;
+    while (done < size) {
+      int n = file.read(chunk, Math.min(chunk.capacity(), size - done), done);
+      if (n == 0) {
+        return Arrays.copyOf(out, done);
+      }
+      chunk.get(0, out, done, n);
+      done += n;
+    }
+    return out;
   }
 
-  /** Copies one file of the workspace to the same relative path under {@code target}. */
-  static void copyOut(Path root, String path, Path target) {
-    Path out = target.resolve(path).normalize();
-    if (!out.startsWith(target)) {
-      throw PysandboxException.invalid("path " + quote(path) + " leaves " + target);
+  /** Why an entry on the way could not be opened, as the error the caller gets. */
+  private static PysandboxException refused(
+      Descriptor.ErrnoException e,
+      Descriptor dir,
+      byte[] name,
+      String path,
+      String where,
+      String part) {
+    if (e.errno == NativeFs.enoent()) {
+      return notFound(path, where);
     }
-    withFile(
-        root,
-        path,
-        "the workspace",
-        (a, ch) -> {
-          Files.createDirectories(out.getParent());
-          try (var dst =
-              Files.newByteChannel(
-                  out,
-                  StandardOpenOption.CREATE,
-                  StandardOpenOption.WRITE,
-                  StandardOpenOption.TRUNCATE_EXISTING,
-                  NOFOLLOW)) {
-            ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
-            while (ch.read(buf) > 0) {
-              buf.flip();
-              while (buf.hasRemaining()) {
-                dst.write(buf);
-              }
-              buf.clear();
-            }
-          }
-          return null;
-        });
-  }
-
-  private static void refuseSpecial(BasicFileAttributes a, String path, String where, String part) {
-    if (a == null) {
-      throw notFound(path, where);
-    }
-    if (a.isSymbolicLink()) {
-      throw new PysandboxException(
+    if (e.errno == NativeFs.eagain()) {
+      return new PysandboxException(
           ErrorCode.FORBIDDEN,
-          part + " is a symbolic link in " + where + "; links are never followed");
+          part + " in " + where + " is " + WorkspaceFiles.LEASED + "; try again later");
     }
-    if (!a.isDirectory() && !a.isRegularFile()) {
-      throw new PysandboxException(ErrorCode.FORBIDDEN, part + " is not a regular file");
+    if (e.errno == NativeFs.eloop() || e.errno == NativeFs.enotdir()) {
+      // Only to word the answer: the open has already refused whatever is there.
+      Stat st;
+      try {
+        st = dir.stat(name);
+      } catch (IOException gone) {
+        st = null;
+      }
+      if (st == null || st.isRegular()) {
+        return notFound(path, where);
+      }
+      if (!st.isDirectory()) {
+        return new PysandboxException(
+            ErrorCode.FORBIDDEN,
+            part
+                + " is "
+                + st.kind()
+                + " in "
+                + where
+                + (st.kind().equals("a symbolic link") ? "; links are never followed" : ""));
+      }
     }
+    if (e.errno == NativeFs.enxio()) {
+      return new PysandboxException(ErrorCode.FORBIDDEN, part + " is not a regular file");
+    }
+    return new PysandboxException(
+        ErrorCode.INTERNAL, "could not read " + path + " in " + where + ": " + e.getMessage(), e);
   }
 
   static ArtifactContent content(String path, byte[] data) {

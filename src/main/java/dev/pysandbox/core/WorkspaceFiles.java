@@ -1,40 +1,46 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.Artifact;
+import dev.pysandbox.backend.HostUser;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLConnection;
-import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
+import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
+import java.util.Objects;
 import java.util.TreeMap;
 
 /**
- * Looks at workspaces from the host without ever following a link the code made: directories are
- * walked through {@link SecureDirectoryStream} (openat with O_NOFOLLOW underneath), so a symlink to
- * {@code /etc/passwd}, or a directory swapped for one mid-walk, is never read.
+ * Looks at workspaces from the host without trusting anything the code made: every walk is a {@link
+ * TreeWalk} (by descriptor, never following a link, no path-length or stack limit), every file is
+ * opened with {@code O_NOFOLLOW | O_NONBLOCK} and checked on the descriptor, and sizes are what the
+ * disk holds ({@code st_blocks}), so links, directories and sparse files count as what they cost.
  */
 final class WorkspaceFiles {
-  /** Most files reported per run; a workspace with more is reported in part. */
+  /** Most entries (files, and things not kept) listed per workspace; the rest is counted only. */
   static final int MAX_FILES = 10_000;
+
+  /** Most characters of paths listed per workspace (deep trees of long names). */
+  static final long MAX_LISTED_CHARS = 8L << 20;
+
+  static final String TOO_DEEP =
+      "a directory nested deeper than "
+          + TreeWalk.LIST_DEPTH
+          + " levels: what it holds counts against the disk quota but is not listed or kept";
+  static final String LEASED =
+      "held by a file lease the code took: the server does not wait for it, so it was not read";
+  static final String NOT_UTF8 = "a name that is not UTF-8: not listed or kept";
+
+  private static final SecureRandom RANDOM = new SecureRandom();
 
   private static final Map<String, String> MEDIA_TYPES =
       Map.ofEntries(
@@ -64,119 +70,180 @@ final class WorkspaceFiles {
           Map.entry("npy", "application/octet-stream"),
           Map.entry("pkl", "application/octet-stream"));
 
-  /** One regular file as last seen. */
-  record FileState(long size, long modifiedNanos, Object fileKey, String sha256) {}
+  /**
+   * One entry as last seen: a regular file (with its hash, unless the snapshot was taken without
+   * hashing), or something that is not kept, with the reason.
+   */
+  record FileState(long size, long modifiedNanos, Stat.Key fileKey, String sha256, String skipped) {
+    static FileState notKept(String reason) {
+      return new FileState(0, 0, null, null, reason);
+    }
+
+    boolean isFile() {
+      return skipped == null;
+    }
+  }
+
+  /**
+   * A workspace as last seen.
+   *
+   * @param files by path relative to the root, in path order
+   * @param allocatedBytes what everything under the root takes on disk, however deep
+   */
+  record Snapshot(Map<String, FileState> files, long allocatedBytes) {
+    static final Snapshot EMPTY = new Snapshot(Map.of(), 0);
+  }
 
   private WorkspaceFiles() {}
 
   /**
-   * Every regular file under {@code root}, by path relative to it. Hashes are reused from {@code
-   * previous} when size, modification time and inode are unchanged.
+   * Every entry under {@code root} down to {@link TreeWalk#LIST_DEPTH} levels (at most {@link
+   * #MAX_FILES}), by path relative to it, and the disk space of everything. Hashes are reused from
+   * {@code previous} when size, modification time and inode are unchanged; changed files are hashed
+   * when {@code hash} is true (else their hash is {@code null}).
    */
-  static Map<String, FileState> snapshot(Path root, Map<String, FileState> previous) {
+  static Snapshot snapshot(Path root, Map<String, FileState> previous, boolean hash) {
     Map<String, FileState> out = new TreeMap<>();
-    try (DirectoryStream<Path> top = Files.newDirectoryStream(root)) {
-      if (!(top instanceof SecureDirectoryStream<Path> secure)) {
-        throw new IllegalStateException("this platform has no SecureDirectoryStream");
+    long[] total = {0};
+    try (Descriptor top = Descriptor.openDirectory(root)) {
+      total[0] = top.stat().allocated();
+      TreeWalk.walk(
+          top,
+          new TreeWalk.Visitor() {
+            long chars;
+
+            @Override
+            public boolean wantsPaths() {
+              return out.size() < MAX_FILES && chars < MAX_LISTED_CHARS;
+            }
+
+            @Override
+            public boolean entry(Descriptor dir, byte[] name, String path, Stat st, int depth)
+                throws IOException {
+              total[0] += st.allocated();
+              if (path == null || st.isDirectory() || !wantsPaths()) {
+                return st.isDirectory();
+              }
+              chars += path.length();
+              FileState f =
+                  st.isRegular()
+                      ? regular(dir, name, st, previous.get(path), hash)
+                      : FileState.notKept(st.kind() + ": only regular files are kept");
+              if (f != null) {
+                out.put(path, f);
+              }
+              return false;
+            }
+
+            @Override
+            public void tooDeep(String path) {
+              if (wantsPaths()) {
+                out.put(path, FileState.notKept(TOO_DEEP));
+              }
+            }
+
+            @Override
+            public void notUtf8(String path) {
+              if (wantsPaths()) {
+                out.put(path, FileState.notKept(NOT_UTF8));
+              }
+            }
+          });
+    } catch (Descriptor.ErrnoException e) {
+      if (e.errno == NativeFs.enoent()) {
+        return Snapshot.EMPTY;
       }
-      walk(secure, "", previous, out);
-    } catch (NoSuchFileException e) {
-      return out;
+      throw new UncheckedIOException("cannot scan workspace " + root, e);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot scan workspace " + root, e);
     }
-    return out;
+    return new Snapshot(out, total[0]);
   }
 
-  private static void walk(
-      SecureDirectoryStream<Path> dir,
-      String prefix,
-      Map<String, FileState> previous,
-      Map<String, FileState> out)
-      throws IOException {
-    for (Path entry : dir) {
-      if (out.size() >= MAX_FILES) {
-        return;
+  /** A regular file, hashed through a descriptor opened without blocking; null when it is gone. */
+  private static FileState regular(
+      Descriptor dir, byte[] name, Stat st, FileState before, boolean hash) throws IOException {
+    if (before != null
+        && before.isFile()
+        && before.sha256() != null
+        && before.size() == st.size()
+        && before.modifiedNanos() == st.mtimeNanos()
+        && Objects.equals(before.fileKey(), st.key())) {
+      return before;
+    }
+    if (!hash) {
+      return new FileState(st.size(), st.mtimeNanos(), st.key(), null, null);
+    }
+    try (Descriptor f = dir.openFile(name)) {
+      Stat now = f.stat();
+      if (!now.isRegular()) {
+        return FileState.notKept(now.kind() + ": only regular files are kept");
       }
-      Path name = entry.getFileName();
-      String rel = prefix + name;
-      BasicFileAttributes a;
-      try {
-        a =
-            dir.getFileAttributeView(name, BasicFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                .readAttributes();
-      } catch (IOException e) {
-        continue;
-      }
-      if (a.isDirectory()) {
-        try (SecureDirectoryStream<Path> sub =
-            dir.newDirectoryStream(name, LinkOption.NOFOLLOW_LINKS)) {
-          walk(sub, rel + "/", previous, out);
-        } catch (IOException e) {
-          // unreadable or vanished: skip it
-        }
-      } else if (a.isRegularFile()) {
-        long modified = a.lastModifiedTime().to(java.util.concurrent.TimeUnit.NANOSECONDS);
-        FileState before = previous.get(rel);
-        String sha =
-            before != null
-                    && before.size() == a.size()
-                    && before.modifiedNanos() == modified
-                    && java.util.Objects.equals(before.fileKey(), a.fileKey())
-                ? before.sha256()
-                : sha256(dir, name);
-        if (sha != null) {
-          out.put(rel, new FileState(a.size(), modified, a.fileKey(), sha));
-        }
-      }
+      return new FileState(
+          now.size(), now.mtimeNanos(), now.key(), FileContents.sha256(f, now.size()), null);
+    } catch (Descriptor.ErrnoException e) {
+      String why = whyNotOpened(e);
+      return why == null ? null : FileState.notKept(why);
     }
   }
 
   /**
-   * The total size of the regular files under {@code root} (links not followed), counting stops
-   * once past {@code stopAbove}; cheap enough to poll while a run writes.
+   * Why a non-blocking, non-following open of an entry failed, in words; {@code null} when it is
+   * simply gone.
+   */
+  static String whyNotOpened(Descriptor.ErrnoException e) {
+    if (e.errno == NativeFs.enoent()) {
+      return null;
+    }
+    if (e.errno == NativeFs.eloop()) {
+      return "a symbolic link: only regular files are kept";
+    }
+    if (e.errno == NativeFs.eagain()) {
+      return LEASED;
+    }
+    if (e.errno == NativeFs.enxio()) {
+      return "a socket: only regular files are kept";
+    }
+    return "could not be read (" + e.getMessage() + ")";
+  }
+
+  /**
+   * What the tree under {@code root} takes on disk (allocated blocks of every inode, links not
+   * followed, however deep), counting stops once past {@code stopAbove}; cheap enough to poll while
+   * a run writes. A tree too large to walk ({@link TreeWalk#MAX_ENTRIES} entries, {@link
+   * TreeWalk#MAX_DEPTH} levels) counts as past {@code stopAbove}.
    */
   static long totalBytes(Path root, long stopAbove) {
     long[] total = {0};
-    try {
-      Files.walkFileTree(
-          root,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes a) {
-              if (a.isRegularFile()) {
-                total[0] += a.size();
-              }
-              return total[0] > stopAbove ? FileVisitResult.TERMINATE : FileVisitResult.CONTINUE;
-            }
+    try (Descriptor top = Descriptor.openDirectory(root)) {
+      total[0] = top.stat().allocated();
+      TreeWalk.Outcome o =
+          TreeWalk.walk(
+              top,
+              new TreeWalk.Visitor() {
+                @Override
+                public boolean wantsPaths() {
+                  return false;
+                }
 
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) {
-              return FileVisitResult.CONTINUE;
-            }
-          });
+                @Override
+                public boolean entry(Descriptor dir, byte[] name, String path, Stat st, int depth) {
+                  total[0] += st.allocated();
+                  return true;
+                }
+
+                @Override
+                public boolean stop() {
+                  return total[0] > stopAbove;
+                }
+              });
+      if (o == TreeWalk.Outcome.TOO_LARGE && stopAbove < Long.MAX_VALUE) {
+        total[0] = Math.max(total[0], stopAbove + 1);
+      }
     } catch (IOException e) {
       // vanished while counting: what was counted stands
     }
     return total[0];
-  }
-
-  private static String sha256(SecureDirectoryStream<Path> dir, Path name) {
-    try (SeekableByteChannel ch =
-        dir.newByteChannel(name, Set.of(StandardOpenOption.READ, LinkOption.NOFOLLOW_LINKS))) {
-      MessageDigest md = MessageDigest.getInstance("SHA-256");
-      ByteBuffer buf = ByteBuffer.allocate(64 * 1024);
-      while (ch.read(buf) > 0) {
-        buf.flip();
-        md.update(buf);
-        buf.clear();
-      }
-      return HexFormat.of().formatHex(md.digest());
-    } catch (IOException e) {
-      return null;
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   /** What changed between two snapshots, as artifacts, in path order. */
@@ -185,23 +252,32 @@ final class WorkspaceFiles {
     for (Map.Entry<String, FileState> e : after.entrySet()) {
       FileState old = before.get(e.getKey());
       FileState now = e.getValue();
-      if (old == null) {
-        out.add(artifact(e.getKey(), now, "created"));
-      } else if (!old.sha256().equals(now.sha256())) {
-        out.add(artifact(e.getKey(), now, "modified"));
+      if (old != null && same(old, now)) {
+        continue;
       }
+      out.add(
+          new Artifact(
+              e.getKey(),
+              now.size(),
+              now.sha256(),
+              mediaType(e.getKey()),
+              old == null ? "created" : "modified",
+              now.skipped()));
     }
-    for (String gone : before.keySet()) {
-      if (!after.containsKey(gone)) {
-        out.add(new Artifact(gone, 0, null, mediaType(gone), "deleted"));
+    for (Map.Entry<String, FileState> gone : before.entrySet()) {
+      if (gone.getValue().isFile() && !after.containsKey(gone.getKey())) {
+        out.add(new Artifact(gone.getKey(), 0, null, mediaType(gone.getKey()), "deleted"));
       }
     }
     out.sort((a, b) -> a.path().compareTo(b.path()));
     return out;
   }
 
-  private static Artifact artifact(String path, FileState s, String change) {
-    return new Artifact(path, s.size(), s.sha256(), mediaType(path), change);
+  private static boolean same(FileState old, FileState now) {
+    if (!now.isFile()) {
+      return now.skipped().equals(old.skipped());
+    }
+    return old.isFile() && old.sha256() != null && old.sha256().equals(now.sha256());
   }
 
   static String mediaType(String path) {
@@ -227,48 +303,117 @@ final class WorkspaceFiles {
   }
 
   /**
-   * Deletes a tree without following links, first giving the server back any directory the code
-   * made unreadable.
+   * Deletes a tree by descriptor, however deep or long its paths: directories deeper than {@link
+   * TreeWalk#LIST_DEPTH} are first moved up to the root under a new name, so that no walk holds
+   * more than that many directories open; a directory the code made unreadable is given back to the
+   * server first (when it is not root).
    */
   static void deleteTree(Path root) {
-    deleteTree(root, true);
-  }
-
-  private static void deleteTree(Path root, boolean mayRepair) {
     if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
       return;
     }
     try {
-      Files.walkFileTree(
-          root,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
-                throws IOException {
-              Files.deleteIfExists(file);
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException exc) throws IOException {
-              if (mayRepair && Files.isDirectory(file, LinkOption.NOFOLLOW_LINKS)) {
-                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwx------"));
-                deleteTree(file, false);
-              } else {
-                Files.deleteIfExists(file);
-              }
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult postVisitDirectory(Path dir, IOException exc)
-                throws IOException {
-              Files.deleteIfExists(dir);
-              return FileVisitResult.CONTINUE;
-            }
-          });
+      for (int pass = 0; pass < 100_000; pass++) {
+        if (!deletePass(root)) {
+          break;
+        }
+      }
+      Files.deleteIfExists(root);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot delete " + root, e);
+    }
+  }
+
+  /**
+   * One walk that removes what it can; true when there is more to do (deep directories were moved
+   * up, or the walk gave up on a huge tree).
+   */
+  private static boolean deletePass(Path root) throws IOException {
+    Descriptor opened = openForDeletion(root);
+    if (opened == null) {
+      return false;
+    }
+    Descriptor top = opened;
+    boolean[] lifted = {false};
+    boolean owner = HostUser.currentUid() != 0;
+    TreeWalk.Outcome outcome;
+    try (top) {
+      outcome =
+          TreeWalk.walk(
+              top,
+              new TreeWalk.Visitor() {
+                @Override
+                public boolean wantsPaths() {
+                  return false;
+                }
+
+                @Override
+                public boolean entry(Descriptor dir, byte[] name, String path, Stat st, int depth)
+                    throws IOException {
+                  if (!st.isDirectory()) {
+                    quietly(() -> dir.unlink(name, false));
+                    return false;
+                  }
+                  if (owner && (st.mode() & 0700) != 0700) {
+                    quietly(() -> dir.chmodDirectory(name, 0700));
+                  }
+                  if (depth >= TreeWalk.LIST_DEPTH) {
+                    lifted[0] |= liftToRoot(dir, name, top);
+                    return false;
+                  }
+                  return true;
+                }
+
+                @Override
+                public void left(Descriptor dir, byte[] name, int depth) {
+                  quietly(() -> dir.unlink(name, true));
+                }
+              });
+    }
+    return lifted[0] || outcome == TreeWalk.Outcome.TOO_LARGE;
+  }
+
+  /** The root, made accessible again if the code locked it; {@code null} when it is gone. */
+  private static Descriptor openForDeletion(Path root) throws IOException {
+    try {
+      return Descriptor.openDirectory(root);
+    } catch (Descriptor.ErrnoException e) {
+      if (e.errno == NativeFs.enoent()) {
+        return null;
+      }
+      if (e.errno != NativeFs.eacces()) {
+        throw e;
+      }
+    }
+    Files.setPosixFilePermissions(root, PosixFilePermissions.fromString("rwx------"));
+    return Descriptor.openDirectory(root);
+  }
+
+  private static boolean liftToRoot(Descriptor dir, byte[] name, Descriptor top) {
+    for (int attempt = 0; attempt < 5; attempt++) {
+      byte[] b = new byte[8];
+      RANDOM.nextBytes(b);
+      byte[] fresh =
+          (".pysandbox-deep-" + HexFormat.of().formatHex(b)).getBytes(StandardCharsets.UTF_8);
+      try {
+        dir.rename(name, top, fresh);
+        return true;
+      } catch (IOException e) {
+        // a name taken: try another; anything else: leave it
+      }
+    }
+    return false;
+  }
+
+  private interface Step {
+    void run() throws IOException;
+  }
+
+  private static void quietly(Step step) {
+    try {
+      step.run();
+    } catch (IOException e) {
+      // gone already, or not removable: rmdir of its parent will say so at the end
     }
   }
 }

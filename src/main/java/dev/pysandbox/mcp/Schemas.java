@@ -145,7 +145,7 @@ final class Schemas {
                      "description": "Read the file as the run left it."},
           "path": {"type": "string", "description": "Relative to /mnt/data, e.g. out/chart.png."},
           "max_size_bytes": {"type": "integer", "minimum": 1, "default": 5000000,
-                             "description": "Refuse a larger file (artifact_too_large)."}
+                             "description": "Refuse a larger file (artifact_too_large); capped at the server's read_max_bytes (16 MiB unless configured)."}
         },
         "required": ["path"],
         "additionalProperties": false

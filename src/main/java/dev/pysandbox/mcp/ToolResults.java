@@ -244,11 +244,10 @@ final class ToolResults {
                   s.append(a.change())
                       .append(' ')
                       .append(a.path())
-                      .append(" (")
-                      .append(a.sizeBytes())
-                      .append(" bytes, ")
-                      .append(a.mediaType())
-                      .append(")\n"));
+                      .append(
+                          a.skipped() != null
+                              ? " (not kept: " + a.skipped() + ")\n"
+                              : " (" + a.sizeBytes() + " bytes, " + a.mediaType() + ")\n"));
     }
     return s.toString();
   }

@@ -22,6 +22,7 @@ class PysandboxConfigTest {
     assertThat(c.codeMaxBytes()).isEqualTo(100_000);
     assertThat(c.python()).isEqualTo(Path.of("/usr/bin/python3"));
     assertThat(c.poolSize()).isEqualTo(2);
+    assertThat(c.readMaxBytes()).isEqualTo(16 << 20);
     assertThat(c.describe().get("timeout_default").source()).isEqualTo("default");
   }
 
@@ -62,6 +63,9 @@ class PysandboxConfigTest {
     assertThatThrownBy(() -> load("sandbox_user", "root")).hasMessageContaining("must not be root");
     assertThatThrownBy(() -> load("pool_preload", "numpy,os;rm"))
         .hasMessageContaining("not a module name");
+    assertThatThrownBy(() -> load("read_max_bytes", "0")).hasMessageContaining("read_max_bytes");
+    assertThatThrownBy(() -> load("read_max_bytes", String.valueOf((256 << 20) + 1)))
+        .hasMessageContaining("read_max_bytes");
     assertThatThrownBy(() -> load("no_such_key", "1"))
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("unknown setting 'no_such_key'");

@@ -420,6 +420,34 @@ class EscapeSuiteTest {
         .doesNotContain("pysandbox-");
   }
 
+  /**
+   * FIFOs and file leases are how code makes a server's open of a workspace file wait; the server
+   * opens without blocking anyway (WorkspaceAttackTest), and the filter refuses both.
+   */
+  @Test
+  void kernel_fifosAndFileLeases_areRefused() {
+    RunRecord r =
+        oneShot(
+            "import fcntl, os, stat\n"
+                + TRY
+                + "t('mkfifo', lambda: os.mkfifo('/mnt/data/f'))\n"
+                + "t('mknod-fifo', lambda: os.mknod('/mnt/data/g', stat.S_IFIFO | 0o600))\n"
+                + "t('mknodat-fifo', lambda: os.mknod('k', stat.S_IFIFO | 0o600,"
+                + " dir_fd=os.open('/mnt/data', os.O_RDONLY)))\n"
+                + "t('mknod-file', lambda: os.mknod('/mnt/data/h', stat.S_IFREG | 0o600))\n"
+                + "open('/mnt/data/l', 'w').close()\n"
+                + "fd = os.open('/mnt/data/l', os.O_RDONLY)\n"
+                + "t('read-lease', lambda: fcntl.fcntl(fd, 1024, fcntl.F_RDLCK))\n"
+                + "t('write-lease', lambda: fcntl.fcntl(fd, 1024, fcntl.F_WRLCK))\n"
+                + "t('lock', lambda: fcntl.flock(fd, fcntl.LOCK_SH))\n",
+            20);
+    assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
+    assertThat(r.stdout())
+        .isEqualTo(
+            "mkfifo DENIED\nmknod-fifo DENIED\nmknodat-fifo DENIED\nmknod-file ALLOWED\n"
+                + "read-lease DENIED\nwrite-lease DENIED\nlock ALLOWED\n");
+  }
+
   // -- files -------------------------------------------------------------------------------------
 
   @Test
@@ -445,7 +473,13 @@ class EscapeSuiteTest {
           .isEqualTo(
               "passwd DENIED\nroot DENIED\nhardlink DENIED\nhardlink-usr DENIED\n"
                   + "through-link DENIED\n");
-      assertThat(r.artifacts()).as("links are not files the server collects").isEmpty();
+      assertThat(r.artifacts())
+          .as("links are not files the server collects: they are only reported")
+          .extracting(a -> a.path() + ": " + a.skipped())
+          .containsExactly(
+              "db: a symbolic link: only regular files are kept",
+              "shadow: a symbolic link: only regular files are kept");
+      assertThat(r.artifactsDir()).isNull();
       for (String link : List.of("db", "shadow")) {
         assertThatThrownBy(() -> service.readArtifact(null, id, link, 1 << 20))
             .isInstanceOf(PysandboxException.class);

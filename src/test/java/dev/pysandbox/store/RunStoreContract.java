@@ -86,7 +86,11 @@ public abstract class RunStoreContract {
             .displays(List.of(Map.of("text/plain", "<Figure>", "image/png", "iVBOR")))
             .outputs(Map.of("n", 3, "when", Map.of("repr", "datetime(...)", "type", "datetime")))
             .outputsNonJson(List.of("when"))
-            .artifacts(List.of(new Artifact("a.csv", 4, "b".repeat(64), "text/csv", "created")))
+            .artifacts(
+                List.of(
+                    new Artifact("a.csv", 4, "b".repeat(64), "text/csv", "created"),
+                    new Artifact(
+                        "l", 0, null, "application/octet-stream", "created", "a symbolic link")))
             .artifactsDir("/data/runs/run_2/files")
             .finishedAt(Instant.ofEpochMilli(2500).toString())
             .durationMs(12L)

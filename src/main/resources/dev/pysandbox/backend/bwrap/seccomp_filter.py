@@ -6,11 +6,18 @@ and reading other processes, loading kernel code or BPF, keyrings, new namespace
 io_uring (a syscall surface that bypasses this filter), rebooting. Without --net, sockets other
 than AF_UNIX are refused too (the network namespace already has no route; this is the second
 line). Refused calls fail with EPERM (EAFNOSUPPORT for socket families), they do not kill.
+
+FIFOs and file leases are refused too: both are ways to make the server's open of a workspace
+file wait (for a writer; for the 45 s lease-break time). The server opens without blocking
+anyway (O_NONBLOCK, checked on the descriptor); this is the second line.
 """
 import errno
 import sys
 
 import seccomp
+
+S_IFMT, S_IFIFO = 0o170000, 0o010000
+F_SETLEASE = 1024
 
 CLONE_NEW = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000 | 0x00000080
 # CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET | NEWTIME
@@ -45,6 +52,17 @@ def build(path, allow_network):
     for bit in (0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000000, 0x20000000, 0x40000000, 0x00000080):
         f.add_rule(seccomp.ERRNO(errno.EPERM), "clone", seccomp.Arg(0, seccomp.MASKED_EQ, bit, bit))
     f.add_rule(seccomp.ERRNO(errno.ENOSYS), "clone3")
+    # mknod(path, mode, dev) / mknodat(dirfd, path, mode, dev) making a FIFO; fcntl(F_SETLEASE).
+    for call, mode_arg in (("mknod", 1), ("mknodat", 2)):
+        try:
+            f.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(mode_arg, seccomp.MASKED_EQ, S_IFMT, S_IFIFO))
+        except (RuntimeError, ValueError, OSError):
+            pass  # not a syscall on this architecture (aarch64 has mknodat only)
+    for call in ("fcntl", "fcntl64"):
+        try:
+            f.add_rule(seccomp.ERRNO(errno.EPERM), call, seccomp.Arg(1, seccomp.EQ, F_SETLEASE))
+        except (RuntimeError, ValueError, OSError):
+            pass
     if not allow_network:
         for call in ("socket", "socketpair"):
             f.add_rule(seccomp.ERRNO(errno.EAFNOSUPPORT), call, seccomp.Arg(0, seccomp.NE, 1))  # AF_UNIX

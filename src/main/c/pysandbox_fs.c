@@ -1,0 +1,324 @@
+/*
+ * pysandbox's file-system calls by descriptor, for dev.pysandbox.core.NativeFs.
+ *
+ * Java's file API cannot open with O_NONBLOCK, which is what makes an open of a FIFO or of a
+ * leased file return at once instead of waiting for a writer or for the lease to break. So every
+ * server-side look at a workspace goes through these few calls: each opens relative to a
+ * directory descriptor with O_NOFOLLOW, and the caller checks what it got with fstat on the
+ * descriptor it holds, never by path. Errors come back as -errno; nothing here throws.
+ * Built by scripts/build-native.sh during `mvn package` (process-classes).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <jni.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+#include "dev_pysandbox_core_NativeFs.h"
+
+#ifndef RENAME_NOREPLACE
+#define RENAME_NOREPLACE (1 << 0)
+#endif
+
+#define RETRY(expr)                                                                          \
+  ({                                                                                         \
+    long _r;                                                                                 \
+    do {                                                                                     \
+      _r = (long)(expr);                                                                     \
+    } while (_r == -1 && errno == EINTR);                                                    \
+    _r;                                                                                      \
+  })
+
+/* A file name from Java, NUL-terminated; names hold no NUL and no '/' (checked in Java). */
+typedef struct {
+  char buf[512];
+  int ok;
+} name_t;
+
+static void get_name(JNIEnv *env, jbyteArray name, name_t *out) {
+  jsize n = (*env)->GetArrayLength(env, name);
+  out->ok = n > 0 && n < (jsize)sizeof(out->buf);
+  if (!out->ok) {
+    return;
+  }
+  (*env)->GetByteArrayRegion(env, name, 0, n, (jbyte *)out->buf);
+  out->buf[n] = 0;
+  out->ok = memchr(out->buf, 0, (size_t)n) == NULL && memchr(out->buf, '/', (size_t)n) == NULL;
+}
+
+static jint neg_errno(void) { return -errno; }
+
+JNIEXPORT jintArray JNICALL Java_dev_pysandbox_core_NativeFs_constants(JNIEnv *env, jclass c) {
+  (void)c;
+  jint v[] = {ENOENT, ENOTDIR, ELOOP, EACCES, EAGAIN, ENXIO, EEXIST, ENOTEMPTY, EPERM, EISDIR,
+              ENAMETOOLONG, EXDEV, EBUSY, EINVAL};
+  jintArray out = (*env)->NewIntArray(env, (jsize)(sizeof v / sizeof v[0]));
+  if (out != NULL) {
+    (*env)->SetIntArrayRegion(env, out, 0, (jsize)(sizeof v / sizeof v[0]), v);
+  }
+  return out;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openRoot(JNIEnv *env, jclass c,
+                                                                  jbyteArray path) {
+  (void)c;
+  jsize n = (*env)->GetArrayLength(env, path);
+  if (n <= 0 || n >= 4096) {
+    return -ENAMETOOLONG;
+  }
+  char p[4096];
+  (*env)->GetByteArrayRegion(env, path, 0, n, (jbyte *)p);
+  p[n] = 0;
+  if (memchr(p, 0, (size_t)n) != NULL) {
+    return -EINVAL;
+  }
+  int fd = (int)RETRY(open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  return fd < 0 ? neg_errno() : fd;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openDir(JNIEnv *env, jclass c, jint dirfd,
+                                                                 jbyteArray name) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  int fd = (int)RETRY(
+      openat(dirfd, nm.buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  return fd < 0 ? neg_errno() : fd;
+}
+
+/* ".." of a directory we hold: only ever used below the depth where parents stay open. */
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openParent(JNIEnv *env, jclass c,
+                                                                    jint dirfd) {
+  (void)env;
+  (void)c;
+  int fd = (int)RETRY(
+      openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
+  return fd < 0 ? neg_errno() : fd;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openFile(JNIEnv *env, jclass c,
+                                                                  jint dirfd, jbyteArray name) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  int fd = (int)RETRY(
+      openat(dirfd, nm.buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
+  return fd < 0 ? neg_errno() : fd;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_createFile(JNIEnv *env, jclass c,
+                                                                    jint dirfd, jbyteArray name,
+                                                                    jint mode) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  int fd = (int)RETRY(openat(dirfd, nm.buf,
+                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                             (mode_t)(mode & 0777)));
+  if (fd < 0) {
+    return neg_errno();
+  }
+  /* The exact mode, whatever the umask; never setuid, setgid or sticky. */
+  if (fchmod(fd, (mode_t)(mode & 0777)) != 0) {
+    int e = errno;
+    close(fd);
+    return -e;
+  }
+  return fd;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_mkdirAt(JNIEnv *env, jclass c, jint dirfd,
+                                                                 jbyteArray name, jint mode) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  return mkdirat(dirfd, nm.buf, (mode_t)(mode & 0777)) == 0 ? 0 : neg_errno();
+}
+
+static void fill_stat(JNIEnv *env, const struct stat *st, jlongArray out) {
+  jlong v[8];
+  v[0] = (jlong)st->st_mode;
+  v[1] = (jlong)st->st_size;
+  v[2] = (jlong)st->st_blocks * 512;
+  v[3] = (jlong)st->st_dev;
+  v[4] = (jlong)st->st_ino;
+  v[5] = (jlong)st->st_mtim.tv_sec * 1000000000LL + st->st_mtim.tv_nsec;
+  v[6] = (jlong)st->st_nlink;
+  v[7] = (jlong)st->st_uid;
+  (*env)->SetLongArrayRegion(env, out, 0, 8, v);
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fstat(JNIEnv *env, jclass c, jint fd,
+                                                               jlongArray out) {
+  (void)c;
+  struct stat st;
+  if (fstat(fd, &st) != 0) {
+    return neg_errno();
+  }
+  fill_stat(env, &st, out);
+  return 0;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fstatAt(JNIEnv *env, jclass c, jint dirfd,
+                                                                 jbyteArray name, jlongArray out) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  struct stat st;
+  if (fstatat(dirfd, nm.buf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+    return neg_errno();
+  }
+  fill_stat(env, &st, out);
+  return 0;
+}
+
+static char *direct(JNIEnv *env, jobject buf, jint off, jint len) {
+  char *base = (char *)(*env)->GetDirectBufferAddress(env, buf);
+  jlong cap = (*env)->GetDirectBufferCapacity(env, buf);
+  if (base == NULL || off < 0 || len < 0 || (jlong)off + len > cap) {
+    return NULL;
+  }
+  return base + off;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pread(JNIEnv *env, jclass c, jint fd,
+                                                               jobject buf, jint off, jint len,
+                                                               jlong pos) {
+  (void)c;
+  char *p = direct(env, buf, off, len);
+  if (p == NULL) {
+    return -EINVAL;
+  }
+  long n = RETRY(pread(fd, p, (size_t)len, (off_t)pos));
+  return n < 0 ? neg_errno() : (jint)n;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pwrite(JNIEnv *env, jclass c, jint fd,
+                                                                jobject buf, jint off, jint len,
+                                                                jlong pos) {
+  (void)c;
+  char *p = direct(env, buf, off, len);
+  if (p == NULL) {
+    return -EINVAL;
+  }
+  long n = RETRY(pwrite(fd, p, (size_t)len, (off_t)pos));
+  return n < 0 ? neg_errno() : (jint)n;
+}
+
+/* whence: 0 SEEK_SET, 3 SEEK_DATA, 4 SEEK_HOLE (the Java side passes the C values below). */
+JNIEXPORT jlong JNICALL Java_dev_pysandbox_core_NativeFs_lseek(JNIEnv *env, jclass c, jint fd,
+                                                                jlong pos, jint whence) {
+  (void)env;
+  (void)c;
+  int w = whence == 3 ? SEEK_DATA : whence == 4 ? SEEK_HOLE : SEEK_SET;
+  off_t r = lseek(fd, (off_t)pos, w);
+  return r < 0 ? (jlong)neg_errno() : (jlong)r;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_ftruncate(JNIEnv *env, jclass c, jint fd,
+                                                                   jlong len) {
+  (void)env;
+  (void)c;
+  return RETRY(ftruncate(fd, (off_t)len)) == 0 ? 0 : neg_errno();
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_getdents(JNIEnv *env, jclass c, jint fd,
+                                                                  jobject buf, jint len) {
+  (void)c;
+  char *p = direct(env, buf, 0, len);
+  if (p == NULL) {
+    return -EINVAL;
+  }
+  long n = RETRY(syscall(SYS_getdents64, fd, p, (size_t)len));
+  return n < 0 ? neg_errno() : (jint)n;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_unlinkAt(JNIEnv *env, jclass c,
+                                                                  jint dirfd, jbyteArray name,
+                                                                  jboolean dir) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  return unlinkat(dirfd, nm.buf, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : neg_errno();
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_renameNoReplace(JNIEnv *env, jclass c,
+                                                                         jint fromdir,
+                                                                         jbyteArray from,
+                                                                         jint todir,
+                                                                         jbyteArray to) {
+  (void)c;
+  name_t a, b;
+  get_name(env, from, &a);
+  get_name(env, to, &b);
+  if (!a.ok || !b.ok) {
+    return -EINVAL;
+  }
+  long r = syscall(SYS_renameat2, fromdir, a.buf, todir, b.buf, RENAME_NOREPLACE);
+  return r == 0 ? 0 : neg_errno();
+}
+
+/*
+ * Gives the server back a directory the code made unreadable (a server that is not root): the
+ * directory is opened with O_PATH | O_NOFOLLOW | O_DIRECTORY, so a link swapped in is refused,
+ * and changed through /proc/self/fd, which names exactly the inode opened.
+ */
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_chmodDir(JNIEnv *env, jclass c,
+                                                                  jint dirfd, jbyteArray name,
+                                                                  jint mode) {
+  (void)c;
+  name_t nm;
+  get_name(env, name, &nm);
+  if (!nm.ok) {
+    return -EINVAL;
+  }
+  int fd = (int)RETRY(openat(dirfd, nm.buf, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  if (fd < 0) {
+    return neg_errno();
+  }
+  char proc[64];
+  snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
+  int r = chmod(proc, (mode_t)(mode & 0777));
+  int e = errno;
+  close(fd);
+  return r == 0 ? 0 : -e;
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_close(JNIEnv *env, jclass c, jint fd) {
+  (void)env;
+  (void)c;
+  /* Never retried on EINTR: on Linux the descriptor is gone either way. */
+  return close(fd) == 0 ? 0 : neg_errno();
+}
+
+JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_NativeFs_strerror(JNIEnv *env, jclass c,
+                                                                     jint err) {
+  (void)c;
+  char buf[256];
+  const char *s = strerror_r(err, buf, sizeof buf);
+  return (*env)->NewStringUTF(env, s);
+}

@@ -1,0 +1,101 @@
+package dev.pysandbox.core;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+
+/**
+ * Hashes and copies an open regular file by its data extents ({@code SEEK_DATA}/{@code SEEK_HOLE}):
+ * holes are hashed as the zeros a reader sees without reading them, and left as holes in a copy, so
+ * a sparse file costs its data, not its apparent size. The hash is always of exactly the bytes
+ * kept, even when the code rewrites the file meanwhile.
+ */
+final class FileContents {
+  private static final int CHUNK = 64 * 1024;
+  private static final byte[] ZEROS = new byte[CHUNK];
+  private static final ThreadLocal<ByteBuffer> BUFFERS =
+      ThreadLocal.withInitial(() -> ByteBuffer.allocateDirect(CHUNK));
+
+  /**
+   * What a copy kept.
+   *
+   * @param size the copy's size (less than asked when the file shrank meanwhile)
+   * @param dataBytes bytes of data written (holes excluded)
+   * @param sha256 of the copy's content, holes as zeros
+   * @param overBudget the data passed the budget: the copy is incomplete and must be removed
+   */
+  record Copied(long size, long dataBytes, String sha256, boolean overBudget) {}
+
+  private FileContents() {}
+
+  /** The sha256 of the first {@code size} bytes of {@code src}. */
+  static String sha256(Descriptor src, long size) throws IOException {
+    return copy(src, size, null, Long.MAX_VALUE).sha256();
+  }
+
+  /**
+   * Copies the first {@code size} bytes of {@code src} into the new, empty {@code dst} (or only
+   * hashes them when {@code dst} is {@code null}), writing at most {@code budget} bytes of data.
+   */
+  static Copied copy(Descriptor src, long size, Descriptor dst, long budget) throws IOException {
+    MessageDigest md = sha256();
+    ByteBuffer buf = BUFFERS.get();
+    long pos = 0;
+    long data = 0;
+    extents:
+    while (pos < size) {
+      long dataAt = src.seek(pos, NativeFs.SEEK_DATA);
+      if (dataAt < 0 || dataAt > size) {
+        dataAt = size;
+      }
+      zeros(md, dataAt - pos);
+      pos = dataAt;
+      if (pos >= size) {
+        break;
+      }
+      long holeAt = src.seek(pos, NativeFs.SEEK_HOLE);
+      if (holeAt < 0 || holeAt > size) {
+        holeAt = size;
+      }
+      while (pos < holeAt) {
+        int n = src.read(buf, (int) Math.min(CHUNK, holeAt - pos), pos);
+        if (n == 0) {
+          break extents; // the file shrank while it was read: keep what there was
+        }
+        data += n;
+        if (dst != null) {
+          if (data > budget) {
+            return new Copied(pos, data, null, true);
+          }
+          dst.writeFully(buf, n, pos);
+        }
+        buf.position(0).limit(n);
+        md.update(buf);
+        buf.clear();
+        pos += n;
+      }
+    }
+    if (dst != null) {
+      dst.truncate(pos);
+    }
+    return new Copied(pos, data, HexFormat.of().formatHex(md.digest()), false);
+  }
+
+  private static void zeros(MessageDigest md, long n) {
+    while (n > 0) {
+      int k = (int) Math.min(ZEROS.length, n);
+      md.update(ZEROS, 0, k);
+      n -= k;
+    }
+  }
+
+  private static MessageDigest sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256");
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}

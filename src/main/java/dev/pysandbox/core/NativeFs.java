@@ -1,0 +1,206 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Arrays;
+import java.util.HexFormat;
+import java.util.Locale;
+
+/**
+ * The few system calls pysandbox needs and Java cannot make: {@code openat} with {@code O_NONBLOCK}
+ * (so that an open of a FIFO or a leased file returns at once), {@code fstat} on a descriptor,
+ * {@code getdents64}, {@code lseek} with {@code SEEK_DATA}/{@code SEEK_HOLE}, {@code unlinkat}.
+ * Every call returns {@code -errno} on failure; {@link Descriptor} turns that into exceptions.
+ *
+ * <p>The library ({@code src/main/c/pysandbox_fs.c}) is built by {@code mvn package} for the build
+ * machine's architecture and packaged in the jar; it is written to {@code <data_dir>/native/} under
+ * a name that carries its content hash (so a new version never replaces a library a running server
+ * has mapped) and loaded from there, once per JVM.
+ */
+final class NativeFs {
+  private static final String RESOURCE_DIR = "/dev/pysandbox/core/native/";
+
+  private static volatile Path directory;
+  private static volatile boolean loaded;
+  private static int[] errnos;
+
+  private NativeFs() {}
+
+  /** Where the library is written and loaded from; set by the core when it is created. */
+  static void useDirectory(Path dir) {
+    if (!loaded) {
+      directory = dir;
+    }
+  }
+
+  /**
+   * Loads the library if it is not loaded yet.
+   *
+   * @throws PysandboxException {@code backend_unavailable} when it cannot be
+   */
+  static void require() {
+    if (!loaded) {
+      load();
+    }
+  }
+
+  private static synchronized void load() {
+    if (loaded) {
+      return;
+    }
+    String platform = platform();
+    String resource = RESOURCE_DIR + platform + "/libpysandboxfs.so";
+    try (InputStream in = NativeFs.class.getResourceAsStream(resource)) {
+      if (in == null) {
+        throw unavailable(
+            "the jar holds no native file library for "
+                + platform
+                + " (it is built with the jar, by gcc, for the build machine's architecture;"
+                + " build pysandbox on this machine: scripts/setup.sh)",
+            null);
+      }
+      byte[] bytes = in.readAllBytes();
+      Path dir = directory;
+      if (dir == null) {
+        throw new IllegalStateException("NativeFs.useDirectory was not called");
+      }
+      Files.createDirectories(dir);
+      Path lib = dir.resolve("libpysandboxfs-" + sha256(bytes).substring(0, 16) + ".so");
+      if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
+          || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
+        Path tmp = Files.createTempFile(dir, ".libpysandboxfs-", ".tmp");
+        Files.write(tmp, bytes);
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.move(tmp, lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      }
+      System.load(lib.toAbsolutePath().toString());
+      errnos = constants();
+      loaded = true;
+    } catch (IOException | UnsatisfiedLinkError e) {
+      throw unavailable("cannot load the native file library: " + e, e);
+    }
+  }
+
+  private static String platform() {
+    String os = System.getProperty("os.name").toLowerCase(Locale.ROOT);
+    return os + "-" + System.getProperty("os.arch");
+  }
+
+  private static PysandboxException unavailable(String message, Throwable cause) {
+    return new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, message, cause);
+  }
+
+  private static String sha256(byte[] b) {
+    try {
+      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException(e);
+    }
+  }
+
+  // -- errno values, as this platform's C library defines them -----------------------------------
+
+  static int enoent() {
+    return errnos[0];
+  }
+
+  static int enotdir() {
+    return errnos[1];
+  }
+
+  static int eloop() {
+    return errnos[2];
+  }
+
+  static int eacces() {
+    return errnos[3];
+  }
+
+  /** EAGAIN, which is EWOULDBLOCK on Linux: a non-blocking open of a leased file. */
+  static int eagain() {
+    return errnos[4];
+  }
+
+  /** A non-blocking open of a socket file, or SEEK_DATA past the last data. */
+  static int enxio() {
+    return errnos[5];
+  }
+
+  static int eexist() {
+    return errnos[6];
+  }
+
+  static int enotempty() {
+    return errnos[7];
+  }
+
+  static int eperm() {
+    return errnos[8];
+  }
+
+  // -- the calls ---------------------------------------------------------------------------------
+
+  static final int SEEK_SET = 0;
+  static final int SEEK_DATA = 3;
+  static final int SEEK_HOLE = 4;
+
+  private static native int[] constants();
+
+  /** open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK). */
+  static native int openRoot(byte[] path);
+
+  /** openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK). */
+  static native int openDir(int dirfd, byte[] name);
+
+  /** openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK). */
+  static native int openParent(int dirfd);
+
+  /** openat(dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY). */
+  static native int openFile(int dirfd, byte[] name);
+
+  /** openat(dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC), then fchmod. */
+  static native int createFile(int dirfd, byte[] name, int mode);
+
+  static native int mkdirAt(int dirfd, byte[] name, int mode);
+
+  /** Fills mode, size, allocated bytes, dev, ino, mtime (ns), nlink, uid. */
+  static native int fstat(int fd, long[] out);
+
+  /** As {@link #fstat}, for a name in a directory, not following a link. */
+  static native int fstatAt(int dirfd, byte[] name, long[] out);
+
+  /** pread into a direct buffer. */
+  static native int pread(int fd, ByteBuffer direct, int off, int len, long pos);
+
+  /** pwrite from a direct buffer. */
+  static native int pwrite(int fd, ByteBuffer direct, int off, int len, long pos);
+
+  static native long lseek(int fd, long pos, int whence);
+
+  static native int ftruncate(int fd, long len);
+
+  /** getdents64 into a direct buffer. */
+  static native int getdents(int fd, ByteBuffer direct, int len);
+
+  static native int unlinkAt(int dirfd, byte[] name, boolean directory);
+
+  /** renameat2 with RENAME_NOREPLACE. */
+  static native int renameNoReplace(int fromDir, byte[] from, int toDir, byte[] to);
+
+  /** chmod of a directory opened O_PATH | O_NOFOLLOW | O_DIRECTORY, through /proc/self/fd. */
+  static native int chmodDir(int dirfd, byte[] name, int mode);
+
+  static native int close(int fd);
+
+  static native String strerror(int errno);
+}
