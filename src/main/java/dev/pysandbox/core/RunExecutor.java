@@ -7,11 +7,11 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,6 +23,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
@@ -187,15 +188,16 @@ final class RunExecutor {
   }
 
   /**
-   * A one-shot sandbox is killed, then its workspace becomes the run's files. The common case, an
-   * empty workspace, does not wait for the kill: the directory is removed once it is done.
+   * A one-shot sandbox is killed, then its workspace becomes the run's files: moved when it is a
+   * plain directory, copied out when it is a file system of its own. The common case, an empty
+   * workspace, does not wait for the kill: the workspace is released once it is done.
    */
   private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
     Path workspace = sandbox.workspace();
     boolean empty = WorkspaceFiles.isEmpty(workspace);
     var killed = sandbox.kill("one-shot run finished");
     if (empty) {
-      killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
+      killed.whenCompleteAsync((report, err) -> WorkspaceDisposal.discard(sandbox), blocking);
       return;
     }
     try {
@@ -209,11 +211,42 @@ final class RunExecutor {
       run.artifacts(WorkspaceFiles.diff(Map.of(), files));
       Path target = layout.runFiles(runId);
       Files.createDirectories(target.getParent());
-      Files.move(workspace, target);
+      if (sandbox.diskQuotaEnforced()) {
+        copyOut(workspace, files, target, sandbox.limits().diskBytes(), runId);
+      } else {
+        Files.move(workspace, target);
+      }
       run.artifactsDir(target.toString());
-    } catch (IOException | UncheckedIOException e) {
+    } catch (IOException | RuntimeException e) {
       log.warn("could not keep the files of run {}: {}", runId, e.getMessage());
-      WorkspaceFiles.deleteTree(workspace);
+    } finally {
+      CompletableFuture.runAsync(() -> WorkspaceDisposal.discard(sandbox), blocking);
+    }
+  }
+
+  /**
+   * Copies the files of a workspace that is a file system of its own. At most its quota's worth:
+   * hard links and sparse files take no room in there, and must not fill the host's disk.
+   */
+  private static void copyOut(
+      Path workspace,
+      Map<String, WorkspaceFiles.FileState> files,
+      Path target,
+      long quota,
+      String runId) {
+    long copied = 0;
+    for (var f : files.entrySet()) {
+      copied += f.getValue().size();
+      if (copied > quota) {
+        log.warn(
+            "run {}: its files add up to more than its {} MiB quota (links or sparse files); {}"
+                + " and the files after it are not kept",
+            runId,
+            quota / Limits.MIB,
+            f.getKey());
+        return;
+      }
+      WorkspaceAccess.copyOut(workspace, f.getKey(), target);
     }
   }
 
@@ -261,10 +294,16 @@ final class RunExecutor {
     return done;
   }
 
-  /** A run too quick for the watch can still have written past the quota. */
+  /**
+   * A run too quick for the watch can still have written past the quota (unless the file system
+   * holds the workspace to it).
+   */
   private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
     long quota = sandbox.limits().diskBytes();
-    if (after > quota && after > before && run.build().killReason() == null) {
+    if (!sandbox.diskQuotaEnforced()
+        && after > quota
+        && after > before
+        && run.build().killReason() == null) {
       Execution.overQuota(run, after, quota);
     }
   }
