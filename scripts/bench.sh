@@ -5,11 +5,27 @@
 # BENCH_ONLY=limits prints only one-shot latency per confinement layer, BENCH_ONLY=load only the
 # load figure: executions/s and p50/p99 with 64 sessions and 32 calls in flight from the MCP
 # TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; src/test/node/load.mjs), BENCH_ONLY=startup
-# only the start-up time from the checkout and from /, BENCH_STARTS=20 times each)
+# only the start-up time from the checkout and from /, BENCH_STARTS=20 times each;
+# BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
+# with each configuration of BENCH_SETS, taking turns, e.g.
+# BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
+# shared user, then the defaults))
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh --bench
+if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
+  scripts/setup.sh # no baselines to install
+else
+  scripts/setup.sh --bench
+fi
 mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile
+if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
+  mvn -B -q dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt \
+    -Dmdep.includeScope=test >/dev/null
+  exec java -Dbench.set="${BENCH_SETS-disk_quota_fs=off,sandbox_uid_range=off;}" \
+    -Dbench.starts="${BENCH_STARTS:-100}" \
+    -cp "target/test-classes:target/classes:$(cat target/test-classpath.txt)" \
+    dev.pysandbox.bench.StartCost
+fi
 exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -cp target/test-classes:target/pysandbox.jar \

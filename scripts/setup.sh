@@ -8,6 +8,9 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-seccomp)
+# A file system per workspace when the server runs as root: mkfs.ext4 and debugfs make the
+# template image (e2fsprogs); the tests mount images of their own (mount, util-linux).
+packages+=(e2fsprogs mount util-linux)
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
 # gcc and the C library's headers build the server's small JNI library (src/main/c).
@@ -40,6 +43,11 @@ fi
 if [[ $(id -u) -eq 0 ]] && ! getent passwd pysandbox >/dev/null; then
   say "creating the unprivileged sandbox user 'pysandbox'"
   useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin pysandbox
+fi
+
+# Loop devices back the workspace images; without them the disk quota is only measured.
+if [[ $(id -u) -eq 0 && ! -e /dev/loop-control ]]; then
+  modprobe loop 2>/dev/null || say "no loop devices (modprobe loop failed): workspaces will be plain directories"
 fi
 
 jar=target/pysandbox.jar

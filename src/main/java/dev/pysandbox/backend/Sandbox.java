@@ -13,8 +13,33 @@ public interface Sandbox {
   /** Unique among all sandboxes of this data directory. */
   String id();
 
-  /** The workspace as the server sees it on the host. */
+  /**
+   * The workspace as the server sees it on the host. It lives until {@link #releaseWorkspace()}:
+   * the server may read and write it after the sandbox has exited.
+   */
   Path workspace();
+
+  /**
+   * True when the file system holds the workspace to {@code limits().diskBytes()} at all times, in
+   * bytes and in files (a writer gets ENOSPC), so that nothing needs to measure it; false when the
+   * quota can only be measured while a run is in flight.
+   */
+  boolean diskQuotaEnforced();
+
+  /**
+   * Releases what holds the workspace apart from the host's file system, once the server no longer
+   * needs its files: with its own file system (see {@link #diskQuotaEnforced()}) that file system
+   * is unmounted and deleted, with every file in it, and {@link #workspace()} is an empty directory
+   * again. Also gives back the host user the sandbox ran as. Kills the sandbox first if it is still
+   * running. Blocking, idempotent; the caller deletes what is left at {@link #workspace()}.
+   */
+  void releaseWorkspace();
+
+  /**
+   * The host user its processes run as and its files belong to: one of its own, a user shared by
+   * every sandbox, or the server's own user.
+   */
+  HostUser hostUser();
 
   /** The runner's end of the worker protocol. */
   WorkerConnection worker();

@@ -16,7 +16,9 @@ import java.nio.file.Path;
  *   run/io-PID.sock         the worker hub's socket (private to the server's user)
  *   sandbox/                what sandboxes may see (bind-mounted, never whole)
  *     lib/                  runner.py by content hash, a stub /etc
- *     workspaces/SANDBOX_ID/  one sandbox's /mnt/data
+ *     workspaces/SANDBOX_ID/  one sandbox's /mnt/data (a mount point when it has its own image)
+ *     images/                 (0700) SANDBOX_ID.img: a workspace's ext4 image, sparse, while it
+ *                             lives; template-*.img: fresh file systems copied for each one
  * </pre>
  */
 public record DataLayout(Path dataDir) {
@@ -77,5 +79,10 @@ public record DataLayout(Path dataDir) {
 
   public Path workspacesDir() {
     return sandboxRoot().resolve("workspaces");
+  }
+
+  /** File-system images of workspaces (root only, never bound into a sandbox). */
+  public Path imagesDir() {
+    return sandboxRoot().resolve("images");
   }
 }

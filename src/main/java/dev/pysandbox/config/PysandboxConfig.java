@@ -31,6 +31,8 @@ public final class PysandboxConfig {
   private final Path bwrap;
   private final String backend;
   private final String sandboxUser;
+  private final UidRange sandboxUidRange;
+  private final boolean diskQuotaFs;
   private final int timeoutDefault;
   private final int timeoutMax;
   private final int outputLimit;
@@ -63,6 +65,8 @@ public final class PysandboxConfig {
     if ("root".equals(sandboxUser) || "0".equals(sandboxUser)) {
       throw bad(Setting.SANDBOX_USER, "must not be root");
     }
+    this.sandboxUidRange = uidRange(Setting.SANDBOX_UID_RANGE);
+    this.diskQuotaFs = oneOf(Setting.DISK_QUOTA_FS, "auto", "off").equals("auto");
     this.timeoutMax = integer(Setting.TIMEOUT_MAX, 1, 86_400);
     int requestedDefault = integer(Setting.TIMEOUT_DEFAULT, 1, 86_400);
     if (requestedDefault > timeoutMax) {
@@ -132,6 +136,16 @@ public final class PysandboxConfig {
     this.outputMaxBytes = integer(Setting.OUTPUT_MAX, 1, 1 << 20) * mib;
     this.seccomp = bool(Setting.SECCOMP);
     this.cgroups = bool(Setting.CGROUPS);
+    if (sandboxUidRange != null && sandboxUidRange.size() < (long) maxSessions + poolSize + 2) {
+      warn.add(
+          "sandbox_uid_range "
+              + sandboxUidRange
+              + " holds "
+              + sandboxUidRange.size()
+              + " uids, fewer than max_sessions + pool_size + 2 ("
+              + (maxSessions + poolSize + 2)
+              + "): sandboxes past it will not start");
+    }
     this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
     this.warnings = List.copyOf(warn);
   }
@@ -256,6 +270,19 @@ public final class PysandboxConfig {
     return p.toAbsolutePath().normalize();
   }
 
+  /** A uid range, or {@code null} for {@code off} (or nothing). */
+  private UidRange uidRange(Setting s) {
+    String v = raw(s).trim();
+    if (v.isEmpty() || v.equalsIgnoreCase("off") || v.equalsIgnoreCase("none")) {
+      return null;
+    }
+    try {
+      return UidRange.parse(v);
+    } catch (IllegalArgumentException e) {
+      throw bad(s, e.getMessage());
+    }
+  }
+
   private int integer(Setting s, int min, int max) {
     int v;
     try {
@@ -357,6 +384,19 @@ public final class PysandboxConfig {
 
   public String sandboxUser() {
     return sandboxUser;
+  }
+
+  /**
+   * Host uids for sandboxes when the server runs as root, one per live sandbox; empty when every
+   * sandbox runs as {@link #sandboxUser()}.
+   */
+  public java.util.Optional<UidRange> sandboxUidRange() {
+    return java.util.Optional.ofNullable(sandboxUidRange);
+  }
+
+  /** Whether each workspace gets a file system of its own where the host allows it. */
+  public boolean diskQuotaFs() {
+    return diskQuotaFs;
   }
 
   public int timeoutDefaultSeconds() {

@@ -14,7 +14,14 @@ public enum Setting {
   SANDBOX_USER(
       "sandbox_user",
       "pysandbox",
-      "Host user the sandboxes run as when the server runs as root (must not be root)."),
+      "Host user the sandboxes run as when the server runs as root and sandbox_uid_range is off"
+          + " (must not be root)."),
+  SANDBOX_UID_RANGE(
+      "sandbox_uid_range",
+      "2000000000-2000065535",
+      "Host uids for sandboxes when the server runs as root, one per live sandbox, so that no"
+          + " per-user kernel limit (processes, inotify, ...) is shared; off: all run as"
+          + " sandbox_user. Must not overlap a user, group or subordinate id range of the host."),
   TIMEOUT_DEFAULT("timeout_default", "60", "Seconds a run may take when the call names no limit."),
   TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
   OUTPUT_LIMIT(
@@ -58,6 +65,12 @@ public enum Setting {
       "disk_quota_mb",
       "1024",
       "Total size of a workspace's files (MiB); a writer past it is stopped."),
+  DISK_QUOTA_FS(
+      "disk_quota_fs",
+      "auto",
+      "auto: each workspace is its own file system (an ext4 image of the quota's size, loop-mounted;"
+          + " bytes and inodes bounded at all times) where the host allows it (root, loop devices,"
+          + " mkfs.ext4); off: the quota is measured while a run is in flight only."),
   DISK_QUOTA_MAX(
       "disk_quota_max_mb", "10240", "Largest workspace quota a session may ask for (MiB)."),
   TMP_SIZE("tmp_size_mb", "256", "Size of a sandbox's /tmp (MiB; memory-backed)."),

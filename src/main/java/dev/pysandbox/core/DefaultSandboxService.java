@@ -469,8 +469,10 @@ public final class DefaultSandboxService implements SandboxService {
   /** After a session is closed and its sandbox killed: its workspace goes, unless kept. */
   private void sessionClosed(Session s, Sandbox sandbox) {
     Execution.await(sandbox.kill("session closed"));
-    if (!config.keepWorkspaces()) {
-      WorkspaceFiles.deleteTree(sandbox.workspace());
+    if (config.keepWorkspaces()) {
+      WorkspaceDisposal.keep(sandbox);
+    } else {
+      WorkspaceDisposal.discard(sandbox);
     }
   }
 
@@ -497,12 +499,14 @@ public final class DefaultSandboxService implements SandboxService {
     byte[] data = decode(req);
     requireBackend();
     Session s = sessions.open(req.sessionId(), null);
-    HostUser owner = HostUser.currentUid() == 0 ? backend.sandboxUser().orElse(null) : null;
+    boolean root = HostUser.currentUid() == 0;
     return sessions.with(
         s,
         sandbox -> {
+          HostUser owner = root ? sandbox.hostUser() : null;
           long quota = sandbox.limits().diskBytes();
-          if (s.workspaceBytes() + data.length > quota) {
+          if (s.workspaceBytes() + data.length > quota
+              || data.length > roomInOwnFileSystem(sandbox)) {
             throw new PysandboxException(
                 ErrorCode.ARTIFACT_TOO_LARGE,
                 "the file ("
@@ -522,6 +526,22 @@ public final class DefaultSandboxService implements SandboxService {
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           return r;
         });
+  }
+
+  /**
+   * What a workspace that is a file system of its own can still take (its metadata takes some of
+   * the quota, so the files' sizes alone do not tell); unbounded for a plain directory.
+   */
+  private static long roomInOwnFileSystem(Sandbox sandbox) {
+    if (!sandbox.diskQuotaEnforced()) {
+      return Long.MAX_VALUE;
+    }
+    try {
+      // Less a block for the file's own metadata.
+      return Math.max(0, Files.getFileStore(sandbox.workspace()).getUsableSpace() - 4096);
+    } catch (IOException e) {
+      return Long.MAX_VALUE;
+    }
   }
 
   private byte[] decode(UploadRequest req) {

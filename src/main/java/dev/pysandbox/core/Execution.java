@@ -261,7 +261,8 @@ final class Execution {
         return pidsBreach(sandbox);
       }
       long t = System.nanoTime();
-      if (t >= nextDiskCheck) {
+      // A workspace that is a file system of its own cannot pass its quota: nothing to measure.
+      if (t >= nextDiskCheck && !sandbox.diskQuotaEnforced()) {
         long quota = sandbox.limits().diskBytes();
         long used = WorkspaceFiles.totalBytes(sandbox.workspace(), quota);
         // A big workspace costs more to measure: measure it less often (at most 10% of the time).

@@ -193,7 +193,8 @@ final class RunExecutor {
   /**
    * A one-shot sandbox is killed, then what its workspace holds is kept with the run (as for a
    * session's run: regular files only, sparse kept sparse, up to the quota) and the workspace is
-   * removed. The common case, an empty workspace, does not wait for the kill.
+   * released (a file system of its own unmounted, its uid given back). The common case, an empty
+   * workspace, does not wait for the kill.
    */
   private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
     Path workspace = sandbox.workspace();
@@ -213,7 +214,7 @@ final class RunExecutor {
         log.warn("could not keep the files of run {}: {}", runId, e.toString());
       }
     }
-    killed.whenCompleteAsync((report, err) -> WorkspaceFiles.deleteTree(workspace), blocking);
+    killed.whenCompleteAsync((report, err) -> WorkspaceDisposal.discard(sandbox), blocking);
   }
 
   /** Keeps the changed files with the run and lists them (and what was not kept) in it. */
@@ -278,10 +279,16 @@ final class RunExecutor {
     return done;
   }
 
-  /** A run too quick for the watch can still have written past the quota. */
+  /**
+   * A run too quick for the watch can still have written past the quota (unless the file system
+   * holds the workspace to it).
+   */
   private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
     long quota = sandbox.limits().diskBytes();
-    if (after > quota && after > before && run.build().killReason() == null) {
+    if (!sandbox.diskQuotaEnforced()
+        && after > quota
+        && after > before
+        && run.build().killReason() == null) {
       Execution.overQuota(run, after, quota);
     }
   }

@@ -90,7 +90,7 @@ final class SetupCheck {
         config.dataDir().toString(),
         List.of(new SetupReport.BackendStatus(backend.name(), why.isEmpty(), why.orElse(null))),
         interpreter,
-        backend.sandboxUser().map(u -> u.name() + " (uid " + u.uid() + ")").orElse(null),
+        backend.sandboxUsers().orElse(null),
         limits,
         poolInfo,
         problems,

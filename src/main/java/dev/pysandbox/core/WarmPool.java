@@ -187,9 +187,24 @@ final class WarmPool implements AutoCloseable {
                 sandbox.kill("pool closed");
                 return;
               }
-              sandbox.exited().thenRun(() -> ready.remove(sandbox));
+              sandbox.exited().thenRun(() -> discardIfUnused(sandbox));
               succeeded();
             });
+  }
+
+  /**
+   * A pooled sandbox that died unused (its launcher was killed, say) is nobody else's: its
+   * workspace goes now, off the thread that reported the exit.
+   */
+  private void discardIfUnused(Sandbox sandbox) {
+    if (!ready.remove(sandbox)) {
+      return;
+    }
+    try {
+      timer.execute(() -> WorkspaceDisposal.discard(sandbox));
+    } catch (RejectedExecutionException e) {
+      log.debug("shutting down: sandbox {} is discarded with the backend", sandbox.id());
+    }
   }
 
   /** A start worked: forget the failures and the backoff. */

@@ -110,6 +110,37 @@ class PysandboxConfigTest {
     assertThatThrownBy(() -> load("cpu_limit", "many")).hasMessageContaining("cpu_limit");
   }
 
+  @Test
+  void sandboxUidRange_defaultsToAHighRange_offTurnsItOff_andUnsafeRangesAreRejected() {
+    PysandboxConfig c = PysandboxConfig.load(Map.of("data_dir", dir.toString()), Map.of(), null);
+    assertThat(c.sandboxUidRange()).contains(new UidRange(2_000_000_000, 2_000_065_535));
+    assertThat(c.diskQuotaFs()).isTrue();
+    assertThat(load("sandbox_uid_range", "off").sandboxUidRange()).isEmpty();
+    assertThat(load("sandbox_uid_range", "").sandboxUidRange()).isEmpty();
+    assertThat(load("sandbox_uid_range", "300000-300099").sandboxUidRange())
+        .contains(new UidRange(300_000, 300_099));
+    for (String bad :
+        new String[] {
+          "0-100", "500-70000", "60000-70000", "20-10", "1000", "a-b", "3000000000-3000000005"
+        }) {
+      assertThatThrownBy(() -> load("sandbox_uid_range", bad))
+          .as(bad)
+          .isInstanceOf(PysandboxException.class)
+          .hasMessageContaining("sandbox_uid_range");
+    }
+    assertThatThrownBy(() -> load("sandbox_uid_range", "0-100")).hasMessageContaining("root");
+    assertThatThrownBy(() -> load("sandbox_uid_range", "60000-70000"))
+        .hasMessageContaining("65534");
+    assertThat(load("sandbox_uid_range", "300000-300003").warnings())
+        .anySatisfy(w -> assertThat(w).contains("sandbox_uid_range").contains("4 uids"));
+  }
+
+  @Test
+  void diskQuotaFs_isAutoOrOff() {
+    assertThat(load("disk_quota_fs", "off").diskQuotaFs()).isFalse();
+    assertThatThrownBy(() -> load("disk_quota_fs", "yes")).hasMessageContaining("disk_quota_fs");
+  }
+
   private PysandboxConfig load(String key, String value) {
     return PysandboxConfig.load(Map.of("data_dir", dir.toString(), key, value), Map.of(), null);
   }

@@ -239,7 +239,19 @@ class WarmPoolTest {
               .orElseThrow();
       launcher.destroyForcibly();
       launcher.onExit().get(10, TimeUnit.SECONDS);
-      // Its sandboxes die with it; the pool starts new ones without waiting for a run to ask.
+      // Its sandboxes die with it; the pool starts new ones without waiting for a run to ask. The
+      // next launcher starts once the server has seen them go (until then the pool may still
+      // count the dead ones as ready).
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+      while (ProcessHandle.current()
+              .children()
+              .noneMatch(
+                  p ->
+                      p.pid() != launcher.pid()
+                          && p.info().commandLine().orElse("").contains("launcher"))
+          && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
       waitForReady(service, 2);
       assertThat(service.checkSetup().pool()).containsEntry("ready", 2);
       assertThat(service.run(ExecutionRequest.of("print(6*7)")).stdout()).isEqualTo("42\n");

@@ -6,7 +6,6 @@ import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
@@ -20,7 +19,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -29,6 +27,7 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -38,26 +37,19 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The default backend: each sandbox is a bubblewrap process tree (see {@link BwrapCommand}) started
- * by the launcher helper. When the server runs as root, sandboxes run as the configured
- * unprivileged host user, and the sandbox directory is bind-mounted by the launcher at a path that
- * user can reach.
+ * by the launcher helper. When the server runs as root, each sandbox runs as a host uid of its own
+ * from {@code sandbox_uid_range} (or all as {@code sandbox_user}), its workspace is a file system
+ * of its own (an ext4 image, see {@link WorkspaceImages}) where the host allows it, and the sandbox
+ * directory is bind-mounted by the launcher at a path those users can reach.
+ *
+ * <p>Longer than most classes because it is the one place a sandbox's parts come together and come
+ * apart again: set-up, start (uid, workspace, cgroup, launcher spawn), release, start-up hygiene
+ * and shutdown. The parts themselves live in their own classes ({@link SandboxRlimits}, {@link
+ * SandboxUids}, {@link WorkspaceImages}, {@link SeccompFilter}, {@link LauncherClient}).
  */
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
   private static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
-  private static final long GIB = 1024L * Limits.MIB;
-
-  /** RLIMIT_CPU, a backstop for a server that no longer watches: a day of CPU. */
-  static final long CPU_SECONDS_BACKSTOP = 86_400;
-
-  /** RLIMIT_NOFILE: open files per process. */
-  static final long OPEN_FILES = 1024;
-
-  /**
-   * RLIMIT_NPROC with a cgroup: counted per host user over every sandbox (they share one), so it
-   * guards the host; the pids cgroup bounds each sandbox.
-   */
-  static final long HOST_USER_PROCESSES = 8192;
 
   /** How long closing waits for the sandboxes to be reaped. */
   private static final long CLOSE_WAIT_MILLIS = 500;
@@ -68,17 +60,30 @@ public final class BwrapBackend implements SandboxBackend {
   private final String instanceId;
   private final Executor blocking;
   private final AtomicLong counter = new AtomicLong();
+  private final SandboxRlimits rlimits;
   private final Map<String, BwrapSandbox> live = new ConcurrentHashMap<>();
+
+  /** Sandboxes whose workspace and uid are not released yet, running or not. */
+  private final Map<String, BwrapSandbox> held = new ConcurrentHashMap<>();
 
   private volatile Setup setup;
   private volatile Runnable onLauncherLost = () -> {};
   private String unavailable;
   private LauncherClient launcher;
+  private volatile boolean closed;
 
-  /** Everything found once at set-up. */
+  /**
+   * Everything found once at set-up.
+   *
+   * @param runAs the host user every sandbox runs as when {@code uids} is null; otherwise the
+   *     launcher's fallback, or null
+   * @param uids a host uid per sandbox, or null
+   */
   private record Setup(
       InterpreterInfo python,
       HostUser runAs,
+      SandboxUids uids,
+      WorkspaceImages images,
       Path visibleRoot,
       String runnerName,
       String launcherName,
@@ -109,6 +114,7 @@ public final class BwrapBackend implements SandboxBackend {
     this.hub = hub;
     this.instanceId = instanceId;
     this.blocking = blocking;
+    this.rlimits = new SandboxRlimits(config.maxSessions() + config.poolSize() + 4);
   }
 
   @Override
@@ -134,10 +140,16 @@ public final class BwrapBackend implements SandboxBackend {
     return s == null ? Optional.empty() : Optional.of(s.python());
   }
 
-  /** The host user sandboxes run as. */
-  public Optional<HostUser> sandboxUser() {
+  /** Who sandboxes run as on the host, for check_setup; empty before set-up. */
+  public Optional<String> sandboxUsers() {
     Setup s = setup;
-    return s == null ? Optional.empty() : Optional.of(s.runAs());
+    return s == null ? Optional.empty() : Optional.of(users(s));
+  }
+
+  private static String users(Setup s) {
+    return s.uids() != null
+        ? "a uid of its own per sandbox, from " + s.uids().range()
+        : s.runAs().name() + " (uid " + s.runAs().uid() + "), shared by every sandbox";
   }
 
   private Setup setUp() {
@@ -153,21 +165,23 @@ public final class BwrapBackend implements SandboxBackend {
     int uid = HostUser.currentUid();
     HostUser runAs;
     Path visibleRoot = layout.sandboxRoot();
+    SandboxUids uids = null;
     if (uid == 0) {
-      runAs =
-          HostUser.lookup(config.sandboxUser())
-              .orElseThrow(
-                  () ->
-                      new PysandboxException(
-                          ErrorCode.BACKEND_UNAVAILABLE,
-                          "bwrap: the server runs as root, so sandboxes run as the unprivileged"
-                              + " user '"
-                              + config.sandboxUser()
-                              + "', which does not exist: create it with 'useradd --system"
-                              + " --no-create-home --shell /usr/sbin/nologin "
-                              + config.sandboxUser()
-                              + "' (scripts/setup.sh does) or set PYSANDBOX_SANDBOX_USER"));
-      if (runAs.uid() == 0) {
+      uids = config.sandboxUidRange().map(SandboxUids::open).orElse(null);
+      runAs = HostUser.lookup(config.sandboxUser()).orElse(null);
+      if (runAs == null && uids == null) {
+        throw new PysandboxException(
+            ErrorCode.BACKEND_UNAVAILABLE,
+            "bwrap: the server runs as root and sandbox_uid_range is off, so sandboxes run as the"
+                + " unprivileged user '"
+                + config.sandboxUser()
+                + "', which does not exist: create it with 'useradd --system"
+                + " --no-create-home --shell /usr/sbin/nologin "
+                + config.sandboxUser()
+                + "' (scripts/setup.sh does), set PYSANDBOX_SANDBOX_USER, or set"
+                + " sandbox_uid_range");
+      }
+      if (runAs != null && runAs.uid() == 0) {
         throw new PysandboxException(
             ErrorCode.BACKEND_UNAVAILABLE, "bwrap: sandbox_user must not have uid 0");
       }
@@ -175,11 +189,17 @@ public final class BwrapBackend implements SandboxBackend {
     } else {
       runAs = new HostUser(System.getProperty("user.name"), uid, -1);
     }
+    WorkspaceImages images = WorkspaceImages.detect(config.diskQuotaFs(), uid == 0, layout);
     String runnerName;
     String launcherName;
     try {
       Files.createDirectories(layout.workspacesDir());
       Files.createDirectories(layout.runtimeDir());
+      if (uid == 0) {
+        Files.createDirectories(layout.imagesDir());
+        Files.setPosixFilePermissions(
+            layout.imagesDir(), PosixFilePermissions.fromString("rwx------"));
+      }
       Files.setPosixFilePermissions(
           layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
       Files.setPosixFilePermissions(
@@ -196,7 +216,7 @@ public final class BwrapBackend implements SandboxBackend {
           "bwrap: cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage(),
           e);
     }
-    Path filter = config.seccomp() ? buildSeccompFilter(python.path()) : null;
+    Path filter = config.seccomp() ? SeccompFilter.build(python.path(), layout, instanceId) : null;
     Cgroups cgroups =
         config.cgroups()
             ? Cgroups.detect(layout.identity(), instanceId)
@@ -208,67 +228,22 @@ public final class BwrapBackend implements SandboxBackend {
                 log.warn(
                     "no cgroup per sandbox ({}); memory and processes are bounded by rlimits only",
                     why));
-    Setup s = new Setup(python, runAs, visibleRoot, runnerName, launcherName, cgroups, filter);
+    Setup s =
+        new Setup(
+            python, runAs, uids, images, visibleRoot, runnerName, launcherName, cgroups, filter);
     launcher = startLauncher(s);
+    if (images.available()) {
+      images.probe(launcher, config.defaultLimits().diskBytes(), visibleRoot, instanceId);
+    }
     log.info(
-        "bwrap backend ready: python {} ({}), sandboxes run as {} (uid {}), {}, seccomp {}",
+        "bwrap backend ready: python {} ({}), sandboxes run as {}, {}, seccomp {}, disk quota {}",
         python.version(),
         python.path(),
-        runAs.name(),
-        runAs.uid(),
+        users(s),
         cgroups.describe(),
-        filter == null ? "off" : "on");
+        filter == null ? "off" : "on",
+        images.describe());
     return s;
-  }
-
-  /**
-   * The seccomp filter, generated with libseccomp's Python binding the first time a version of the
-   * generator runs in this data directory ({@code seccomp_filter-<hash>.bpf}, written under a
-   * temporary name and renamed, so that servers sharing the directory never read half a file).
-   * Fails closed: with seccomp on and no way to build the filter, no sandbox starts.
-   */
-  private Path buildSeccompFilter(Path python) {
-    try {
-      String script =
-          SandboxFiles.installScript(
-              "/dev/pysandbox/backend/bwrap/seccomp_filter.py", "seccomp_filter", layout.libDir());
-      Path out = layout.runtimeDir().resolve(script.replace(".py", ".bpf"));
-      if (Files.isRegularFile(out) && Files.size(out) > 0) {
-        return out;
-      }
-      Path tmp = layout.runtimeDir().resolve(out.getFileName() + ".tmp-" + instanceId);
-      Process p =
-          new ProcessBuilder(
-                  python.toString(),
-                  "-I",
-                  layout.libDir().resolve(script).toString(),
-                  tmp.toString())
-              .redirectErrorStream(true)
-              .start();
-      String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-      boolean built = p.waitFor(30, TimeUnit.SECONDS) && p.exitValue() == 0;
-      if (!built || !Files.isRegularFile(tmp) || Files.size(tmp) == 0) {
-        p.destroyForcibly();
-        Files.deleteIfExists(tmp);
-        throw new PysandboxException(
-            ErrorCode.BACKEND_UNAVAILABLE,
-            "bwrap: cannot build the seccomp filter"
-                + (printed.contains("No module named 'seccomp'")
-                    ? ": libseccomp's Python binding is missing (Debian: apt-get install"
-                        + " python3-seccomp; scripts/setup.sh does)"
-                    : ": " + printed.strip())
-                + "; or set seccomp=false to run without it");
-      }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      return out;
-    } catch (IOException e) {
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: cannot build the seccomp filter: " + e, e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE, "bwrap: interrupted building the seccomp filter", e);
-    }
   }
 
   /** How sandboxes are bounded on this host, for check_setup and doctor; empty before set-up. */
@@ -282,47 +257,19 @@ public final class BwrapBackend implements SandboxBackend {
     m.put("seccomp", s.seccompFilter() == null ? "off (seccomp=false)" : "on");
     m.put(
         "rlimits",
-        "address space, CPU seconds ("
-            + CPU_SECONDS_BACKSTOP
-            + "), open files ("
-            + OPEN_FILES
-            + "), file size (= disk quota), processes of the sandbox user ("
-            + userProcesses(config.defaultLimits(), s.cgroups().available())
-            + ")");
+        rlimits.describe(config.defaultLimits(), s.cgroups().available(), s.uids() != null));
+    m.put("disk_quota", s.images().describe());
+    m.put(
+        "host_users",
+        users(s)
+            + (s.uids() != null
+                ? ""
+                : ": per-user kernel limits (processes, inotify instances, ...) are shared ("
+                    + (HostUser.currentUid() == 0
+                        ? "sandbox_uid_range=off"
+                        : "the server is not root")
+                    + ")"));
     return Optional.of(m);
-  }
-
-  /**
-   * The rlimits of a sandbox: a second line behind its cgroup, and the only one where there is no
-   * cgroup. The address-space limit leaves room for what numpy and its thread pools reserve without
-   * touching; without a cgroup it is the memory bound itself, so it is tighter.
-   */
-  /**
-   * RLIMIT_NPROC. Without a cgroup it is the only process bound, shared by all sandboxes (one host
-   * user): room for every session and pooled sandbox at its pids limit, so that a fork bomb cannot
-   * take the host down (it can still crowd out the other sandboxes' forks).
-   */
-  long userProcesses(Limits limits, boolean cgroup) {
-    if (cgroup) {
-      return HOST_USER_PROCESSES;
-    }
-    return (long) limits.pids() * (config.maxSessions() + config.poolSize() + 4);
-  }
-
-  Map<String, long[]> rlimits(Limits limits, boolean cgroup) {
-    long as =
-        cgroup
-            ? limits.memoryBytes() + 4 * GIB
-            : Math.max(2 * limits.memoryBytes(), limits.memoryBytes() + GIB);
-    Map<String, long[]> r = new LinkedHashMap<>();
-    r.put("AS", new long[] {as, as});
-    r.put("CPU", new long[] {CPU_SECONDS_BACKSTOP, CPU_SECONDS_BACKSTOP + 5});
-    r.put("NOFILE", new long[] {OPEN_FILES, OPEN_FILES});
-    r.put("FSIZE", new long[] {limits.diskBytes(), limits.diskBytes()});
-    long nproc = userProcesses(limits, cgroup);
-    r.put("NPROC", new long[] {nproc, nproc});
-    r.put("CORE", new long[] {0, 0});
-    return r;
   }
 
   /**
@@ -347,6 +294,9 @@ public final class BwrapBackend implements SandboxBackend {
   }
 
   private synchronized LauncherClient launcher() {
+    if (closed) {
+      throw new IllegalStateException("the bwrap backend is closed");
+    }
     if (launcher == null || !launcher.isAlive()) {
       log.warn("the sandbox launcher is gone; starting a new one");
       launcher = startLauncher(setup);
@@ -360,8 +310,9 @@ public final class BwrapBackend implements SandboxBackend {
       return LauncherClient.start(
           s.python().path(),
           layout.runtimeDir().resolve(s.launcherName()),
-          root ? s.runAs().uid() : null,
-          root ? s.runAs().gid() : null,
+          instanceId,
+          root && s.runAs() != null ? s.runAs().uid() : null,
+          root && s.runAs() != null ? s.runAs().gid() : null,
           root ? new LauncherClient.Stage(layout.sandboxRoot(), s.visibleRoot()) : null,
           this::launcherDied);
     } catch (IOException e) {
@@ -398,15 +349,27 @@ public final class BwrapBackend implements SandboxBackend {
     Setup s = setup;
     String id = "sbx-" + instanceId + "-" + Long.toHexString(counter.incrementAndGet());
     Path workspace = layout.workspacesDir().resolve(id);
+    boolean root = HostUser.currentUid() == 0;
+    HostUser user;
+    try {
+      user = s.uids() != null ? s.uids().allocate() : s.runAs();
+    } catch (PysandboxException e) {
+      return CompletableFuture.failedFuture(e);
+    }
+    WorkspaceImages.Image image =
+        s.images().available()
+            ? s.images()
+                .image(id, spec.limits().diskBytes(), workspace, s.visibleWorkspaces().resolve(id))
+            : null;
     WorkerConnection worker;
     LauncherClient.Child child;
     LauncherClient client;
     try {
       Files.createDirectory(workspace);
       Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
-      if (HostUser.currentUid() == 0) {
-        Files.setAttribute(workspace, "unix:uid", s.runAs().uid());
-        Files.setAttribute(workspace, "unix:gid", s.runAs().gid());
+      if (root && image == null) {
+        Files.setAttribute(workspace, "unix:uid", user.uid());
+        Files.setAttribute(workspace, "unix:gid", user.gid());
       }
       worker = hub.expect(id, spec.outputLimit(), spec.idleOutputMax());
       List<String> argv =
@@ -430,9 +393,15 @@ public final class BwrapBackend implements SandboxBackend {
               WorkerHub.token(worker),
               s.seccompFilter(),
               groups,
-              rlimits(spec.limits(), s.cgroups().available()));
+              rlimits.of(spec.limits(), s.cgroups().available(), s.uids() != null),
+              root ? user : null,
+              image);
     } catch (IOException | RuntimeException e) {
       s.cgroups().remove(id);
+      if (s.uids() != null) {
+        s.uids().release(user);
+      }
+      deleteEmpty(workspace);
       return CompletableFuture.failedFuture(
           new PysandboxException(
               ErrorCode.BACKEND_UNAVAILABLE,
@@ -441,7 +410,18 @@ public final class BwrapBackend implements SandboxBackend {
     }
     BwrapSandbox sandbox =
         new BwrapSandbox(
-            id, workspace, worker, child, client, blocking, spec.limits(), s.cgroups());
+            id,
+            workspace,
+            worker,
+            child,
+            client,
+            blocking,
+            spec.limits(),
+            s.cgroups(),
+            user,
+            image,
+            this::release);
+    held.put(id, sandbox);
     live.put(id, sandbox);
     sandbox.exited().whenComplete((exit, err) -> live.remove(id));
     long timeout = config.startupTimeoutSeconds();
@@ -454,7 +434,14 @@ public final class BwrapBackend implements SandboxBackend {
                 return (Sandbox) sandbox;
               }
               String printed = worker.partial().stderr().text().strip();
-              sandbox.kill("failed to start");
+              sandbox
+                  .kill("failed to start")
+                  .whenCompleteAsync(
+                      (report, killErr) -> {
+                        sandbox.releaseWorkspace();
+                        deleteEmpty(workspace);
+                      },
+                      blocking);
               String why =
                   err instanceof java.util.concurrent.TimeoutException
                           || err.getCause() instanceof java.util.concurrent.TimeoutException
@@ -468,6 +455,70 @@ public final class BwrapBackend implements SandboxBackend {
                       + why
                       + (printed.isEmpty() ? "" : "; it printed: " + printed));
             });
+  }
+
+  /**
+   * Unmounts and deletes a sandbox's image (through whichever launcher runs now: the one that
+   * mounted it may be gone) and gives its uid back. Its processes are gone by now.
+   */
+  private void release(BwrapSandbox sandbox) {
+    try {
+      WorkspaceImages.Image image = sandbox.image();
+      LauncherClient client = image == null ? null : launcherUnlessClosed();
+      if (client != null) {
+        client
+            .release(sandbox.id(), image)
+            .get(WorkspaceImages.RELEASE_WAIT_SECONDS, TimeUnit.SECONDS);
+      } else if (image != null) {
+        awaitLauncherGone();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      log.debug(
+          "sandbox {}: interrupted releasing its image; its launcher does when it stops",
+          sandbox.id());
+    } catch (Exception e) {
+      if (closed) {
+        awaitLauncherGone();
+      } else {
+        log.error(
+            "sandbox {}: could not release its workspace image ({}); a later start-up removes it",
+            sandbox.id(),
+            e instanceof ExecutionException ? e.getCause().getMessage() : e.toString());
+      }
+    } finally {
+      Setup s = setup;
+      if (s != null && s.uids() != null) {
+        s.uids().release(sandbox.hostUser());
+      }
+      held.remove(sandbox.id());
+    }
+  }
+
+  private synchronized LauncherClient launcherUnlessClosed() {
+    return closed ? null : launcher();
+  }
+
+  /**
+   * Once the backend is closed, the launcher releases every image it mounted when its input ends:
+   * waits for that, so that the caller finds plain directories.
+   */
+  private void awaitLauncherGone() {
+    LauncherClient last;
+    synchronized (this) {
+      last = launcher;
+    }
+    if (last != null) {
+      last.awaitExit(2 * CLOSE_WAIT_MILLIS);
+    }
+  }
+
+  private static void deleteEmpty(Path dir) {
+    try {
+      Files.deleteIfExists(dir);
+    } catch (IOException e) {
+      log.debug("{} stays: {}", dir, e.toString());
+    }
   }
 
   /**
@@ -493,6 +544,9 @@ public final class BwrapBackend implements SandboxBackend {
       if (groups > 0) {
         log.warn("removed the cgroups of {} stopped servers", groups);
       }
+    }
+    if (s != null && HostUser.currentUid() == 0) {
+      s.images().releaseDead(this::launcher, instanceAlive);
     }
     return killed;
   }
@@ -530,8 +584,20 @@ public final class BwrapBackend implements SandboxBackend {
       s.kill("server shutting down");
     }
     synchronized (this) {
+      closed = true;
       if (launcher != null) {
-        launcher.close();
+        // Images mounted by a launcher that died before this one: this one unmounts them too. Its
+        // own it releases when its input ends.
+        int images = 0;
+        for (BwrapSandbox s : held.values()) {
+          if (s.image() != null && !s.released()) {
+            launcher.release(s.id(), s.image());
+            images++;
+          }
+        }
+        // Unmounting and deleting an image takes a few milliseconds: wait for them all (within
+        // reason; what is left is released by the next server to start on this data directory).
+        launcher.close(Math.min(CLOSE_WAIT_MILLIS + 20L * images, 10_000));
       }
     }
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);
@@ -544,6 +610,10 @@ public final class BwrapBackend implements SandboxBackend {
     }
     Setup s = setup;
     if (s != null) {
+      if (s.uids() != null) {
+        held.values().forEach(sandbox -> s.uids().release(sandbox.hostUser()));
+      }
+      held.clear();
       s.cgroups().close(Math.max(100, TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime())));
     }
   }

@@ -1,6 +1,7 @@
 package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.backend.Cgroups;
+import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.KillReport;
 import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
@@ -14,7 +15,9 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -24,7 +27,9 @@ import org.slf4j.LoggerFactory;
  * detached itself), waits for the launcher to reap it, and then looks in {@code /proc} for anything
  * still in that namespace, killing and counting what it finds. When the host gives cgroups, the
  * sandbox has its own, which bounds its memory, processes and CPU, counts what it used, and is
- * emptied (every member killed) and removed once the sandbox has exited, however it ended.
+ * emptied (every member killed) and removed once the sandbox has exited, however it ended. Its
+ * workspace (with its file-system image, if it has one) and its host uid outlive it until the
+ * server releases them.
  */
 final class BwrapSandbox implements Sandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
@@ -38,6 +43,10 @@ final class BwrapSandbox implements Sandbox {
   private final Executor blocking;
   private final Limits limits;
   private final Cgroups cgroups;
+  private final HostUser user;
+  private final WorkspaceImages.Image image;
+  private final Consumer<BwrapSandbox> releaser;
+  private final AtomicBoolean released = new AtomicBoolean();
   private ResourceUsage lastUsage;
   private boolean cgroupRemoved;
   private final AtomicReference<CompletableFuture<KillReport>> kill = new AtomicReference<>();
@@ -50,8 +59,14 @@ final class BwrapSandbox implements Sandbox {
       LauncherClient launcher,
       Executor blocking,
       Limits limits,
-      Cgroups cgroups) {
+      Cgroups cgroups,
+      HostUser user,
+      WorkspaceImages.Image image,
+      Consumer<BwrapSandbox> releaser) {
     this.id = id;
+    this.user = user;
+    this.image = image;
+    this.releaser = releaser;
     this.workspace = workspace;
     this.worker = worker;
     this.child = child;
@@ -124,6 +139,44 @@ final class BwrapSandbox implements Sandbox {
   @Override
   public Path workspace() {
     return workspace;
+  }
+
+  @Override
+  public boolean diskQuotaEnforced() {
+    return image != null;
+  }
+
+  @Override
+  public HostUser hostUser() {
+    return user;
+  }
+
+  /** Its file-system image, or {@code null} when its workspace is a plain directory. */
+  WorkspaceImages.Image image() {
+    return image;
+  }
+
+  @Override
+  public void releaseWorkspace() {
+    if (!released.compareAndSet(false, true)) {
+      return;
+    }
+    if (!child.exited.isDone()) {
+      kill("its workspace was released");
+      try {
+        child.exited.get(CHECK_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } catch (Exception e) {
+        log.warn("sandbox {} not reaped before its workspace was released", id);
+      }
+    }
+    releaser.accept(this);
+  }
+
+  /** Whether {@link #releaseWorkspace()} has run. */
+  boolean released() {
+    return released.get();
   }
 
   @Override

@@ -3,6 +3,7 @@ package dev.pysandbox.backend.bwrap;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxExit;
 import java.io.BufferedReader;
 import java.io.Closeable;
@@ -19,6 +20,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -69,6 +71,8 @@ final class LauncherClient implements Closeable {
   private final Process process;
   private final OutputStream stdin;
   private final Map<String, Child> children = new ConcurrentHashMap<>();
+  private final Map<Long, CompletableFuture<Void>> pending = new ConcurrentHashMap<>();
+  private final AtomicLong refs = new AtomicLong();
   private final Thread reader;
   private final Runnable onDeath;
   private volatile boolean alive = true;
@@ -85,13 +89,21 @@ final class LauncherClient implements Closeable {
   /**
    * Starts the helper.
    *
-   * @param uid host user the sandboxes run as, or {@code null} to keep the server's
+   * @param instanceId the server's instance id, which names the helper's spare workspace image
+   * @param uid host user a sandbox runs as when its spawn names none, or {@code null} (a root
+   *     launcher then refuses spawns that name none)
    * @param stage a bind mount to make first, or {@code null}
    * @param onLost run on the reader thread when the helper dies without being closed, once its
    *     sandboxes have been reported gone
    */
   static LauncherClient start(
-      Path python, Path script, Integer uid, Integer gid, Stage stage, Runnable onDeath)
+      Path python,
+      Path script,
+      String instanceId,
+      Integer uid,
+      Integer gid,
+      Stage stage,
+      Runnable onDeath)
       throws IOException {
     ProcessBuilder pb = new ProcessBuilder(python.toString(), "-I", "-S", script.toString());
     pb.redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -109,6 +121,7 @@ final class LauncherClient implements Closeable {
     LauncherClient client = new LauncherClient(p, onDeath);
     ObjectNode setup = JSON.createObjectNode();
     setup.put("parent", ProcessHandle.current().pid());
+    setup.put("instance", instanceId);
     if (uid != null) {
       setup.put("uid", uid);
       setup.put("gid", gid);
@@ -123,6 +136,15 @@ final class LauncherClient implements Closeable {
     return client;
   }
 
+  /** Waits at most this long for the helper to exit (after {@link #close()}). */
+  void awaitExit(long millis) {
+    try {
+      process.waitFor(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
   boolean isAlive() {
     return alive && process.isAlive();
   }
@@ -135,6 +157,8 @@ final class LauncherClient implements Closeable {
    * @param seccomp the BPF filter file, or {@code null}
    * @param cgroups directories whose {@code cgroup.procs} the child joins
    * @param rlimits soft and hard value per resource name ({@code AS}, {@code NOFILE}, ...)
+   * @param user the host user to run as, or {@code null} for the launcher's default
+   * @param image the workspace's file system, made and mounted before the fork, or {@code null}
    */
   Child spawn(
       String id,
@@ -143,7 +167,9 @@ final class LauncherClient implements Closeable {
       String token,
       Path seccomp,
       List<Path> cgroups,
-      Map<String, long[]> rlimits) {
+      Map<String, long[]> rlimits,
+      HostUser user,
+      WorkspaceImages.Image image) {
     Child child = new Child(id);
     if (children.putIfAbsent(id, child) != null) {
       throw new IllegalArgumentException("duplicate sandbox id " + id);
@@ -160,6 +186,13 @@ final class LauncherClient implements Closeable {
     cgroups.forEach(dir -> req.withArray("cgroups").add(dir.toString()));
     ObjectNode limits = req.putObject("rlimits");
     rlimits.forEach((name, v) -> limits.putArray(name).add(v[0]).add(v[1]));
+    if (user != null) {
+      req.put("uid", user.uid());
+      req.put("gid", user.gid());
+    }
+    if (image != null) {
+      describe(image, req.putObject("image"));
+    }
     try {
       write(req);
     } catch (IOException e) {
@@ -167,6 +200,54 @@ final class LauncherClient implements Closeable {
       child.spawned.completeExceptionally(e);
     }
     return child;
+  }
+
+  /**
+   * Unmounts a workspace image in both namespaces and deletes it (what is already gone is fine).
+   *
+   * @return completes when the launcher has done it, exceptionally with what failed
+   */
+  CompletableFuture<Void> release(String id, WorkspaceImages.Image image) {
+    ObjectNode req = JSON.createObjectNode();
+    req.put("op", "release");
+    req.put("id", id);
+    req.put("host", image.host().toString());
+    req.put("stage", image.stage() == null ? null : image.stage().toString());
+    req.put("path", image.file().toString());
+    return request(req);
+  }
+
+  /** Makes, mounts, writes to and releases one image: proves that the host allows them. */
+  CompletableFuture<Void> probe(WorkspaceImages.Image image) {
+    ObjectNode req = JSON.createObjectNode();
+    req.put("op", "probe");
+    describe(image, req.putObject("image"));
+    return request(req);
+  }
+
+  private static void describe(WorkspaceImages.Image image, ObjectNode i) {
+    i.put("path", image.file().toString());
+    i.put("template", image.template().toString());
+    i.put("bytes", image.bytes());
+    i.put("inodes", image.inodes());
+    i.put("mkfs", image.mkfs().toString());
+    i.put("debugfs", image.debugfs().toString());
+    i.put("host", image.host().toString());
+    i.put("stage", image.stage() == null ? null : image.stage().toString());
+  }
+
+  private CompletableFuture<Void> request(ObjectNode req) {
+    long ref = refs.incrementAndGet();
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    pending.put(ref, done);
+    req.put("ref", ref);
+    try {
+      write(req);
+    } catch (IOException e) {
+      pending.remove(ref);
+      done.completeExceptionally(e);
+    }
+    return done;
   }
 
   /** SIGKILL to the sandbox's process group, unless the launcher already reaped it. */
@@ -220,6 +301,8 @@ final class LauncherClient implements Closeable {
       c.exited.complete(new SandboxExit(null, 9, c.killRequested, closing ? null : why));
     }
     children.clear();
+    pending.values().forEach(f -> f.completeExceptionally(new IOException(why)));
+    pending.clear();
     if (!closing) {
       try {
         onDeath.run();
@@ -273,6 +356,14 @@ final class LauncherClient implements Closeable {
       case "killed" -> {
         // the exit event follows
       }
+      case "done" -> {
+        CompletableFuture<Void> f = pending.remove(ev.path("ref").asLong());
+        if (f != null && ev.path("error").isTextual()) {
+          f.completeExceptionally(new IOException(ev.path("error").asText()));
+        } else if (f != null) {
+          f.complete(null);
+        }
+      }
       case "exit" -> {
         if (c != null) {
           children.remove(c.id);
@@ -288,6 +379,14 @@ final class LauncherClient implements Closeable {
 
   @Override
   public void close() {
+    close(500);
+  }
+
+  /**
+   * Ends the helper's input: it kills every sandbox, releases every workspace image it mounted and
+   * exits; killed if it has not within {@code waitMillis}.
+   */
+  void close(long waitMillis) {
     closing = true;
     alive = false;
     try {
@@ -296,7 +395,7 @@ final class LauncherClient implements Closeable {
       log.debug("closing launcher stdin", e);
     }
     try {
-      if (!process.waitFor(500, TimeUnit.MILLISECONDS)) {
+      if (!process.waitFor(waitMillis, TimeUnit.MILLISECONDS)) {
         process.destroyForcibly();
       }
     } catch (InterruptedException e) {

@@ -8,16 +8,36 @@ and never runs user code.
 
 Protocol: JSON lines. The first line on stdin is the set-up:
   {"parent": <server pid>, "uid": <int or null>, "gid": <int or null>,
-   "stage": {"source": <dir>, "target": <dir>} or null}
+   "stage": {"source": <dir>, "target": <dir>} or null, "instance": <server instance id>}
 then requests:
   {"op": "spawn", "id": ..., "argv": [...], "socket": <path>, "token": ...,
-   "seccomp": <path or null>, "cgroups": [<dir>...], "rlimits": {"NAME": [soft, hard]}}
+   "seccomp": <path or null>, "cgroups": [<dir>...], "rlimits": {"NAME": [soft, hard]},
+   "uid": <int, optional>, "gid": <int, optional>, "image": <image or absent>}
   {"op": "kill", "id": ...}
+  {"op": "release", "ref": <int>, "id": ..., "host": <dir>, "stage": <dir or null>,
+   "path": <image file>}
+  {"op": "probe", "ref": <int>, "image": <image>}
+where an image is {"path": <file>, "template": <file>, "bytes": n, "inodes": n, "mkfs": <path>,
+"debugfs": <path>, "host": <dir>, "stage": <dir or null>}.
 Replies and events on stdout:
   {"type": "spawned", "id": ..., "pid": ...}  or  {"type": "spawn_failed", "id": ..., "error": ...}
   {"type": "info", "id": ..., "child_pid": ..., "pidns": <inode or null>}
   {"type": "killed", "id": ..., "found": true|false}
   {"type": "exit", "id": ..., "pid": ..., "code": <exit code or null>, "signal": <int or null>}
+  {"type": "done", "ref": ..., "error": <text or null>}   (release, probe)
+
+Workspace images: a sandbox with an image gets a file system of its own, so that its disk quota
+holds at all times (blocks and inodes), not only while the server watches a run. The image is a
+sparse copy of a template made once per size with mkfs.ext4 (no journal, no reserved blocks, a
+fixed number of inodes; lost+found removed), attached to a loop device that frees itself when
+the last mount goes, and mounted nodev,nosuid twice: in the server's mount namespace at the
+workspace's host path (the server reads and writes the files there) and, in ours, at the staged
+path bwrap binds as /mnt/data. "release" unmounts both and deletes the image; closing stdin
+releases every image this launcher mounted. Copying, attaching and first mounting an image is
+the slow part (a few milliseconds, far more on a loaded host); so whenever it has nothing else
+to do, the launcher makes the next one ahead ("spare-<instance>-<n>.img", mounted in its own
+namespace only) for the quota it was last asked for, and a spawn that finds it only renames it
+and mounts the same device twice more, which costs next to nothing.
 
 The spawned child connects three sockets to the server (control, stdout, stderr, each
 introduced by a hello line with the sandbox id and token), places them on fds 3, 1 and 2,
@@ -28,6 +48,7 @@ own private mount namespace, at a path the sandbox user can reach ("stage").
 """
 
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -35,7 +56,9 @@ import resource
 import selectors
 import signal
 import socket
+import struct
 import sys
+import time
 
 PR_SET_PDEATHSIG = 1
 PR_SET_CHILD_SUBREAPER = 36
@@ -43,8 +66,21 @@ CLONE_NEWNS = 0x00020000
 MS_BIND = 4096
 MS_REC = 16384
 MS_PRIVATE = 1 << 18
+MS_NOSUID = 2
+MS_NODEV = 4
+MNT_DETACH = 2
+UMOUNT_NOFOLLOW = 8
+LOOP_SET_FD = 0x4C00
+LOOP_SET_STATUS64 = 0x4C04
+LOOP_CONFIGURE = 0x4C0A
+LOOP_CTL_GET_FREE = 0x4C82
+LO_FLAGS_AUTOCLEAR = 4
 
 libc = ctypes.CDLL(None, use_errno=True)
+libc.mount.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_char_p, ctypes.c_ulong,
+                       ctypes.c_char_p]
+libc.umount2.argtypes = [ctypes.c_char_p, ctypes.c_int]
+libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
 def emit(obj):
@@ -67,10 +103,192 @@ def stage(source, target):
     check(libc.mount(source.encode(), target.encode(), None, MS_BIND, None), "bind %s" % source)
 
 
+# -- workspace images ---------------------------------------------------------------------------
+
+
+TEMPLATES_KEPT = 8
+
+
+def ensure_template(image):
+    """A fresh file system of this size and inode count, made once and copied for each sandbox
+    (mkfs costs tens of milliseconds, a sparse copy well under one). Written under a temporary
+    name and renamed, so that servers sharing the data directory never use half a template. At
+    most TEMPLATES_KEPT are kept (the least recently used go), so that sessions asking for many
+    different quotas cannot fill the disk with them."""
+    template = image["template"]
+    try:
+        os.utime(template)  # used now
+        return
+    except FileNotFoundError:
+        pass
+    import subprocess
+
+    tmp = "%s.tmp-%d" % (template, os.getpid())
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            os.ftruncate(fd, image["bytes"])
+        finally:
+            os.close(fd)
+        env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LC_ALL": "C"}
+        for argv in (
+            [image["mkfs"], "-q", "-F", "-b", "4096", "-I", "256", "-N", str(image["inodes"]),
+             "-m", "0", "-O", "^has_journal,^resize_inode", "-E", "lazy_itable_init=1,nodiscard",
+             "-L", "pysandbox", tmp],
+            [image["debugfs"], "-w", "-R", "rmdir lost+found", tmp],
+        ):
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, env=env, timeout=120)
+            if done.returncode != 0:
+                raise OSError("%s failed (exit %d): %s" % (
+                    os.path.basename(argv[0]), done.returncode,
+                    done.stdout.decode("utf-8", "replace").strip()[:500]))
+        os.rename(tmp, template)
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    forget_old_templates(os.path.dirname(template))
+
+
+def forget_old_templates(directory):
+    templates = []
+    for name in os.listdir(directory):
+        if name.startswith("template-") and name.endswith(".img"):
+            try:
+                templates.append((os.stat(os.path.join(directory, name)).st_mtime, name))
+            except FileNotFoundError:
+                pass
+    templates.sort()
+    for _, name in templates[:-TEMPLATES_KEPT]:
+        try:
+            os.unlink(os.path.join(directory, name))
+        except FileNotFoundError:
+            pass
+
+
+def sparse_copy(source, target):
+    """Copies only the extents that hold data; the holes stay holes."""
+    src = os.open(source, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        dst = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            size = os.fstat(src).st_size
+            os.ftruncate(dst, size)
+            offset = 0
+            while offset < size:
+                try:
+                    data = os.lseek(src, offset, os.SEEK_DATA)
+                except OSError as e:
+                    if e.errno == errno.ENXIO:
+                        break
+                    raise
+                hole = os.lseek(src, data, os.SEEK_HOLE)
+                copy_range(src, dst, data, hole - data)
+                offset = hole
+        finally:
+            os.close(dst)
+    except BaseException:
+        try:
+            os.unlink(target)
+        except FileNotFoundError:
+            pass
+        raise
+    finally:
+        os.close(src)
+
+
+def copy_range(src, dst, offset, length):
+    while length > 0:
+        try:
+            n = os.copy_file_range(src, dst, length, offset, offset)
+        except OSError as e:
+            if e.errno not in (errno.ENOSYS, errno.EXDEV, errno.EINVAL, errno.EOPNOTSUPP):
+                raise
+            n = os.pwrite(dst, os.pread(src, min(length, 1 << 20), offset), offset)
+        if n <= 0:
+            raise OSError(errno.EIO, "short copy at %d" % offset)
+        offset += n
+        length -= n
+
+
+def loop_node(n):
+    """The device node of loop device n, made if the host's /dev has not got it yet."""
+    path = "/dev/loop%d" % n
+    if not os.path.exists(path):
+        try:
+            with open("/sys/devices/virtual/block/loop%d/dev" % n) as f:
+                major, minor = (int(x) for x in f.read().strip().split(":"))
+            os.mknod(path, 0o600 | 0o060000, os.makedev(major, minor))
+        except FileExistsError:
+            pass
+        except OSError:
+            time.sleep(0.005)
+    return path
+
+
+def attach(image_path):
+    """A loop device for the image (autoclear: it detaches itself when its last user goes).
+    Returns an open fd of the device, to close once it is mounted."""
+    backing = os.open(image_path, os.O_RDWR | os.O_CLOEXEC)
+    control = os.open("/dev/loop-control", os.O_RDWR | os.O_CLOEXEC)
+    try:
+        for _ in range(64):
+            n = fcntl.ioctl(control, LOOP_CTL_GET_FREE)
+            try:
+                dev = os.open(loop_node(n), os.O_RDWR | os.O_CLOEXEC)
+            except FileNotFoundError:
+                continue
+            # struct loop_info64, then loop_config {fd, block_size, info, reserved[8]}
+            info = struct.pack("=QQQQQIIII64s64s32sQQ", 0, 0, 0, 0, 0, 0, 0, 0,
+                               LO_FLAGS_AUTOCLEAR, b"", b"", b"", 0, 0)
+            try:
+                try:
+                    fcntl.ioctl(dev, LOOP_CONFIGURE, struct.pack("=II", backing, 0) + info
+                                + bytes(64))
+                except OSError as e:
+                    if e.errno not in (errno.EINVAL, errno.ENOTTY):
+                        raise
+                    fcntl.ioctl(dev, LOOP_SET_FD, backing)  # kernels before 5.8
+                    fcntl.ioctl(dev, LOOP_SET_STATUS64, info)
+                return dev, "/dev/loop%d" % n
+            except OSError as e:
+                os.close(dev)
+                if e.errno != errno.EBUSY:  # taken by someone else since GET_FREE: try again
+                    raise
+        raise OSError(errno.EBUSY, "no free loop device after 64 attempts")
+    finally:
+        os.close(control)
+        os.close(backing)
+
+
+def mount_device(device, target):
+    check(libc.mount(device.encode(), target.encode(), b"ext4", MS_NOSUID | MS_NODEV,
+                     b"noinit_itable"), "mount %s on %s" % (device, target))
+
+
+def unmount(target):
+    """Detaches whatever is mounted at target (nothing there is fine)."""
+    for _ in range(8):
+        if libc.umount2(target.encode(), MNT_DETACH | UMOUNT_NOFOLLOW) != 0:
+            err = ctypes.get_errno()
+            if err in (errno.EINVAL, errno.ENOENT):
+                return
+            raise OSError(err, "umount %s: %s" % (target, os.strerror(err)))
+
+
 class Launcher:
-    def __init__(self, setup):
+    def __init__(self, setup, host_ns=None, own_ns=None):
         self.uid = setup.get("uid")
         self.gid = setup.get("gid")
+        self.host_ns = host_ns  # fd of the server's mount namespace, when we have our own
+        self.own_ns = own_ns
+        self.images = {}  # sandbox id -> its image request, until released
+        self.instance = setup.get("instance") or "x"
+        self.spare = None  # the next image, made ahead: {"template", "path", "device", "mount"}
+        self.spare_for = None  # the image request the next spare is made like
+        self.spares_made = 0
         self.children = {}  # pid -> sandbox id
         self.pids = {}  # sandbox id -> pid (until reaped)
         self.info = {}  # info pipe fd -> (sandbox id, buffer)
@@ -80,6 +298,20 @@ class Launcher:
     # -- spawning ----------------------------------------------------------------------------
 
     def spawn(self, req):
+        sid = req["id"]
+        if os.getuid() == 0 and not req.get("uid", self.uid):
+            raise OSError(errno.EPERM, "refusing to run sandbox %s as root: no user given" % sid)
+        image = req.get("image")
+        if image:
+            self.mount_image(image, req.get("uid", self.uid), req.get("gid", self.gid))
+            self.images[sid] = image
+        try:
+            self._spawn(req)
+        except BaseException:
+            self.drop_image(sid)
+            raise
+
+    def _spawn(self, req):
         sid = req["id"]
         info_r, info_w = os.pipe()
         err_r, err_w = os.pipe()
@@ -110,6 +342,7 @@ class Launcher:
         if failure:
             os.close(info_r)
             self._reap_now(pid)
+            self.drop_image(sid)
             emit({"type": "spawn_failed", "id": sid, "error": failure.decode("utf-8", "replace")})
             return
         self.children[pid] = sid
@@ -160,12 +393,161 @@ class Launcher:
                     hard = min(hard, current)
                     soft = min(soft, hard)
             resource.setrlimit(which, (soft, hard))
-        if self.uid is not None and os.getuid() == 0:
+        uid, gid = req.get("uid", self.uid), req.get("gid", self.gid)
+        if uid is not None and os.getuid() == 0:
             os.setgroups([])
-            os.setgid(self.gid)
-            os.setuid(self.uid)
+            os.setgid(gid)
+            os.setuid(uid)
         argv = req["argv"]
         os.execv(argv[0], argv)
+
+    # -- workspace images ------------------------------------------------------------------------
+
+    def in_host_ns(self, action):
+        if self.host_ns is None:
+            return action()
+        check(libc.setns(self.host_ns, CLONE_NEWNS), "setns(server's mount namespace)")
+        try:
+            return action()
+        finally:
+            check(libc.setns(self.own_ns, CLONE_NEWNS), "setns(own mount namespace)")
+
+    def mount_image(self, image, uid, gid):
+        """Copies the template, attaches it and mounts it where the server and bwrap look (or
+        takes the spare made ahead, when it is like this one)."""
+        spare = self.take_spare(image)
+        if spare is None:
+            try:
+                ensure_template(image)
+                sparse_copy(image["template"], image["path"])
+            except FileNotFoundError:  # another server dropped the template: make it again
+                ensure_template(image)
+                sparse_copy(image["template"], image["path"])
+        try:
+            if spare is None:
+                fd, device = attach(image["path"])
+            else:
+                fd, device = None, spare["device"]
+            try:
+                def on_host():
+                    mount_device(device, image["host"])
+                    if uid is not None:
+                        os.chown(image["host"], uid, gid)
+                    os.chmod(image["host"], 0o700)
+
+                self.in_host_ns(on_host)
+                if image.get("stage"):
+                    mount_device(device, image["stage"])
+            finally:
+                if fd is not None:
+                    os.close(fd)
+                if spare is not None:
+                    self.drop_spare_mount(spare)
+        except BaseException:
+            self.release(image)
+            raise
+        self.spare_for = image
+
+    # The spare: made while idle, in our namespace only, so that it dies with us.
+
+    def take_spare(self, image):
+        spare, self.spare = self.spare, None
+        if spare is None:
+            return None
+        if spare["template"] != image["template"]:  # another quota: keep it for the next one
+            self.spare = spare
+            return None
+        try:
+            os.rename(spare["path"], image["path"])
+        except OSError:
+            self.discard_spare(spare)
+            return None
+        return spare
+
+    def make_spare(self):
+        like, self.spare_for = self.spare_for, None
+        if like is None or self.spare is not None:
+            return
+        self.spares_made += 1
+        name = "spare-%s-%d" % (self.instance, self.spares_made)
+        directory = os.path.dirname(like["path"])
+        spare = {"template": like["template"], "path": os.path.join(directory, name + ".img"),
+                 "mount": os.path.join(directory, name + ".mnt"), "device": None}
+        try:
+            ensure_template(like)
+            sparse_copy(like["template"], spare["path"])
+            os.mkdir(spare["mount"], 0o700)
+            fd, spare["device"] = attach(spare["path"])
+            try:
+                mount_device(spare["device"], spare["mount"])
+            finally:
+                os.close(fd)
+            self.spare = spare
+        except Exception as e:
+            self.discard_spare(spare)
+            emit({"type": "error", "error": "making a spare workspace image: %s" % e})
+
+    def drop_spare_mount(self, spare):
+        unmount(spare["mount"])
+        try:
+            os.rmdir(spare["mount"])
+        except OSError:
+            pass
+
+    def discard_spare(self, spare):
+        try:
+            self.drop_spare_mount(spare)
+            os.unlink(spare["path"])
+        except OSError:
+            pass
+
+    def release(self, image):
+        """Unmounts an image in both namespaces and deletes it; what is already gone is fine."""
+        if image.get("stage"):
+            unmount(image["stage"])
+        self.in_host_ns(lambda: unmount(image["host"]))
+        try:
+            os.unlink(image["path"])
+        except FileNotFoundError:
+            pass
+
+    def drop_image(self, sid):
+        image = self.images.pop(sid, None)
+        if image:
+            try:
+                self.release(image)
+            except OSError as e:
+                emit({"type": "error", "error": "releasing the image of %s: %s" % (sid, e)})
+
+    def release_all(self):
+        for sid in list(self.images):
+            self.drop_image(sid)
+        if self.spare is not None:
+            self.discard_spare(self.spare)
+            self.spare = None
+
+    def done(self, req, action):
+        try:
+            action()
+            emit({"type": "done", "ref": req.get("ref"), "error": None})
+        except Exception as e:
+            emit({"type": "done", "ref": req.get("ref"), "error": str(e) or repr(e)})
+
+    def probe(self, image):
+        """Makes and mounts one image and releases it: proves mkfs, loop devices and ext4 work
+        (and makes the first spare, for the default quota)."""
+        self.mount_image(image, None, None)
+        try:
+            allocated = os.stat(image["path"]).st_blocks * 512
+            if allocated > 64 << 20:
+                raise OSError(errno.EOPNOTSUPP, "the image takes %d MiB on disk: the data"
+                              " directory's file system does not keep holes, and every sandbox"
+                              " would write its whole quota" % (allocated >> 20))
+            probe_file = os.path.join(image["stage"] or image["host"], "probe")
+            with open(probe_file, "wb") as f:
+                f.write(b"pysandbox")
+        finally:
+            self.release(image)
 
     def _reap_now(self, pid):
         try:
@@ -258,6 +640,11 @@ class Launcher:
                 self.spawn(req)
             elif op == "kill":
                 self.kill(req)
+            elif op == "release":
+                self.images.pop(req.get("id"), None)
+                self.done(req, lambda: self.release(req))
+            elif op == "probe":
+                self.done(req, lambda: self.probe(req["image"]))
             else:
                 emit({"type": "error", "error": "unknown op %r" % op})
         except Exception as e:
@@ -274,7 +661,10 @@ class Launcher:
         self.selector.register(wake_r, selectors.EVENT_READ, "wake")
         self.handle_lines()
         while True:
-            for key, _ in self.selector.select():
+            events = self.selector.select(0 if self.spare_for is not None else None)
+            if not events:
+                self.make_spare()
+            for key, _ in events:
                 if key.data == "wake":
                     try:
                         while os.read(wake_r, 512):
@@ -291,6 +681,7 @@ class Launcher:
                         continue
                     if not chunk:
                         self.kill_all()
+                        self.release_all()
                         return
                     self.inbuf += chunk
                     self.handle_lines()
@@ -323,9 +714,12 @@ def main():
     setup, rest = read_setup()
     if os.getppid() != setup.get("parent"):
         sys.exit("pysandbox launcher: the server is gone")
+    host_ns = own_ns = None
     if setup.get("stage"):
+        host_ns = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
         stage(setup["stage"]["source"], setup["stage"]["target"])
-    launcher = Launcher(setup)
+        own_ns = os.open("/proc/self/ns/mnt", os.O_RDONLY | os.O_CLOEXEC)
+    launcher = Launcher(setup, host_ns, own_ns)
     launcher.inbuf = rest
     emit({"type": "hello", "pid": os.getpid()})
     launcher.loop()
