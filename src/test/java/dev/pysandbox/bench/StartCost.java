@@ -61,7 +61,8 @@ public final class StartCost {
         if (backend.unavailableReason().isPresent()) {
           throw new IllegalStateException(backend.unavailableReason().get());
         }
-        specs.add(new SandboxSpec(List.of(), 1 << 20, config.defaultLimits()));
+        specs.add(
+            new SandboxSpec(List.of(), 1 << 20, config.defaultLimits(), config.outputMaxBytes()));
       }
       List<List<Double>> ms = new ArrayList<>();
       configs.forEach(c -> ms.add(new ArrayList<>()));
