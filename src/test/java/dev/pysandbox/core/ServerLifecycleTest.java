@@ -160,7 +160,8 @@ class ServerLifecycleTest {
         .isZero();
     Path filler = fs.resolve("filler");
     try (DefaultSandboxService service =
-        TestServices.start(fs.resolve("data"), Map.of("pool_size", "0"))) {
+        // Plain workspaces on the full disk: an image's writes would reach the disk only later.
+        TestServices.start(fs.resolve("data"), Map.of("pool_size", "0", "disk_quota_fs", "off"))) {
       service.run(new ExecutionRequest("x = 1", "full", null, null));
       CompletableFuture<RunRecord> running =
           CompletableFuture.supplyAsync(

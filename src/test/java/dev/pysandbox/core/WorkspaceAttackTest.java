@@ -43,8 +43,10 @@ import org.junit.jupiter.api.io.TempDir;
  * opens, trees too deep or too long for a path, links swapped in mid-walk, sparse files, files
  * rewritten while they are collected. The seccomp filter is off here, so that the code can make
  * FIFOs and take leases and the server's own defence is what is tested; {@code EscapeSuiteTest}
- * checks that the filter refuses them too. Every call that could hang is made with a deadline, so a
- * hang fails the test instead of blocking it.
+ * checks that the filter refuses them too. Workspace images are off for the same reason: the
+ * measured quota (hosts without root or loop devices) is what is tested here; {@code
+ * WorkspaceFileSystemTest} tests the enforced one. Every call that could hang is made with a
+ * deadline, so a hang fails the test instead of blocking it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class WorkspaceAttackTest {
@@ -56,7 +58,16 @@ class WorkspaceAttackTest {
   static void start() {
     service =
         TestServices.start(
-            dataDir, Map.of("seccomp", "false", "pool_size", "1", "max_sessions", "20"));
+            dataDir,
+            Map.of(
+                "seccomp",
+                "false",
+                "disk_quota_fs",
+                "off",
+                "pool_size",
+                "1",
+                "max_sessions",
+                "20"));
     calls =
         Executors.newCachedThreadPool(
             r -> {
