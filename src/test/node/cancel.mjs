@@ -11,10 +11,9 @@
 //  - gets no answer after the abort (the spec: a cancelled request is not answered).
 // Prints one JSON line on stdout with the findings; exits 1 when a check fails, 2 on bad usage.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { parseArgs, ServerLog, shutdown } from './common.mjs';
+import { parseArgs, serverTransport, ServerLog, shutdown } from './common.mjs';
 
 const SESSION = 'cancel-1';
 const LONG = 'import time\nfor i in range(600): time.sleep(0.1)';
@@ -26,13 +25,7 @@ const { options, command } = parseArgs(process.argv.slice(2), {
 });
 
 const log = new ServerLog();
-const transport = new StdioClientTransport({
-  command: command[0],
-  args: command.slice(1),
-  env: { ...process.env },
-  stderr: 'pipe',
-});
-log.attach(transport);
+const transport = serverTransport(command, log);
 
 // Watch the wire both ways. The SDK's Protocol.connect keeps an onmessage set before it and calls
 // it first, so every message the server sends passes here.

@@ -1,4 +1,22 @@
-// What load.mjs and cancel.mjs share: options, the server's stderr, shutting down, percentiles.
+// What load.mjs and cancel.mjs share: options, starting the server, its stderr, shutting down,
+// percentiles.
+
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+/**
+ * The server started over stdio as a client would, with this process's whole environment (the SDK
+ * otherwise passes only a short list), its stderr kept by `log`.
+ */
+export function serverTransport(command, log) {
+  const transport = new StdioClientTransport({
+    command: command[0],
+    args: command.slice(1),
+    env: { ...process.env },
+    stderr: 'pipe',
+  });
+  log.attach(transport);
+  return transport;
+}
 
 /**
  * Options before the server command: `--name=value` or `--name value` for the names in `spec`

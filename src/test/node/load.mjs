@@ -14,9 +14,8 @@
 // p99_ms, ...}; exits 1 unless every call was answered right, 2 on bad usage. The server needs
 // max_sessions >= sessions (plus the pool's headroom): `--set max_sessions=80`.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { performance } from 'node:perf_hooks';
-import { parseArgs, ServerLog, shutdown, summary } from './common.mjs';
+import { parseArgs, serverTransport, ServerLog, shutdown, summary } from './common.mjs';
 
 const CODE = "n = globals().get('n', 0) + 1\nn";
 
@@ -37,13 +36,7 @@ if (inFlight > sessions || inFlight < 1 || sessions < 1) {
 }
 
 const log = new ServerLog();
-const transport = new StdioClientTransport({
-  command: command[0],
-  args: command.slice(1),
-  env: { ...process.env },
-  stderr: 'pipe',
-});
-log.attach(transport);
+const transport = serverTransport(command, log);
 const client = new Client({ name: 'pysandbox-load', version: '1' });
 
 const stats = { ok: 0, wrong: 0, errors: 0, firstErrors: [], latencies: [] };

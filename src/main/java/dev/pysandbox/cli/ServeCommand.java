@@ -28,6 +28,8 @@ final class ServeCommand implements Callable<Integer> {
   /** How long answers to calls that were in flight may take to be written at the end. */
   private static final long ANSWER_WAIT_MILLIS = 500;
 
+  private static boolean stopped;
+
   @ParentCommand Main main;
 
   @Override
@@ -57,7 +59,16 @@ final class ServeCommand implements Callable<Integer> {
     return 0;
   }
 
-  private static void stop(DefaultSandboxService service, StdioConnection connection, String why) {
+  /**
+   * Once: a signal during the stop at end of stdin (or the reverse) waits for the stop under way
+   * instead of running a second one beside it.
+   */
+  private static synchronized void stop(
+      DefaultSandboxService service, StdioConnection connection, String why) {
+    if (stopped) {
+      return;
+    }
+    stopped = true;
     service.interruptRuns(why, 600);
     connection.close(ANSWER_WAIT_MILLIS);
     service.close(why);
