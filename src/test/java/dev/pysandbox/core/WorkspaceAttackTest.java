@@ -304,24 +304,31 @@ class WorkspaceAttackTest {
       throws Exception {
     String id = session(30);
     Path workspace = workspaceOf(id);
-    RunRecord r =
-        run(
-            id,
-            "import os\nfor _ in range(2100):\n    os.mkdir('d')\n    os.chdir('d')\n"
-                + "for n in ('x', 'y'):\n    open(n, 'wb').write(b'1' * 20_000_000)\n"
-                + "os.chdir('/mnt/data')\nopen('top.txt', 'w').write('top')");
-    assertThat(r.status()).as("the run ended with a record").isNotEqualTo(RunStatus.RUNNING);
-    assertThat(service.getRun(r.runId(), false).status()).isNotEqualTo(RunStatus.RUNNING);
-    assertThat(r.killReason())
-        .as("40 MB at depth 2100 count against 30 MiB")
-        .isEqualTo("disk_quota");
-    assertThat(r.artifacts()).extracting(Artifact::path).contains("top.txt");
-    assertThat(r.artifacts())
-        .filteredOn(a -> a.skipped() != null && a.skipped().contains("deeper than"))
-        .as("what lies too deep to list is reported")
-        .isNotEmpty();
-    within(30, "close_session", () -> service.closeSession(id));
-    assertRemovedSoon(workspace);
+    try {
+      // top.txt is written first: the quota may be measured, and the run killed, at any moment
+      // after the first 30 MiB, so nothing the test relies on may come after the big writes.
+      RunRecord r =
+          run(
+              id,
+              "import os\nopen('top.txt', 'w').write('top')\n"
+                  + "for _ in range(2100):\n    os.mkdir('d')\n    os.chdir('d')\n"
+                  + "for n in ('x', 'y'):\n    open(n, 'wb').write(b'1' * 20_000_000)\n"
+                  + "import time\ntime.sleep(30)");
+      assertThat(r.status()).as("the run ended with a record").isNotEqualTo(RunStatus.RUNNING);
+      assertThat(service.getRun(r.runId(), false).status()).isNotEqualTo(RunStatus.RUNNING);
+      assertThat(r.killReason())
+          .as("40 MB at depth 2100 count against 30 MiB")
+          .isEqualTo("disk_quota");
+      assertThat(r.artifacts()).extracting(Artifact::path).contains("top.txt");
+      assertThat(r.artifacts())
+          .filteredOn(a -> a.skipped() != null && a.skipped().contains("deeper than"))
+          .as("what lies too deep to list is reported")
+          .isNotEmpty();
+      within(30, "close_session", () -> service.closeSession(id));
+      assertRemovedSoon(workspace);
+    } finally {
+      closeQuietly(id);
+    }
   }
 
   @Test
