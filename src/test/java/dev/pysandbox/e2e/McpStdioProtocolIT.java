@@ -267,4 +267,45 @@ class McpStdioProtocolIT {
     assertThat(runs.stdout()).doesNotContain("\"running\"");
     assertThat(runs.stdout().split("\"interrupted\"", -1)).hasSize(3);
   }
+
+  @Test
+  void endOfStdin_withManySessions_leavesNoMountPointBehind() throws Exception {
+    int sessions = 30;
+    RawMcpClient c = new RawMcpClient(dataDir, "max_sessions=40");
+    try {
+      c.initialize();
+      for (int i = 0; i < sessions; i++) {
+        JsonNode made = c.call("create_session", Map.of("session_id", "m" + i), 60);
+        assertThat(made.path("result").path("isError").asBoolean()).as(made.toString()).isFalse();
+      }
+      assertThat(mountsUnder(dataDir))
+          .as("each session's workspace is a mounted image")
+          .isNotEmpty();
+      long eof = System.nanoTime();
+      c.closeStdin();
+      assertThat(c.process.waitFor(15, TimeUnit.SECONDS)).as("exited").isTrue();
+      System.out.println(
+          "exit after end of stdin with "
+              + sessions
+              + " sessions: "
+              + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - eof)
+              + " ms");
+      assertThat(mountsUnder(dataDir)).as("mount points left on the host").isEmpty();
+    } finally {
+      c.close();
+    }
+  }
+
+  /** Mount points under {@code dir} in this process's mount namespace (the server's too). */
+  static List<String> mountsUnder(Path dir) throws java.io.IOException {
+    String prefix = dir.toRealPath() + "/";
+    List<String> found = new ArrayList<>();
+    for (String line : java.nio.file.Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+      String[] f = line.split(" ");
+      if (f.length > 4 && f[4].startsWith(prefix)) {
+        found.add(f[4]);
+      }
+    }
+    return found;
+  }
 }

@@ -587,16 +587,18 @@ public final class BwrapBackend implements SandboxBackend {
       closed = true;
       if (launcher != null) {
         // Images mounted by a launcher that died before this one: this one unmounts them too. Its
-        // own it releases when its input ends.
+        // own it releases when its input ends, unmounting them all first in one go.
         int images = 0;
         for (BwrapSandbox s : held.values()) {
           if (s.image() != null && !s.released()) {
-            launcher.release(s.id(), s.image());
+            if (s.launcher() != launcher) {
+              launcher.release(s.id(), s.image());
+            }
             images++;
           }
         }
-        // Unmounting and deleting an image takes a few milliseconds: wait for them all (within
-        // reason; what is left is released by the next server to start on this data directory).
+        // Deleting an image takes a few milliseconds (more on a busy host): wait for them all
+        // (within reason; what is left is deleted by the next server on this data directory).
         launcher.close(Math.min(CLOSE_WAIT_MILLIS + 20L * images, 10_000));
       }
     }

@@ -174,6 +174,11 @@ final class BwrapSandbox implements Sandbox {
     releaser.accept(this);
   }
 
+  /** The launcher that started it (and mounted its workspace image). */
+  LauncherClient launcher() {
+    return launcher;
+  }
+
   /** Whether {@link #releaseWorkspace()} has run. */
   boolean released() {
     return released.get();
