@@ -24,6 +24,9 @@ public record SessionInfo(
     int ttlMinutes,
     String deadReason,
     java.util.Map<String, Object> limits) {
+  /** The longest idle TTL a session may ask for: a week. */
+  public static final int MAX_TTL_MINUTES = 7 * 24 * 60;
+
   public SessionInfo {
     limits = limits == null ? java.util.Map.of() : limits;
   }
