@@ -3,7 +3,7 @@ package dev.pysandbox.api;
 /**
  * A session as {@code list_sessions} shows it.
  *
- * @param sessionId 1-64 of {@code [A-Za-z0-9_-]}
+ * @param sessionId an id ({@link Ids})
  * @param state {@code starting}, {@code idle}, {@code busy}, {@code dead} or {@code closed}
  * @param createdAt ISO-8601 instant
  * @param lastUsedAt ISO-8601 instant of the last call that used it

@@ -9,9 +9,11 @@ import java.util.Objects;
  * factories and the {@code with}-style methods below, e.g. {@code Param.integer("limit", "Runs per
  * page.").min(1).max(1000).defaultValue(20)}.
  *
- * <p>The limits ({@link #minimum}, {@link #maximum}, {@link #maxLength}, {@link #pattern}) describe
- * the rule for clients; the rule is enforced by the request value the argument becomes (see
- * DESIGN.md, "Operations are declared once"), which takes it from the same constant.
+ * <p>The kind, presence and {@link #allowed} values are enforced by the parser ({@link Arguments}).
+ * The limits ({@link #minimum}, {@link #maximum}, {@link #minLength}, {@link #maxLength}, {@link
+ * #pattern}) tell clients the rule; the rule is enforced once, by the request value the argument
+ * becomes or by the core, which take it from the same constant (see DESIGN.md, "Operations are
+ * declared once").
  *
  * @param name the argument's name on the wire, e.g. {@code session_id}
  * @param kind its JSON type
