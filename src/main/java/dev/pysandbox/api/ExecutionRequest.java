@@ -1,15 +1,45 @@
 package dev.pysandbox.api;
 
 /**
- * One request to run code. Validated by the core, not here: faces pass what they received.
+ * One request to run code. What can be checked without the server's configuration is checked here,
+ * when the request is made, whichever face made it; the code's size and the timeout's maximum
+ * depend on the configuration and are checked by the core.
  *
- * @param code Python source (at most the configured size in UTF-8 bytes, not blank, no NUL)
- * @param sessionId the session to run in, or {@code null} for a fresh one-shot sandbox
- * @param description free text kept with the run; only ever treated as data
+ * @param code Python source: not blank, no NUL (and at most the configured size in UTF-8 bytes)
+ * @param sessionId the session to run in ({@link Ids}), or {@code null} for a fresh one-shot
+ *     sandbox
+ * @param description free text kept with the run, at most {@value #MAX_DESCRIPTION_CHARS}
+ *     characters; only ever treated as data
  * @param timeoutSeconds wall-clock limit, or {@code null} for the configured default
+ * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record ExecutionRequest(
     String code, String sessionId, String description, Integer timeoutSeconds) {
+  public static final int MAX_DESCRIPTION_CHARS = 10_000;
+
+  public ExecutionRequest {
+    if (code == null) {
+      throw PysandboxException.invalid("code is required");
+    }
+    if (code.isBlank()) {
+      throw PysandboxException.invalid("code is empty or only whitespace");
+    }
+    if (code.indexOf('\0') >= 0) {
+      throw PysandboxException.invalid(
+          "code contains a NUL character at index " + code.indexOf('\0'));
+    }
+    if (description != null && description.length() > MAX_DESCRIPTION_CHARS) {
+      throw PysandboxException.invalid(
+          "description is "
+              + description.length()
+              + " characters; at most "
+              + MAX_DESCRIPTION_CHARS
+              + " are allowed");
+    }
+    if (sessionId != null) {
+      Ids.requireSessionId(sessionId);
+    }
+  }
 
   public static ExecutionRequest of(String code) {
     return new ExecutionRequest(code, null, null, null);

@@ -2,7 +2,8 @@ package dev.pysandbox.api;
 
 /**
  * Resource limits a caller asks for a session; each {@code null} takes the server's default, and
- * none may pass the server's maximum.
+ * none may pass the server's maximum. The core checks them (the maxima are its configuration's),
+ * against the minima declared here.
  *
  * @param memoryMb memory of the sandbox in MiB (no swap)
  * @param pids processes and threads at once
@@ -11,6 +12,13 @@ package dev.pysandbox.api;
  */
 public record LimitRequest(Integer memoryMb, Integer pids, Double cpus, Integer diskQuotaMb) {
   public static final LimitRequest DEFAULTS = new LimitRequest(null, null, null, null);
+
+  /** Smallest memory a sandbox may ask for: Python, the runner and a preloaded pandas fit. */
+  public static final int MIN_MEMORY_MB = 64;
+
+  public static final int MIN_PIDS = 4;
+  public static final double MIN_CPUS = 0.05;
+  public static final int MIN_DISK_QUOTA_MB = 1;
 
   /** True when every limit is left to the server's default. */
   public boolean isDefault() {

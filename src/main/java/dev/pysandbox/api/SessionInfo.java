@@ -3,7 +3,7 @@ package dev.pysandbox.api;
 /**
  * A session as {@code list_sessions} shows it.
  *
- * @param sessionId 1-64 of {@code [A-Za-z0-9_-]}
+ * @param sessionId an id ({@link Ids})
  * @param state {@code starting}, {@code idle}, {@code busy}, {@code dead} or {@code closed}
  * @param createdAt ISO-8601 instant
  * @param lastUsedAt ISO-8601 instant of the last call that used it
@@ -24,6 +24,9 @@ public record SessionInfo(
     int ttlMinutes,
     String deadReason,
     java.util.Map<String, Object> limits) {
+  /** The longest idle TTL a session may ask for: a week. */
+  public static final int MAX_TTL_MINUTES = 7 * 24 * 60;
+
   public SessionInfo {
     limits = limits == null ? java.util.Map.of() : limits;
   }

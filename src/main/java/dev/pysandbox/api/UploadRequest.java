@@ -1,11 +1,38 @@
 package dev.pysandbox.api;
 
+import java.util.regex.Pattern;
+
 /**
  * A file to put in a session's workspace: exactly one of {@code content} (text, stored as UTF-8)
- * and {@code contentBase64}.
+ * and {@code contentBase64}. Checked here, when the request is made; the size against the server's
+ * {@code upload_max_bytes} is checked by the core.
  *
- * @param filename letters, digits, '.', '_' and '-', 1-255 characters, no ".."
+ * @param sessionId the session ({@link Ids})
+ * @param filename letters, digits, '.', '_' and '-', 1-255 characters, no ".." (no directories)
  * @param overwrite false refuses to replace an existing file with {@code file_exists}
+ * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record UploadRequest(
-    String sessionId, String filename, String content, String contentBase64, boolean overwrite) {}
+    String sessionId, String filename, String content, String contentBase64, boolean overwrite) {
+  /** The characters a file name may have, unanchored; ".." and "." are refused besides. */
+  public static final String FILENAME_REGEX = "[A-Za-z0-9._-]{1,255}";
+
+  private static final Pattern FILENAME = Pattern.compile(FILENAME_REGEX);
+
+  public UploadRequest {
+    Ids.requireSessionId(sessionId);
+    if (filename == null
+        || !FILENAME.matcher(filename).matches()
+        || filename.contains("..")
+        || filename.equals(".")) {
+      throw PysandboxException.invalid(
+          "filename "
+              + Ids.quote(filename)
+              + " is invalid: use 1-255 letters, digits, '.', '_' or '-', without '..' (no"
+              + " directories)");
+    }
+    if ((content == null) == (contentBase64 == null)) {
+      throw PysandboxException.invalid("give exactly one of content and content_base64");
+    }
+  }
+}

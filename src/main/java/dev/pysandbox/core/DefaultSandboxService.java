@@ -8,6 +8,7 @@ import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
@@ -322,7 +323,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public CancelResult cancelRun(String runId) {
-    RequestValidator.validateId("run_id", runId);
+    Ids.requireRunId(runId);
     CancelResult r = runs.cancel(runId, sessions);
     if (r != null) {
       return r;
@@ -337,15 +338,12 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public RunPage listRuns(RunQuery query) {
-    if (query.sessionId() != null) {
-      RequestValidator.validateId("session_id", query.sessionId());
-    }
     return store().list(query);
   }
 
   @Override
   public RunRecord getRun(String runId, boolean includeCode) {
-    RequestValidator.validateId("run_id", runId);
+    Ids.requireRunId(runId);
     return store()
         .get(runId, includeCode)
         .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(r.runId())).build())
@@ -363,14 +361,8 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
-    String id =
-        sessionId == null
-            ? SessionManager.newId()
-            : RequestValidator.validateId("session_id", sessionId);
-    if (ttlMinutes != null && (ttlMinutes < 1 || ttlMinutes > 7 * 24 * 60)) {
-      throw PysandboxException.invalid(
-          "ttl_minutes must be between 1 and 10080, got " + ttlMinutes);
-    }
+    String id = sessionId == null ? SessionManager.newId() : Ids.requireSessionId(sessionId);
+    RequestValidator.ttlMinutes(ttlMinutes);
     Limits wanted = validator.limits(limits);
     requireBackend();
     Session s = sessions.open(id, ttlMinutes, wanted);
@@ -390,7 +382,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public SessionInfo closeSession(String sessionId) {
-    RequestValidator.validateId("session_id", sessionId);
+    Ids.requireSessionId(sessionId);
     if (sessions.find(sessionId) != null || !store().requestClose(sessionId)) {
       return sessions.close(sessionId, "closed by request");
     }
@@ -494,8 +486,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public UploadResult uploadFile(UploadRequest req) {
-    RequestValidator.validateId("session_id", req.sessionId());
-    String filename = WorkspaceAccess.validateFilename(req.filename());
+    String filename = req.filename();
     byte[] data = decode(req);
     requireBackend();
     Session s = sessions.open(req.sessionId(), null);
@@ -545,9 +536,6 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   private byte[] decode(UploadRequest req) {
-    if ((req.content() == null) == (req.contentBase64() == null)) {
-      throw PysandboxException.invalid("give exactly one of content and content_base64");
-    }
     long max = config.uploadMaxBytes();
     if (req.content() != null) {
       byte[] bytes = req.content().getBytes(StandardCharsets.UTF_8);
@@ -598,9 +586,9 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public ArtifactList listArtifacts(String runId, String sessionId) {
-    requireExactlyOne(runId, sessionId);
+    RequestValidator.requireExactlyOne(runId, sessionId);
     if (sessionId != null) {
-      RequestValidator.validateId("session_id", sessionId);
+      Ids.requireSessionId(sessionId);
       Session s = sessions.require(sessionId);
       Sandbox sandbox = s.sandbox.getNow(null);
       var files =
@@ -621,13 +609,11 @@ public final class DefaultSandboxService implements SandboxService {
   @Override
   public ArtifactContent readArtifact(
       String runId, String sessionId, String path, long maxSizeBytes) {
-    requireExactlyOne(runId, sessionId);
-    if (maxSizeBytes < 1) {
-      throw PysandboxException.invalid("max_size_bytes must be at least 1, got " + maxSizeBytes);
-    }
+    RequestValidator.requireExactlyOne(runId, sessionId);
+    RequestValidator.maxSizeBytes(maxSizeBytes);
     WorkspaceAccess.validatePath(path);
     if (sessionId != null) {
-      RequestValidator.validateId("session_id", sessionId);
+      Ids.requireSessionId(sessionId);
       Session s = sessions.require(sessionId);
       Sandbox sandbox = s.sandbox.getNow(null);
       if (sandbox == null) {
@@ -647,12 +633,6 @@ public final class DefaultSandboxService implements SandboxService {
       throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");
     }
     return WorkspaceAccess.read(dir, path, maxSizeBytes, config.readMaxBytes(), "run " + runId);
-  }
-
-  private static void requireExactlyOne(String runId, String sessionId) {
-    if ((runId == null) == (sessionId == null)) {
-      throw PysandboxException.invalid("give exactly one of run_id and session_id");
-    }
   }
 
   // -- context -----------------------------------------------------------------------------------
@@ -691,7 +671,7 @@ public final class DefaultSandboxService implements SandboxService {
   }
 
   private JsonNode contextCall(String sessionId, String op, ObjectNode payload) {
-    RequestValidator.validateId("session_id", sessionId);
+    Ids.requireSessionId(sessionId);
     Session s = sessions.require(sessionId);
     return sessions.with(
         s,

@@ -4,16 +4,19 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Limits;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
-/** Checks everything a caller sends, at the edge of the core, before anything is created. */
+/**
+ * The core's share of checking what a caller sends, before anything is created: the rules that
+ * depend on the server's configuration (code size, timeout and limit maxima) and those on the
+ * service's bare arguments. Rules a request value can check by itself live in that value (the api
+ * records, {@link dev.pysandbox.api.Ids}); see DESIGN.md, "Operations are declared once".
+ */
 final class RequestValidator {
-  static final int MAX_DESCRIPTION_CHARS = 10_000;
-  private static final Pattern ID = Pattern.compile("[A-Za-z0-9_-]{1,64}");
-
   private final PysandboxConfig config;
 
   RequestValidator(PysandboxConfig config) {
@@ -27,17 +30,11 @@ final class RequestValidator {
     if (req == null) {
       throw PysandboxException.invalid("no request");
     }
-    validateCode(req.code());
-    if (req.description() != null && req.description().length() > MAX_DESCRIPTION_CHARS) {
-      throw PysandboxException.invalid(
-          "description is "
-              + req.description().length()
-              + " characters; at most "
-              + MAX_DESCRIPTION_CHARS
-              + " are allowed");
-    }
-    if (req.sessionId() != null) {
-      validateId("session_id", req.sessionId());
+    int bytes = req.code().getBytes(StandardCharsets.UTF_8).length;
+    if (bytes > config.codeMaxBytes()) {
+      throw new PysandboxException(
+          ErrorCode.CODE_TOO_LARGE,
+          "code is " + bytes + " bytes (UTF-8); the limit is " + config.codeMaxBytes() + " bytes");
     }
     if (req.timeoutSeconds() == null) {
       return config.timeoutDefaultSeconds();
@@ -49,12 +46,6 @@ final class RequestValidator {
     }
     return t;
   }
-
-  /** Smallest memory a sandbox may ask for: Python, the runner and a preloaded pandas fit. */
-  static final int MIN_MEMORY_MB = 64;
-
-  static final int MIN_PIDS = 4;
-  static final double MIN_CPUS = 0.05;
 
   /**
    * The limits of a new session: the server's defaults where the request says nothing.
@@ -74,18 +65,20 @@ final class RequestValidator {
             : range(
                     "memory_limit_mb",
                     req.memoryMb(),
-                    MIN_MEMORY_MB,
+                    LimitRequest.MIN_MEMORY_MB,
                     max.memoryBytes() / Limits.MIB)
                 * Limits.MIB;
     int pids =
-        req.pids() == null ? d.pids() : (int) range("pids_limit", req.pids(), MIN_PIDS, max.pids());
+        req.pids() == null
+            ? d.pids()
+            : (int) range("pids_limit", req.pids(), LimitRequest.MIN_PIDS, max.pids());
     double cpus = d.cpus();
     if (req.cpus() != null) {
       double c = req.cpus();
-      if (!(c >= MIN_CPUS && c <= max.cpus())) {
+      if (!(c >= LimitRequest.MIN_CPUS && c <= max.cpus())) {
         throw PysandboxException.invalid(
             "cpu_limit must be between "
-                + MIN_CPUS
+                + LimitRequest.MIN_CPUS
                 + " and "
                 + max.cpus()
                 + " (the server's maximum), got "
@@ -96,7 +89,11 @@ final class RequestValidator {
     long disk =
         req.diskQuotaMb() == null
             ? d.diskBytes()
-            : range("disk_quota_mb", req.diskQuotaMb(), 1, max.diskBytes() / Limits.MIB)
+            : range(
+                    "disk_quota_mb",
+                    req.diskQuotaMb(),
+                    LimitRequest.MIN_DISK_QUOTA_MB,
+                    max.diskBytes() / Limits.MIB)
                 * Limits.MIB;
     return new Limits(memory, pids, cpus, disk, d.tmpBytes());
   }
@@ -115,35 +112,33 @@ final class RequestValidator {
     return value;
   }
 
-  void validateCode(String code) {
-    if (code == null) {
-      throw PysandboxException.invalid("code is required");
-    }
-    if (code.isBlank()) {
-      throw PysandboxException.invalid("code is empty or only whitespace");
-    }
-    if (code.indexOf('\0') >= 0) {
+  /**
+   * A session's idle TTL: {@code null} (the default) or 1..{@value SessionInfo#MAX_TTL_MINUTES}.
+   */
+  static Integer ttlMinutes(Integer ttlMinutes) {
+    if (ttlMinutes != null && (ttlMinutes < 1 || ttlMinutes > SessionInfo.MAX_TTL_MINUTES)) {
       throw PysandboxException.invalid(
-          "code contains a NUL character at index " + code.indexOf('\0'));
+          "ttl_minutes must be between 1 and "
+              + SessionInfo.MAX_TTL_MINUTES
+              + ", got "
+              + ttlMinutes);
     }
-    int bytes = code.getBytes(StandardCharsets.UTF_8).length;
-    if (bytes > config.codeMaxBytes()) {
-      throw new PysandboxException(
-          ErrorCode.CODE_TOO_LARGE,
-          "code is " + bytes + " bytes (UTF-8); the limit is " + config.codeMaxBytes() + " bytes");
+    return ttlMinutes;
+  }
+
+  /** Files are named by a run or by a session: exactly one of the two. */
+  static void requireExactlyOne(String runId, String sessionId) {
+    if ((runId == null) == (sessionId == null)) {
+      throw PysandboxException.invalid("give exactly one of run_id and session_id");
     }
   }
 
-  /** Ids are 1-64 characters of letters, digits, '_' and '-'. */
-  static String validateId(String what, String id) {
-    if (id == null || !ID.matcher(id).matches()) {
-      throw PysandboxException.invalid(
-          what
-              + " "
-              + quote(id)
-              + " is invalid: use 1-64 characters of letters, digits, '_' and '-'");
+  /** The largest file a caller will take: at least 1 byte. */
+  static long maxSizeBytes(long maxSizeBytes) {
+    if (maxSizeBytes < 1) {
+      throw PysandboxException.invalid("max_size_bytes must be at least 1, got " + maxSizeBytes);
     }
-    return id;
+    return maxSizeBytes;
   }
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,199}");

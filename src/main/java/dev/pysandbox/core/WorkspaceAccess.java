@@ -33,7 +33,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 
 /**
  * Reads and writes files the code can also touch, without trusting anything it made: every path is
@@ -44,26 +43,10 @@ import java.util.regex.Pattern;
  * planted is replaced, never written through.
  */
 final class WorkspaceAccess {
-  private static final Pattern FILENAME = Pattern.compile("[A-Za-z0-9._-]{1,255}");
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
   private WorkspaceAccess() {}
-
-  /** Letters, digits, '.', '_', '-'; 1-255 characters; no "..", not "." alone. */
-  static String validateFilename(String filename) {
-    if (filename == null
-        || !FILENAME.matcher(filename).matches()
-        || filename.contains("..")
-        || filename.equals(".")) {
-      throw PysandboxException.invalid(
-          "filename "
-              + quote(filename)
-              + " is invalid: use 1-255 letters, digits, '.', '_' or '-', without '..' (no"
-              + " directories)");
-    }
-    return filename;
-  }
 
   /** A relative path of plain names: no leading '/', no '.' or '..' parts, no NUL. */
   static List<String> validatePath(String path) {
@@ -88,6 +71,7 @@ final class WorkspaceAccess {
   /**
    * Writes one file at the top of the workspace, owned by the sandbox user.
    *
+   * @param filename a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it
    * @param owner the sandbox user, or {@code null} when the server itself is that user
    */
   static UploadResult write(

@@ -4,16 +4,14 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
-import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
-import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Version;
-import dev.pysandbox.mcp.ToolFactory.Kind;
+import dev.pysandbox.api.op.Operations;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -54,10 +52,6 @@ public final class McpFace {
 
   /** Calls waiting for a thread; past this a call is answered "server busy". */
   static final int MAX_QUEUED_CALLS = 10_000;
-
-  /** The states a run reaches on this server (the others belong to features not built yet). */
-  static final List<String> LISTED_STATUSES =
-      List.of("running", "succeeded", "failed", "timed_out", "cancelled", "interrupted");
 
   private final SandboxService service;
   private final int resultOutputLimit;
@@ -149,69 +143,36 @@ public final class McpFace {
   private List<SyncToolSpecification> runTools(ToolFactory f) {
     return List.of(
         f.tool(
-            "run_python",
-            "Run Python code",
-            "Run Python 3 code in an isolated sandbox and return stdout, stderr, the value of the"
-                + " trailing expression, errors with a traceback, display outputs (charts as"
-                + " images) and the files written to /mnt/data. The sandbox has no network (no"
-                + " pip install, no downloads) and no host files; numpy, pandas, matplotlib and"
-                + " Debian's Python packages are there (check_setup lists them with versions);"
-                + " /mnt/data is the working directory, the place for input and output files."
-                + " Give session_id to keep variables and files between calls (a session is"
-                + " created on first use); omit it for a fresh sandbox. Limits: timeout_seconds,"
-                + " memory, processes, disk; a run stopped by one says which in kill_reason."
-                + " Every run is recorded (get_run, list_runs).",
-            Schemas.RUN_PYTHON,
-            RunRecord.class,
-            Kind.WRITE,
-            Set.of("code", "session_id", "description", "timeout_seconds"),
-            a ->
+            Operations.RUN_PYTHON,
+            (a, call) ->
                 ToolResults.run(
                     service.run(
                         new ExecutionRequest(
-                            a.requiredString("code"),
+                            a.string("code"),
                             a.string("session_id"),
                             a.string("description"),
                             a.integer("timeout_seconds")),
-                        runId -> a.whenCancelled(() -> cancelQuietly(runId))),
+                        runId -> {
+                          if (call != null) {
+                            call.whenCancelled(() -> cancelQuietly(runId));
+                          }
+                        }),
                     resultOutputLimit)),
         f.tool(
-            "cancel_run",
-            "Cancel a run",
-            "Stop a running run: KeyboardInterrupt first (a session keeps its state); if it has"
-                + " not stopped after the grace period its sandbox is killed (a session is then"
-                + " dead).",
-            Schemas.RUN_ID_ONLY,
-            CancelResult.class,
-            Kind.DESTRUCTIVE,
-            Set.of("run_id"),
+            Operations.CANCEL_RUN,
             a -> {
-              CancelResult r = service.cancelRun(a.requiredString("run_id"));
+              CancelResult r = service.cancelRun(a.string("run_id"));
               return ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message());
             }),
         f.tool(
-            "list_runs",
-            "List runs",
-            "List recorded runs, newest first, with status, timing and a preview of the code.",
-            Schemas.LIST_RUNS,
-            RunPage.class,
-            Kind.READ,
-            Set.of("limit", "offset", "status", "session_id"),
+            Operations.LIST_RUNS,
             a -> {
               String status = a.string("status");
-              if (status != null && !LISTED_STATUSES.contains(status)) {
-                throw PysandboxException.invalid(
-                    "list_runs: unknown status '"
-                        + status
-                        + "' (one of "
-                        + String.join(", ", LISTED_STATUSES)
-                        + ")");
-              }
               RunPage page =
                   service.listRuns(
                       new RunQuery(
-                          a.integer("limit", 20),
-                          a.integer("offset", 0),
+                          a.integer("limit"),
+                          a.integer("offset"),
                           status == null ? null : RunStatus.fromWire(status),
                           a.string("session_id")));
               StringBuilder text = new StringBuilder();
@@ -230,37 +191,16 @@ public final class McpFace {
               return ToolResults.ok(page, text.toString());
             }),
         f.tool(
-            "get_run",
-            "Get a run",
-            "Get one recorded run by id: code, status, outputs, error, result, files, timings.",
-            Schemas.GET_RUN,
-            RunRecord.class,
-            Kind.READ,
-            Set.of("run_id", "include_code"),
-            a ->
-                ToolResults.run(
-                    service.getRun(a.requiredString("run_id"), a.bool("include_code", true)), 0)),
+            Operations.GET_RUN,
+            a -> ToolResults.run(service.getRun(a.string("run_id"), a.bool("include_code")), 0)),
         f.tool(
-            "get_run_outputs",
-            "Get a run's outputs",
-            "Get the __outputs__ dict a run filled (values that are not JSON come as repr).",
-            Schemas.RUN_ID_ONLY,
-            RunOutputs.class,
-            Kind.READ,
-            Set.of("run_id"),
+            Operations.GET_RUN_OUTPUTS,
             a -> {
-              RunOutputs o = service.getRunOutputs(a.requiredString("run_id"));
+              RunOutputs o = service.getRunOutputs(a.string("run_id"));
               return ToolResults.ok(o, Json.write(o.outputs()));
             }),
         f.tool(
-            "check_setup",
-            "Check the setup",
-            "Report the sandbox backend, the Python interpreter and its packages, the limits in"
-                + " force, the data directory, and what is missing with how to install it.",
-            Schemas.NO_ARGS,
-            SetupReport.class,
-            Kind.READ,
-            Set.of(),
+            Operations.CHECK_SETUP,
             a -> {
               SetupReport r = service.checkSetup();
               String text =

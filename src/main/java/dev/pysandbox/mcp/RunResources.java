@@ -1,6 +1,7 @@
 package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
@@ -21,7 +22,7 @@ import java.util.regex.Pattern;
 final class RunResources {
   private static final String PREFIX = "pysandbox://runs/";
   private static final Pattern URI =
-      Pattern.compile("pysandbox://runs/([A-Za-z0-9_-]{1,64})/(?:displays/(\\d{1,6})|result)");
+      Pattern.compile("pysandbox://runs/(" + Ids.REGEX + ")/(?:displays/(\\d{1,6})|result)");
 
   private RunResources() {}
 

@@ -1,18 +1,24 @@
 package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.InputSchema;
+import dev.pysandbox.api.op.Operation;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.util.Set;
+import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Builds one tool: its definition (schema, annotations) and a handler that checks arguments by name
- * and maps every failure to the error shape, in one place.
+ * Builds one tool from its {@link Operation}: the definition (input schema, output schema,
+ * annotations) is derived from the declaration, and the handler parses the arguments against it and
+ * maps every failure to the error shape, in one place. The SDK's own schema validation is off, so
+ * that every bad argument gets our {@code invalid_argument} error naming the argument.
  */
 final class ToolFactory {
   private static final Logger log = LoggerFactory.getLogger(ToolFactory.class);
@@ -23,46 +29,29 @@ final class ToolFactory {
     this.mapper = mapper;
   }
 
-  /** Hints for clients: whether a tool changes anything, destroys anything, can be repeated. */
-  enum Kind {
-    READ(true, false, true),
-    WRITE(false, false, false),
-    IDEMPOTENT_WRITE(false, false, true),
-    DESTRUCTIVE(false, true, true);
-
-    final boolean readOnly;
-    final boolean destructive;
-    final boolean idempotent;
-
-    Kind(boolean readOnly, boolean destructive, boolean idempotent) {
-      this.readOnly = readOnly;
-      this.destructive = destructive;
-      this.idempotent = idempotent;
-    }
+  SyncToolSpecification tool(Operation op, Function<Arguments, McpSchema.CallToolResult> handler) {
+    return tool(op, (args, call) -> handler.apply(args));
   }
 
+  /**
+   * @param handler also given the request in flight, or {@code null} when the transport does not
+   *     track calls
+   */
   SyncToolSpecification tool(
-      String name,
-      String title,
-      String description,
-      String schema,
-      Class<?> output,
-      Kind kind,
-      Set<String> arguments,
-      Function<ToolArgs, McpSchema.CallToolResult> handler) {
+      Operation op, BiFunction<Arguments, CallHandle, McpSchema.CallToolResult> handler) {
     McpSchema.ToolAnnotations annotations =
         McpSchema.ToolAnnotations.builder()
-            .title(title)
-            .readOnlyHint(kind.readOnly)
-            .destructiveHint(kind.destructive)
-            .idempotentHint(kind.idempotent)
+            .title(op.title())
+            .readOnlyHint(op.effect().readOnly())
+            .destructiveHint(op.effect().destructive())
+            .idempotentHint(op.effect().idempotent())
             .openWorldHint(false)
             .build();
     McpSchema.Tool tool =
-        McpSchema.Tool.builder(name, mapper, schema)
-            .outputSchema(OutputSchemas.of(output))
-            .title(title)
-            .description(description)
+        McpSchema.Tool.builder(op.name(), mapper, Json.write(InputSchema.of(op)))
+            .outputSchema(OutputSchemas.of(op.result()))
+            .title(op.title())
+            .description(op.description())
             .annotations(annotations)
             .build();
     return SyncToolSpecification.builder()
@@ -74,14 +63,15 @@ final class ToolFactory {
                     exchange.transportContext().get(CallHandle.CONTEXT_KEY) instanceof CallHandle c
                         ? c
                         : null;
-                return handler.apply(new ToolArgs(name, request.arguments(), arguments, call));
+                return handler.apply(op.parse(request.arguments()), call);
               } catch (PysandboxException e) {
                 return ToolResults.error(e);
               } catch (RuntimeException e) {
-                log.error("tool {} failed", name, e);
+                log.error("tool {} failed", op.name(), e);
                 return ToolResults.error(
                     ErrorCode.INTERNAL,
-                    name + " failed inside the server (a bug; the server's log has the details)");
+                    op.name()
+                        + " failed inside the server (a bug; the server's log has the details)");
               }
             })
         .build();

@@ -1,0 +1,55 @@
+package dev.pysandbox.api;
+
+import java.util.regex.Pattern;
+
+/**
+ * The one rule for the ids a caller names (sessions, runs): 1-64 letters, digits, '_' and '-'. Ids
+ * end up in file names, cgroup names and URIs, so nothing else may get through. Every check of an
+ * id, every schema pattern and every URI template takes the rule from here.
+ */
+public final class Ids {
+  /** The rule as a regular expression, unanchored (use it with {@code matches()}). */
+  public static final String REGEX = "[A-Za-z0-9_-]{1,64}";
+
+  public static final Pattern PATTERN = Pattern.compile(REGEX);
+
+  private Ids() {}
+
+  /**
+   * @return {@code id}, when it follows the rule
+   * @throws PysandboxException {@code invalid_argument} naming the argument and the rule, also when
+   *     {@code id} is {@code null}
+   */
+  public static String require(String argument, String id) {
+    if (id == null || !PATTERN.matcher(id).matches()) {
+      throw PysandboxException.invalid(
+          argument
+              + " "
+              + quote(id)
+              + " is invalid: use 1-64 characters of letters, digits, '_' and '-'");
+    }
+    return id;
+  }
+
+  /** {@link #require} for a {@code session_id}. */
+  public static String requireSessionId(String sessionId) {
+    return require("session_id", sessionId);
+  }
+
+  /** {@link #require} for a {@code run_id}. */
+  public static String requireRunId(String runId) {
+    return require("run_id", runId);
+  }
+
+  /**
+   * A value a caller sent, for an error message: quoted, at most 80 characters, newlines escaped;
+   * {@code (missing)} for {@code null}.
+   */
+  static String quote(String s) {
+    if (s == null) {
+      return "(missing)";
+    }
+    String shown = s.length() > 80 ? s.substring(0, 80) + "..." : s;
+    return "'" + shown.replace("\n", "\\n") + "'";
+  }
+}

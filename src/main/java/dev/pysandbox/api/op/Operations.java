@@ -1,0 +1,318 @@
+package dev.pysandbox.api.op;
+
+import static dev.pysandbox.api.op.Operation.Effect.DESTRUCTIVE;
+import static dev.pysandbox.api.op.Operation.Effect.IDEMPOTENT_WRITE;
+import static dev.pysandbox.api.op.Operation.Effect.READ;
+import static dev.pysandbox.api.op.Operation.Effect.WRITE;
+
+import dev.pysandbox.api.ArtifactContent;
+import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.CancelResult;
+import dev.pysandbox.api.ContextSnapshot;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.RunOutputs;
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionList;
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.api.UploadResult;
+import java.util.List;
+import java.util.stream.Stream;
+
+/**
+ * Every operation the faces expose, declared once (the MCP tool surface of ARCHITECTURE.md). Limits
+ * come from the constants the request values check them with; the few that depend on the server's
+ * configuration (timeout_seconds, code size) show the built-in default.
+ */
+public final class Operations {
+  private Operations() {}
+
+  /** The states a run reaches on this server (the others belong to features not built yet). */
+  public static final List<String> LISTED_STATUSES =
+      Stream.of(
+              RunStatus.RUNNING,
+              RunStatus.SUCCEEDED,
+              RunStatus.FAILED,
+              RunStatus.TIMED_OUT,
+              RunStatus.CANCELLED,
+              RunStatus.INTERRUPTED)
+          .map(RunStatus::wireName)
+          .toList();
+
+  // -- runs --------------------------------------------------------------------------------------
+
+  public static final Operation RUN_PYTHON =
+      new Operation(
+          "run_python",
+          "Run Python code",
+          "Run Python 3 code in an isolated sandbox and return stdout, stderr, the value of the"
+              + " trailing expression, errors with a traceback, display outputs (charts as"
+              + " images) and the files written to /mnt/data. The sandbox has no network (no"
+              + " pip install, no downloads) and no host files; numpy, pandas, matplotlib and"
+              + " Debian's Python packages are there (check_setup lists them with versions);"
+              + " /mnt/data is the working directory, the place for input and output files."
+              + " Give session_id to keep variables and files between calls (a session is"
+              + " created on first use); omit it for a fresh sandbox. Limits: timeout_seconds,"
+              + " memory, processes, disk; a run stopped by one says which in kill_reason."
+              + " Every run is recorded (get_run, list_runs).",
+          WRITE,
+          List.of(
+              Param.string(
+                      "code",
+                      "Python source to run (at most 100 000 UTF-8 bytes). The value of a"
+                          + " trailing expression is returned as the result.")
+                  .required()
+                  .minLength(1),
+              Param.id(
+                  "session_id",
+                  "Run in this session (state and files persist). Omit for a fresh one-shot"
+                      + " sandbox."),
+              Param.string("description", "What this code is for; kept with the run.")
+                  .maxLength(ExecutionRequest.MAX_DESCRIPTION_CHARS),
+              Param.integer(
+                      "timeout_seconds",
+                      "Wall-clock limit in seconds (default 60, at most the server's timeout_max);"
+                          + " past it the sandbox is killed and the run is timed_out.")
+                  .min(1)
+                  .max(3600)
+                  .serverDefault(60)),
+          RunRecord.class);
+
+  public static final Operation CANCEL_RUN =
+      new Operation(
+          "cancel_run",
+          "Cancel a run",
+          "Stop a running run: KeyboardInterrupt first (a session keeps its state); if it has"
+              + " not stopped after the grace period its sandbox is killed (a session is then"
+              + " dead).",
+          DESTRUCTIVE,
+          List.of(runId("The run's id (run_ + 20 hex).")),
+          CancelResult.class);
+
+  public static final Operation LIST_RUNS =
+      new Operation(
+          "list_runs",
+          "List runs",
+          "List recorded runs, newest first, with status, timing and a preview of the code.",
+          READ,
+          List.of(
+              Param.integer("limit", "Runs per page (1-1000).")
+                  .min(1)
+                  .max(RunQuery.MAX_LIMIT)
+                  .defaultValue(20),
+              Param.integer("offset", "Runs to skip, for the next page.").min(0).defaultValue(0),
+              Param.string("status", "Only runs in this state.").oneOf(LISTED_STATUSES),
+              Param.id("session_id", "Only runs of this session.")),
+          RunPage.class);
+
+  public static final Operation GET_RUN =
+      new Operation(
+          "get_run",
+          "Get a run",
+          "Get one recorded run by id: code, status, outputs, error, result, files, timings.",
+          READ,
+          List.of(
+              runId("The run's id (run_ + 20 hex), as run_python or list_runs gave it."),
+              Param.bool("include_code", "Include the code that ran.").defaultValue(true)),
+          RunRecord.class);
+
+  public static final Operation GET_RUN_OUTPUTS =
+      new Operation(
+          "get_run_outputs",
+          "Get a run's outputs",
+          "Get the __outputs__ dict a run filled (values that are not JSON come as repr).",
+          READ,
+          List.of(runId("The run's id (run_ + 20 hex).")),
+          RunOutputs.class);
+
+  public static final Operation CHECK_SETUP =
+      new Operation(
+          "check_setup",
+          "Check the setup",
+          "Report the sandbox backend, the Python interpreter and its packages, the limits in"
+              + " force, the data directory, and what is missing with how to install it.",
+          READ,
+          List.of(),
+          SetupReport.class);
+
+  // -- sessions ----------------------------------------------------------------------------------
+
+  public static final Operation CREATE_SESSION =
+      new Operation(
+          "create_session",
+          "Create a session",
+          "Open a stateful Python session: variables and files in /mnt/data persist between"
+              + " run_python calls that name it. Returns the session (an existing one with the"
+              + " same id is returned as it is).",
+          IDEMPOTENT_WRITE,
+          List.of(
+              Param.id("session_id", "Omit to get a generated sess_ + 12 hex id."),
+              Param.integer(
+                      "ttl_minutes", "Idle minutes before the session is closed (default 30).")
+                  .min(1)
+                  .max(SessionInfo.MAX_TTL_MINUTES),
+              Param.integer(
+                      "memory_limit_mb",
+                      "Memory of the session's sandbox in MiB, no swap (server default 512;"
+                          + " check_setup shows the maximum). Passing it kills the process that"
+                          + " allocates: the run ends with kill_reason memory_limit.")
+                  .min(LimitRequest.MIN_MEMORY_MB),
+              Param.integer("pids_limit", "Processes and threads at once (server default 128).")
+                  .min(LimitRequest.MIN_PIDS),
+              Param.number("cpu_limit", "CPU cores the session may use (server default 1).")
+                  .min(LimitRequest.MIN_CPUS),
+              Param.integer(
+                      "disk_quota_mb",
+                      "Total size of the files in /mnt/data in MiB (server default 1024).")
+                  .min(LimitRequest.MIN_DISK_QUOTA_MB)),
+          SessionInfo.class);
+
+  public static final Operation LIST_SESSIONS =
+      new Operation(
+          "list_sessions",
+          "List sessions",
+          "List open sessions with state, creation and last use, run count and workspace size.",
+          READ,
+          List.of(),
+          SessionList.class);
+
+  public static final Operation CLOSE_SESSION =
+      new Operation(
+          "close_session",
+          "Close a session",
+          "Kill a session's sandbox and delete its workspace.",
+          DESTRUCTIVE,
+          List.of(sessionId()),
+          SessionInfo.class);
+
+  public static final Operation GET_CONTEXT =
+      new Operation(
+          "get_context",
+          "Get session variables",
+          "Return a session's global variables: JSON values as they are, others as type and"
+              + " repr.",
+          READ,
+          List.of(
+              sessionId(),
+              Param.strings("names", "Globals to return; omit for all (modules excluded).")),
+          ContextSnapshot.class);
+
+  public static final Operation SET_CONTEXT =
+      new Operation(
+          "set_context",
+          "Set session variables",
+          "Set global variables of a session from a JSON object.",
+          IDEMPOTENT_WRITE,
+          List.of(
+              sessionId(),
+              Param.object("values", "Each key becomes a global with its JSON value.").required()),
+          ContextSnapshot.class);
+
+  public static final Operation CLEAR_CONTEXT =
+      new Operation(
+          "clear_context",
+          "Clear session variables",
+          "Reset a session's globals (variables and imports are gone; files stay).",
+          DESTRUCTIVE,
+          List.of(sessionId()),
+          SessionInfo.class);
+
+  // -- files -------------------------------------------------------------------------------------
+
+  /** What read_artifact refuses above unless the call says otherwise. */
+  public static final long DEFAULT_MAX_SIZE_BYTES = 5_000_000;
+
+  public static final Operation UPLOAD_FILE =
+      new Operation(
+          "upload_file",
+          "Upload a file",
+          "Write a file into a session's /mnt/data (the session is created if needed). Give"
+              + " text as content or bytes as content_base64.",
+          WRITE,
+          List.of(
+              Param.id(
+                      "session_id",
+                      "The session whose /mnt/data receives the file (created if needed).")
+                  .required(),
+              Param.string(
+                      "filename", "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data.")
+                  .pattern(UploadRequest.FILENAME_REGEX)
+                  .required(),
+              Param.string(
+                  "content", "Text content (stored as UTF-8). Give this or content_base64."),
+              Param.string(
+                  "content_base64",
+                  "Binary content, base64 (up to upload_max_bytes decoded, 50 MB by default)."),
+              Param.bool("overwrite", "Replace a file of that name (else file_exists).")
+                  .defaultValue(false)),
+          UploadResult.class);
+
+  public static final Operation LIST_ARTIFACTS =
+      new Operation(
+          "list_artifacts",
+          "List files",
+          "List the files of a session's workspace (session_id) or those a run kept (run_id),"
+              + " with size, sha256 and media type.",
+          READ,
+          List.of(
+              Param.id(
+                  "session_id", "List the session's workspace as it is now. Give this or run_id."),
+              Param.id("run_id", "List the files the run kept, as it left them.")),
+          ArtifactList.class);
+
+  public static final Operation READ_ARTIFACT =
+      new Operation(
+          "read_artifact",
+          "Read a file",
+          "Read one file of a session's workspace or of a run: text comes back as content,"
+              + " anything else as content_base64. Symbolic links are never followed.",
+          READ,
+          List.of(
+              Param.id("session_id", "Read from the session's workspace. Give this or run_id."),
+              Param.id("run_id", "Read the file as the run left it."),
+              Param.string("path", "Relative to /mnt/data, e.g. out/chart.png.").required(),
+              Param.longInteger(
+                      "max_size_bytes",
+                      "Refuse a larger file (artifact_too_large); capped at the server's"
+                          + " read_max_bytes (16 MiB unless configured).")
+                  .min(1)
+                  .defaultValue(DEFAULT_MAX_SIZE_BYTES)),
+          ArtifactContent.class);
+
+  /** Every operation, in the order tools/list shows them. */
+  public static final List<Operation> ALL =
+      List.of(
+          RUN_PYTHON,
+          CANCEL_RUN,
+          LIST_RUNS,
+          GET_RUN,
+          GET_RUN_OUTPUTS,
+          CHECK_SETUP,
+          CREATE_SESSION,
+          LIST_SESSIONS,
+          CLOSE_SESSION,
+          GET_CONTEXT,
+          SET_CONTEXT,
+          CLEAR_CONTEXT,
+          UPLOAD_FILE,
+          LIST_ARTIFACTS,
+          READ_ARTIFACT);
+
+  /** The operation named {@code name}, or {@code null}. */
+  public static Operation named(String name) {
+    return ALL.stream().filter(o -> o.name().equals(name)).findFirst().orElse(null);
+  }
+
+  private static Param runId(String description) {
+    return Param.id("run_id", description).required();
+  }
+
+  private static Param sessionId() {
+    return Param.id("session_id", "The session's id.").required();
+  }
+}
