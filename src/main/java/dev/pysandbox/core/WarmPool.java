@@ -1,8 +1,8 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;

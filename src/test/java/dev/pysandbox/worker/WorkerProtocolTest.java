@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.TestServices;
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
@@ -35,7 +36,7 @@ class WorkerProtocolTest {
   @TempDir static Path dataDir;
   static WorkerHub hub;
   static BwrapBackend backend;
-  static dev.pysandbox.backend.Limits limits;
+  static Limits limits;
   static ExecutorService executor;
   Sandbox sandbox;
 

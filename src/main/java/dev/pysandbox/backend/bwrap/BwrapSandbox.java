@@ -1,9 +1,9 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.KillReport;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
