@@ -5,13 +5,11 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.util.Sha256;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -106,7 +104,7 @@ final class ToolResults {
         Map<String, Object> ref = new LinkedHashMap<>();
         ref.put("media_type", type);
         ref.put("size_bytes", bytes.length);
-        ref.put("sha256", sha256(bytes));
+        ref.put("sha256", Sha256.hex(bytes));
         ref.put("content_index", images.size() + 1);
         ref.put("uri", uri);
         out.put(type, ref);
@@ -159,14 +157,6 @@ final class ToolResults {
       start++;
     }
     return new String(b, start, b.length - start, StandardCharsets.UTF_8);
-  }
-
-  private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   /**
