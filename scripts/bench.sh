@@ -6,6 +6,8 @@
 # load figure: executions/s and p50/p99 with 64 sessions and 32 calls in flight from the MCP
 # TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; src/test/node/load.mjs), BENCH_ONLY=startup
 # only the start-up time from the checkout and from /, BENCH_STARTS=20 times each;
+# BENCH_ONLY=responsiveness only list_runs latency while one sandbox is under attack (busy loop,
+# fork bomb, memory hog, output flood, disk filler; BENCH_ATTACK_SECONDS=5 each) and with none;
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
@@ -27,6 +29,6 @@ if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
     dev.pysandbox.bench.StartCost
 fi
 exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
-  -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" \
+  -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" -Dbench.attackSeconds="${BENCH_ATTACK_SECONDS:-5}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

@@ -1,5 +1,6 @@
 package dev.pysandbox.backend;
 
+import dev.pysandbox.api.Limits;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,5 +1,6 @@
 package dev.pysandbox.backend;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.worker.WorkerConnection;
 import java.nio.file.Path;
 import java.util.Optional;

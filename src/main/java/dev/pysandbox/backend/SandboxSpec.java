@@ -1,5 +1,6 @@
 package dev.pysandbox.backend;
 
+import dev.pysandbox.api.Limits;
 import java.util.List;
 import java.util.Objects;
 

@@ -3,7 +3,6 @@ package dev.pysandbox.cli;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.SetupReport;
-import dev.pysandbox.config.Setting;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -24,9 +23,7 @@ final class DoctorCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    try (DefaultSandboxService service =
-        DefaultSandboxService.openReadOnly(
-            main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+    try (DefaultSandboxService service = main.openReadOnly()) {
       SetupReport r = service.checkSetup();
       if (json) {
         System.out.println(Json.writePretty(r));

@@ -4,6 +4,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.DefaultSandboxService;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -57,6 +58,26 @@ public final class Main implements Runnable {
   @Override
   public void run() {
     spec.commandLine().usage(System.err);
+  }
+
+  /**
+   * What a command other than {@code serve} does not need: a warm pool (it runs at most once) and
+   * log lines below warnings on the person's terminal; flags, environment and file still win.
+   */
+  private static final Map<String, String> COMMAND_DEFAULTS =
+      Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn");
+
+  /** The service for a command that runs code ({@code run}). */
+  DefaultSandboxService startService() {
+    return DefaultSandboxService.start(config(COMMAND_DEFAULTS));
+  }
+
+  /**
+   * The service for a command that looks at the data directory or asks its servers to act ({@code
+   * runs}, {@code sessions}, {@code doctor}): it cleans nothing up and starts no sandbox.
+   */
+  DefaultSandboxService openReadOnly() {
+    return DefaultSandboxService.openReadOnly(config(COMMAND_DEFAULTS));
   }
 
   /** The configuration from flags, environment, file and defaults. */

@@ -5,14 +5,13 @@ import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.config.Setting;
+import dev.pysandbox.api.RunText;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -61,9 +60,7 @@ final class RunCommand implements Callable<Integer> {
   @Override
   public Integer call() throws IOException {
     String code = source.code != null ? source.code : read(source.file);
-    try (DefaultSandboxService service =
-        DefaultSandboxService.start(
-            main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")))) {
+    try (DefaultSandboxService service = main.startService()) {
       RunRecord run = service.run(new ExecutionRequest(code, null, description, timeout));
       if (json) {
         System.out.println(Json.writePretty(run));
@@ -103,58 +100,10 @@ final class RunCommand implements Callable<Integer> {
    *     TerminalText})
    */
   static void print(RunRecord run, PrintStream out, PrintStream err, boolean escape) {
-    java.util.function.UnaryOperator<String> safe = escape ? TerminalText::escape : t -> t;
-    out.print(safe.apply(run.stdout()));
-    err.print(safe.apply(run.stderr()));
-    if (run.error() != null) {
-      String tb = run.error().traceback();
-      err.print(
-          safe.apply(
-              tb != null && !tb.isBlank()
-                  ? tb
-                  : run.error().name() + ": " + run.error().value() + "\n"));
+    for (RunText.Part part : RunText.terminal(run, TerminalText::escape, escape)) {
+      PrintStream to = part.toStderr() ? err : out;
+      to.print(part.text());
+      to.flush();
     }
-    if (run.result() != null && run.result().get("text/plain") instanceof String plain) {
-      out.println(safe.apply(plain));
-    }
-    out.flush();
-    StringBuilder s = new StringBuilder();
-    s.append("\n[pysandbox] run ").append(run.runId()).append(": ").append(run.status().wireName());
-    if (run.durationMs() != null) {
-      s.append(" in ").append(run.durationMs()).append(" ms");
-    }
-    s.append('\n');
-    if (run.message() != null && (run.error() == null || run.killReason() != null)) {
-      s.append("[pysandbox] ").append(TerminalText.escape(run.message())).append('\n');
-    }
-    if (run.stdoutTruncated() || run.stderrTruncated()) {
-      s.append("[pysandbox] output truncated: ")
-          .append(run.stdoutBytes())
-          .append(" bytes of stdout, ")
-          .append(run.stderrBytes())
-          .append(" bytes of stderr produced\n");
-    }
-    if (!run.displays().isEmpty()) {
-      s.append("[pysandbox] ")
-          .append(run.displays().size())
-          .append(" display output(s) recorded\n");
-    }
-    if (!run.artifacts().isEmpty()) {
-      s.append("[pysandbox] files written to /mnt/data")
-          .append(run.artifactsDir() == null ? ", none kept" : ", kept in " + run.artifactsDir())
-          .append(":\n");
-      run.artifacts()
-          .forEach(
-              a ->
-                  s.append("[pysandbox]   ")
-                      .append(TerminalText.escape(a.path()))
-                      .append(
-                          a.skipped() != null
-                              ? "  (not kept: " + a.skipped() + ")\n"
-                              : "  (" + a.sizeBytes() + " bytes, " + a.mediaType() + ")\n"));
-    }
-    s.append("[pysandbox] see it again: pysandbox runs show ").append(run.runId()).append('\n');
-    err.print(s);
-    err.flush();
   }
 }

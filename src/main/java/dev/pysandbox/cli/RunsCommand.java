@@ -6,9 +6,7 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
-import dev.pysandbox.config.Setting;
 import dev.pysandbox.core.DefaultSandboxService;
-import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -29,11 +27,6 @@ final class RunsCommand implements Runnable {
   @Override
   public void run() {
     spec.commandLine().usage(System.err);
-  }
-
-  static DefaultSandboxService service(Main main) {
-    return DefaultSandboxService.openReadOnly(
-        main.config(Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn")));
   }
 
   @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
@@ -57,7 +50,7 @@ final class RunsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = service(runs.main)) {
+      try (DefaultSandboxService service = runs.main.openReadOnly()) {
         RunPage page =
             service.listRuns(
                 new RunQuery(
@@ -98,7 +91,7 @@ final class RunsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = service(runs.main)) {
+      try (DefaultSandboxService service = runs.main.openReadOnly()) {
         RunRecord run = service.getRun(runId, true);
         if (json) {
           System.out.println(Json.writePretty(run));

@@ -39,7 +39,7 @@ final class SessionsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = RunsCommand.service(sessions.main)) {
+      try (DefaultSandboxService service = sessions.main.openReadOnly()) {
         List<SessionInfo> all = service.listRecordedSessions();
         if (json) {
           System.out.println(Json.writePretty(all));
@@ -77,7 +77,7 @@ final class SessionsCommand implements Runnable {
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = RunsCommand.service(sessions.main)) {
+      try (DefaultSandboxService service = sessions.main.openReadOnly()) {
         service.closeSession(sessionId);
         System.out.println("session " + sessionId + " closed");
         return 0;

@@ -1,5 +1,6 @@
 package dev.pysandbox.config;
 
+import dev.pysandbox.util.Sha256;
 import java.nio.file.Path;
 
 /**
@@ -34,14 +35,7 @@ public record DataLayout(Path dataDir) {
     } catch (java.io.IOException e) {
       real = dataDir.toAbsolutePath().normalize();
     }
-    try {
-      byte[] digest =
-          java.security.MessageDigest.getInstance("SHA-256")
-              .digest(real.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8));
-      return java.util.HexFormat.of().formatHex(digest).substring(0, 12);
-    } catch (java.security.NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
+    return Sha256.hex(real.toString()).substring(0, 12);
   }
 
   public Path database() {

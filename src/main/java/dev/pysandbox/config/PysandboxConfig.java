@@ -1,5 +1,6 @@
 package dev.pysandbox.config;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import java.io.IOException;
 import java.io.Reader;
@@ -48,8 +49,8 @@ public final class PysandboxConfig {
   private final int uploadMaxBytes;
   private final int readMaxBytes;
   private final int resultOutputLimit;
-  private final dev.pysandbox.backend.Limits defaultLimits;
-  private final dev.pysandbox.backend.Limits maxLimits;
+  private final Limits defaultLimits;
+  private final Limits maxLimits;
   private final long outputMaxBytes;
   private final boolean seccomp;
   private final boolean cgroups;
@@ -102,16 +103,16 @@ public final class PysandboxConfig {
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
     this.readMaxBytes = integer(Setting.READ_MAX_BYTES, 1, 256 << 20);
     this.resultOutputLimit = integer(Setting.RESULT_OUTPUT_LIMIT, 1024, Integer.MAX_VALUE - 8);
-    long mib = dev.pysandbox.backend.Limits.MIB;
+    long mib = Limits.MIB;
     this.maxLimits =
-        new dev.pysandbox.backend.Limits(
+        new Limits(
             integer(Setting.MEMORY_LIMIT_MAX, 64, 1 << 20) * mib,
             integer(Setting.PIDS_LIMIT_MAX, 8, 1 << 22),
             decimal(Setting.CPU_LIMIT_MAX, 0.01, 1024),
             integer(Setting.DISK_QUOTA_MAX, 1, 1 << 24) * mib,
             integer(Setting.TMP_SIZE, 1, 1 << 20) * mib);
     this.defaultLimits =
-        new dev.pysandbox.backend.Limits(
+        new Limits(
             clampToMax(
                 warn,
                 Setting.MEMORY_LIMIT,
@@ -453,12 +454,12 @@ public final class PysandboxConfig {
   }
 
   /** The limits a sandbox gets unless a session asks for others. */
-  public dev.pysandbox.backend.Limits defaultLimits() {
+  public Limits defaultLimits() {
     return defaultLimits;
   }
 
   /** The most a session may ask for. */
-  public dev.pysandbox.backend.Limits maxLimits() {
+  public Limits maxLimits() {
     return maxLimits;
   }
 

@@ -1,9 +1,9 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 
 /**
@@ -40,7 +40,7 @@ final class FileContents {
    * hashes them when {@code dst} is {@code null}), writing at most {@code budget} bytes of data.
    */
   static Copied copy(Descriptor src, long size, Descriptor dst, long budget) throws IOException {
-    MessageDigest md = sha256();
+    MessageDigest md = Sha256.newDigest();
     ByteBuffer buf = BUFFERS.get();
     long pos = 0;
     long data = 0;
@@ -88,14 +88,6 @@ final class FileContents {
       int k = (int) Math.min(ZEROS.length, n);
       md.update(ZEROS, 0, k);
       n -= k;
-    }
-  }
-
-  private static MessageDigest sha256() {
-    try {
-      return MessageDigest.getInstance("SHA-256");
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
     }
   }
 }

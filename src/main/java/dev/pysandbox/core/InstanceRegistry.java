@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.util.RandomIds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.channels.FileChannel;
@@ -8,8 +9,6 @@ import java.nio.channels.OverlappingFileLockException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.security.SecureRandom;
-import java.util.HexFormat;
 
 /**
  * Tells live server processes from dead ones without trusting anything they wrote: each live server
@@ -25,9 +24,7 @@ final class InstanceRegistry implements AutoCloseable {
 
   InstanceRegistry(Path dir) {
     this.dir = dir;
-    byte[] b = new byte[4];
-    new SecureRandom().nextBytes(b);
-    this.id = HexFormat.of().formatHex(b);
+    this.id = RandomIds.hex(4);
     try {
       Files.createDirectories(dir);
       channel = FileChannel.open(file(id), StandardOpenOption.CREATE, StandardOpenOption.WRITE);

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -10,10 +11,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
-import java.util.HexFormat;
 import java.util.Locale;
 
 /**
@@ -75,7 +73,7 @@ final class NativeFs {
         throw new IllegalStateException("NativeFs.useDirectory was not called");
       }
       Files.createDirectories(dir);
-      Path lib = dir.resolve("libpysandboxfs-" + sha256(bytes).substring(0, 16) + ".so");
+      Path lib = dir.resolve("libpysandboxfs-" + Sha256.hex(bytes).substring(0, 16) + ".so");
       if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
           || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
         Path tmp = Files.createTempFile(dir, ".libpysandboxfs-", ".tmp");
@@ -98,14 +96,6 @@ final class NativeFs {
 
   private static PysandboxException unavailable(String message, Throwable cause) {
     return new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, message, cause);
-  }
-
-  private static String sha256(byte[] b) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(b));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
   }
 
   // -- errno values, as this platform's C library defines them -----------------------------------

@@ -1,7 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.Artifact;
-import dev.pysandbox.backend.Limits;
+import dev.pysandbox.api.Limits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;

@@ -1,7 +1,7 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import java.time.Instant;
 import java.util.Map;

@@ -1,9 +1,9 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
 import java.security.SecureRandom;

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.util.Futures;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -62,11 +63,12 @@ final class StoreHandle {
           failedAt = System.nanoTime();
         }
       }
-      if (e.getCause() instanceof PysandboxException p) {
+      Throwable cause = Futures.unwrap(e);
+      if (cause instanceof PysandboxException p) {
         throw p;
       }
       throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + e.getCause(), e);
+          ErrorCode.STORE_UNAVAILABLE, "run store unavailable: " + cause, e);
     }
   }
 
@@ -87,9 +89,7 @@ final class StoreHandle {
       current.join();
       return Optional.empty();
     } catch (CompletionException e) {
-      Throwable c = e.getCause();
-      return Optional.of(
-          "run store: " + (c == null ? e.getMessage() : c.getMessage()) + " (retried on use)");
+      return Optional.of("run store: " + Futures.unwrap(e).getMessage() + " (retried on use)");
     }
   }
 }

@@ -1,11 +1,12 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.util.Futures;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -322,7 +323,7 @@ final class WarmPool implements AutoCloseable {
     try {
       return backend.start(wanted).get(startTimeoutSeconds + 5, TimeUnit.SECONDS);
     } catch (ExecutionException | CompletionException e) {
-      if (e.getCause() instanceof PysandboxException p) {
+      if (Futures.unwrap(e) instanceof PysandboxException p) {
         throw p;
       }
       throw new PysandboxException(
@@ -338,12 +339,7 @@ final class WarmPool implements AutoCloseable {
   }
 
   static String rootMessage(Throwable t) {
-    Throwable c = t;
-    while ((c instanceof CompletionException || c instanceof ExecutionException)
-        && c.getCause() != null) {
-      c = c.getCause();
-    }
-    return String.valueOf(c.getMessage());
+    return String.valueOf(Futures.unwrap(t).getMessage());
   }
 
   @Override

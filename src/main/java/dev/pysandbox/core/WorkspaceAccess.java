@@ -6,6 +6,8 @@ import dev.pysandbox.api.FileInfo;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
+import dev.pysandbox.util.RandomIds;
+import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SeekableByteChannel;
@@ -23,13 +25,9 @@ import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.UserPrincipalLookupService;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -43,7 +41,6 @@ import java.util.Set;
  * planted is replaced, never written through.
  */
 final class WorkspaceAccess {
-  private static final SecureRandom RANDOM = new SecureRandom();
   private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
   private WorkspaceAccess() {}
@@ -97,7 +94,7 @@ final class WorkspaceAccess {
         throw PysandboxException.invalid(
             filename + " is a directory in session '" + sessionId + "'");
       }
-      Path tmp = Path.of(".pysandbox-upload-" + HexFormat.of().formatHex(randomBytes(8)));
+      Path tmp = Path.of(".pysandbox-upload-" + RandomIds.hex(8));
       try (SeekableByteChannel ch =
           dir.newByteChannel(
               tmp, Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW, NOFOLLOW))) {
@@ -125,7 +122,7 @@ final class WorkspaceAccess {
           sessionId,
           filename,
           data.length,
-          sha256(data),
+          Sha256.hex(data),
           WorkspaceFiles.mediaType(filename),
           existing != null);
     } catch (IOException e) {
@@ -304,7 +301,7 @@ final class WorkspaceAccess {
         path,
         WorkspaceFiles.mediaType(path),
         data.length,
-        sha256(data),
+        Sha256.hex(data),
         text,
         text == null ? Base64.getEncoder().encodeToString(data) : null);
   }
@@ -346,20 +343,6 @@ final class WorkspaceAccess {
 
   private static PysandboxException notFound(String path, String where) {
     return new PysandboxException(ErrorCode.NOT_FOUND, "no file " + path + " in " + where);
-  }
-
-  static String sha256(byte[] data) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(data));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
-  private static byte[] randomBytes(int n) {
-    byte[] b = new byte[n];
-    RANDOM.nextBytes(b);
-    return b;
   }
 
   private static String quote(String s) {

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.backend.HostUser;
+import dev.pysandbox.util.RandomIds;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URLConnection;
@@ -11,9 +12,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.SecureRandom;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -39,8 +38,6 @@ final class WorkspaceFiles {
   static final String LEASED =
       "held by a file lease the code took: the server does not wait for it, so it was not read";
   static final String NOT_UTF8 = "a name that is not UTF-8: not listed or kept";
-
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private static final Map<String, String> MEDIA_TYPES =
       Map.ofEntries(
@@ -391,10 +388,7 @@ final class WorkspaceFiles {
 
   private static boolean liftToRoot(Descriptor dir, byte[] name, Descriptor top) {
     for (int attempt = 0; attempt < 5; attempt++) {
-      byte[] b = new byte[8];
-      RANDOM.nextBytes(b);
-      byte[] fresh =
-          (".pysandbox-deep-" + HexFormat.of().formatHex(b)).getBytes(StandardCharsets.UTF_8);
+      byte[] fresh = (".pysandbox-deep-" + RandomIds.hex(8)).getBytes(StandardCharsets.UTF_8);
       try {
         dir.rename(name, top, fresh);
         return true;

@@ -2,6 +2,8 @@ package dev.pysandbox.mcp;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.util.DaemonThreads;
+import dev.pysandbox.util.Pause;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.TypeRef;
@@ -87,8 +89,8 @@ final class StdioTransport implements McpServerTransportProvider {
   @Override
   public void setSessionFactory(McpServerSession.Factory sessionFactory) {
     this.session = sessionFactory.create(new SessionTransport());
-    daemon(this::writeLoop, "pysandbox-stdout").start();
-    daemon(this::readLoop, "pysandbox-stdin").start();
+    DaemonThreads.newThread("pysandbox-stdout", this::writeLoop).start();
+    DaemonThreads.newThread("pysandbox-stdin", this::readLoop).start();
   }
 
   /** Completes when the client closed our input (or it broke). */
@@ -104,7 +106,7 @@ final class StdioTransport implements McpServerTransportProvider {
   boolean flush(long timeoutMillis) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     while (pendingWrites.get() > 0 && !outputBroken && System.nanoTime() < deadline) {
-      sleep(2);
+      Pause.millis(2);
     }
     return pendingWrites.get() == 0;
   }
@@ -113,7 +115,7 @@ final class StdioTransport implements McpServerTransportProvider {
   boolean awaitAnswers(long timeoutMillis) {
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     while (!inFlight.isEmpty() && System.nanoTime() < deadline) {
-      sleep(2);
+      Pause.millis(2);
     }
     return inFlight.isEmpty();
   }
@@ -341,20 +343,6 @@ final class StdioTransport implements McpServerTransportProvider {
       return n.method();
     }
     return "a response";
-  }
-
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /** The session's side: what the SDK sends goes through {@link #send}. */

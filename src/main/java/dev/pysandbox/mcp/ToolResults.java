@@ -5,13 +5,12 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunText;
+import dev.pysandbox.util.Sha256;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.charset.StandardCharsets;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -83,7 +82,7 @@ final class ToolResults {
     McpSchema.CallToolResult.Builder b =
         McpSchema.CallToolResult.builder()
             .structuredContent(json)
-            .addTextContent(render(run))
+            .addTextContent(RunText.summary(run))
             .isError(false);
     images.forEach(b::addContent);
     return b.build();
@@ -106,7 +105,7 @@ final class ToolResults {
         Map<String, Object> ref = new LinkedHashMap<>();
         ref.put("media_type", type);
         ref.put("size_bytes", bytes.length);
-        ref.put("sha256", sha256(bytes));
+        ref.put("sha256", Sha256.hex(bytes));
         ref.put("content_index", images.size() + 1);
         ref.put("uri", uri);
         out.put(type, ref);
@@ -161,14 +160,6 @@ final class ToolResults {
     return new String(b, start, b.length - start, StandardCharsets.UTF_8);
   }
 
-  private static String sha256(byte[] bytes) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
-    }
-  }
-
   /**
    * A file: its JSON, and an image as image content, sent once: its structuredContent then carries
    * {@code image_content_index} instead of {@code content_base64}.
@@ -199,75 +190,5 @@ final class ToolResults {
       json.put("image_content_index", 1);
     }
     return b.structuredContent(json).build();
-  }
-
-  static String render(RunRecord run) {
-    StringBuilder s = new StringBuilder();
-    s.append("run ").append(run.runId()).append(": ").append(run.status().wireName());
-    if (run.durationMs() != null) {
-      s.append(" in ").append(run.durationMs()).append(" ms");
-    }
-    if (run.exitCode() != null && run.exitCode() != 0) {
-      s.append(" (exit code ").append(run.exitCode()).append(')');
-    }
-    if (run.killReason() != null) {
-      s.append(" [").append(run.killReason()).append(']');
-    }
-    s.append('\n');
-    if (run.message() != null && (run.error() == null || run.killReason() != null)) {
-      s.append(run.message()).append('\n');
-    }
-    section(s, "stdout", run.stdout(), run.stdoutTruncated());
-    section(s, "stderr", run.stderr(), run.stderrTruncated());
-    if (run.error() != null) {
-      String tb = run.error().traceback();
-      section(
-          s,
-          "error",
-          tb != null && !tb.isBlank() ? tb : run.error().name() + ": " + run.error().value(),
-          false);
-    }
-    if (run.result() != null && run.result().get("text/plain") instanceof String plain) {
-      section(s, "result", plain, false);
-    }
-    if (!run.displays().isEmpty()) {
-      s.append("[").append(run.displays().size()).append(" display output(s)]\n");
-    }
-    if (!run.outputs().isEmpty()) {
-      section(s, "outputs", Json.write(run.outputs()), false);
-    }
-    if (!run.artifacts().isEmpty()) {
-      s.append("--- files in /mnt/data ---\n");
-      run.artifacts()
-          .forEach(
-              a ->
-                  s.append(a.change())
-                      .append(' ')
-                      .append(a.path())
-                      .append(
-                          a.skipped() != null
-                              ? " (not kept: " + a.skipped() + ")\n"
-                              : " (" + a.sizeBytes() + " bytes, " + a.mediaType() + ")\n"));
-    }
-    return s.toString();
-  }
-
-  private static void section(StringBuilder s, String name, String text, boolean truncated) {
-    if (text == null || text.isEmpty()) {
-      return;
-    }
-    s.append("--- ").append(name).append(truncated ? " (truncated) ---\n" : " ---\n");
-    if (text.length() > MAX_TEXT_SECTION) {
-      s.append(text, 0, MAX_TEXT_SECTION / 2)
-          .append("\n[... ")
-          .append(text.length() - MAX_TEXT_SECTION)
-          .append(" characters not shown here; see structuredContent ...]\n")
-          .append(text, text.length() - MAX_TEXT_SECTION / 2, text.length());
-    } else {
-      s.append(text);
-    }
-    if (!text.endsWith("\n")) {
-      s.append('\n');
-    }
   }
 }

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.util.RandomIds;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -12,11 +13,9 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -48,7 +47,6 @@ import org.slf4j.LoggerFactory;
 public final class WorkerConnection {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final SecureRandom RANDOM = new SecureRandom();
   private static final long MIB = 1024 * 1024;
 
   /** Largest answer ({@code done} frame: result, figures, {@code __outputs__}, context). */
@@ -183,7 +181,7 @@ public final class WorkerConnection {
       if (current != null) {
         throw new IllegalStateException("worker " + sandboxId + " is busy with " + current.id);
       }
-      String id = "r" + HexFormat.of().formatHex(randomBytes(8));
+      String id = "r" + RandomIds.hex(8);
       p = new Pending(id, stdout, stderr, idleBytes);
       current = p;
       lastRequestId = id;
@@ -678,13 +676,7 @@ public final class WorkerConnection {
     }
   }
 
-  private static byte[] randomBytes(int n) {
-    byte[] b = new byte[n];
-    RANDOM.nextBytes(b);
-    return b;
-  }
-
   static byte[] newToken() {
-    return HexFormat.of().formatHex(randomBytes(16)).getBytes(StandardCharsets.US_ASCII);
+    return RandomIds.hex(16).getBytes(StandardCharsets.US_ASCII);
   }
 }

@@ -2,6 +2,7 @@ package dev.pysandbox.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.util.DaemonThreads;
 import java.io.Closeable;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -24,7 +25,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -80,7 +80,6 @@ public final class WorkerHub implements Closeable {
     server.configureBlocking(false);
     this.selector = Selector.open();
     server.register(selector, SelectionKey.OP_ACCEPT);
-    AtomicInteger parserThreads = new AtomicInteger();
     ThreadPoolExecutor pool =
         new ThreadPoolExecutor(
             2,
@@ -88,15 +87,10 @@ public final class WorkerHub implements Closeable {
             30,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(),
-            r -> {
-              Thread t = new Thread(r, "pysandbox-frames-" + parserThreads.incrementAndGet());
-              t.setDaemon(true);
-              return t;
-            });
+            DaemonThreads.numbered("pysandbox-frames-"));
     pool.allowCoreThreadTimeOut(true);
     this.parsers = pool;
-    this.thread = new Thread(this::loop, "pysandbox-io");
-    thread.setDaemon(true);
+    this.thread = DaemonThreads.newThread("pysandbox-io", this::loop);
     thread.start();
   }
 

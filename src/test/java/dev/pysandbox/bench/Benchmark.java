@@ -19,10 +19,12 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The benchmark harness (not a test): prints pysandbox's figures next to baselines measured in the
@@ -31,7 +33,8 @@ import java.util.concurrent.TimeUnit;
  * <p>Figures: JVM start to the first tools/list answer; one-shot {@code run_python} of {@code
  * print(1)} over stdio from one MCP client; and the bare {@code bwrap ... python3 -c pass} spawn
  * with the sandbox's own flags; executions per second under load from the MCP TypeScript SDK's
- * client (src/test/node/load.mjs: 64 sessions, 32 calls in flight).
+ * client (src/test/node/load.mjs: 64 sessions, 32 calls in flight); {@code list_runs} latency while
+ * a sandbox is under attack (fork bomb, memory hog, output flood, disk filler, busy loop).
  */
 public final class Benchmark {
   private final Path launcher;
@@ -64,10 +67,16 @@ public final class Benchmark {
       b.startupFromHereAndRoot(Integer.getInteger("bench.starts", 20));
       return;
     }
+    int attackSeconds = Integer.getInteger("bench.attackSeconds", 5);
+    if ("responsiveness".equals(System.getProperty("bench.only"))) {
+      b.responsiveness(attackSeconds);
+      return;
+    }
     b.startupFromHereAndRoot(10);
     b.oneShot(calls);
     b.sessions(warmCalls);
     b.load(loadCalls);
+    b.responsiveness(attackSeconds);
     b.baselines(calls / 2);
     b.jupyter(Math.min(warmCalls, 500));
     if (!Boolean.getBoolean("bench.skipScale")) {
@@ -279,6 +288,67 @@ public final class Benchmark {
       Thread.sleep(ms);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+    }
+  }
+
+  // -- list_runs while a sandbox is under attack -------------------------------------------------
+
+  /**
+   * {@code list_runs} latency (limit 5) over stdio while another thread of the same MCP client
+   * keeps one hostile one-shot run in flight, one kind of attack at a time for {@code seconds} each
+   * (an attack that is stopped early, at a limit, is started again until the time is up); "idle" is
+   * the same with no run in flight. The escape suite asserts that {@code list_runs} keeps answering
+   * without error under such attacks; this measures how fast.
+   */
+  private void responsiveness(int seconds) throws Exception {
+    Map<String, String> attacks = new LinkedHashMap<>();
+    attacks.put("idle, no run in flight", null);
+    attacks.put(
+        "busy loop in 8 processes",
+        "import os\nfor _ in range(3):\n    os.fork()\n" + "while True:\n    pass");
+    attacks.put(
+        "fork bomb (pids limit)",
+        "import os\nwhile True:\n    try:\n        os.fork()\n"
+            + "    except OSError:\n        pass");
+    attacks.put(
+        "memory hog (memory limit)", "x = []\nwhile True:\n" + "    x.append(bytearray(1 << 20))");
+    attacks.put(
+        "output flood (output limit)",
+        "import os\nwhile True:\n" + "    os.write(1, b'x' * 65536)");
+    attacks.put(
+        "disk filler (disk quota)",
+        "f = open('big', 'wb')\nwhile True:\n" + "    f.write(b'x' * (1 << 20))");
+    try (McpSyncClient client = client(Map.of())) {
+      for (Map.Entry<String, String> attack : attacks.entrySet()) {
+        AtomicBoolean attacking = new AtomicBoolean(true);
+        Thread attacker = null;
+        if (attack.getValue() != null) {
+          Map<String, Object> args = Map.of("code", attack.getValue(), "timeout_seconds", seconds);
+          attacker =
+              new Thread(
+                  () -> {
+                    while (attacking.get()) {
+                      // Stopped by a limit, the run is an error result: that is the point.
+                      client.callTool(
+                          CallToolRequest.builder("run_python").arguments(args).build());
+                    }
+                  },
+                  "bench-attacker");
+          attacker.start();
+          sleepQuietly(300); // the first attack is under way
+        }
+        List<Double> ms = new ArrayList<>();
+        long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+        while (System.nanoTime() < end) {
+          ms.addAll(time(client, "list_runs", Map.of("limit", 5), 1, 0));
+          sleepQuietly(20);
+        }
+        attacking.set(false);
+        if (attacker != null) {
+          attacker.join();
+        }
+        row("list_runs (limit 5) while: " + attack.getKey(), ms);
+      }
     }
   }
 

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
@@ -16,12 +17,16 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -33,18 +38,24 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The standing escape suite: hostile code against every limit and wall of the sandbox. Each case
- * asserts the containment (a clear status and kill reason), that the server answered a concurrent
- * {@code list_runs} within 1 s all along, that nothing of a killed sandbox survives, and that a run
- * in a fresh session works afterwards.
+ * asserts the containment (a clear status and kill reason), that the server kept answering a
+ * concurrent {@code list_runs} without error all along, that nothing of a killed sandbox survives,
+ * and that a run in a fresh session works afterwards. How fast {@code list_runs} answers under
+ * attack is a benchmark figure ({@code BENCH_ONLY=responsiveness scripts/bench.sh}), not asserted
+ * here.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class EscapeSuiteTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
 
+  /** How long the last list_runs call may still take once a case ends: a hang, not a speed. */
+  private static final long WATCHER_STOP_MILLIS = 15_000;
+
   private Thread watcher;
   private final AtomicBoolean watching = new AtomicBoolean();
-  private final AtomicLong slowestListRunsNanos = new AtomicLong();
+  private final AtomicLong listRunsAnswers = new AtomicLong();
+  private final AtomicReference<Throwable> listRunsFailure = new AtomicReference<>();
 
   @BeforeAll
   static void start() {
@@ -56,18 +67,26 @@ class EscapeSuiteTest {
     service.close();
   }
 
-  /** Calls list_runs all the time while a case runs, keeping the slowest answer. */
+  /**
+   * Calls list_runs all the time while a case runs, counting the answers; the first failure stops
+   * the watcher and is kept for the check after the case.
+   */
   @BeforeEach
   void watchResponsiveness() {
     watching.set(true);
     watcher =
         new Thread(
             () -> {
-              while (watching.get()) {
-                long t = System.nanoTime();
-                service.listRuns(new RunQuery(5, 0, null, null));
-                slowestListRunsNanos.accumulateAndGet(System.nanoTime() - t, Math::max);
-                sleep(50);
+              try {
+                while (watching.get()) {
+                  service.listRuns(new RunQuery(5, 0, null, null));
+                  listRunsAnswers.incrementAndGet();
+                  Thread.sleep(50);
+                }
+              } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+              } catch (Throwable t) {
+                listRunsFailure.set(t);
               }
             },
             "list-runs-watcher");
@@ -77,10 +96,12 @@ class EscapeSuiteTest {
   @AfterEach
   void serverStayedResponsive_andStillRunsCode() throws Exception {
     watching.set(false);
-    watcher.join(5000);
-    assertThat(TimeUnit.NANOSECONDS.toMillis(slowestListRunsNanos.get()))
-        .as("slowest list_runs while the case ran (ms)")
-        .isLessThan(1000);
+    watcher.join(WATCHER_STOP_MILLIS);
+    assertThat(watcher.isAlive())
+        .as("list_runs still had not answered %d ms after the case ended", WATCHER_STOP_MILLIS)
+        .isFalse();
+    assertThat(listRunsFailure.get()).as("list_runs failed while the case ran").isNull();
+    assertThat(listRunsAnswers.get()).as("list_runs answers while the case ran").isPositive();
     String id = service.createSession(null, null).sessionId();
     try {
       RunRecord r = service.run(new ExecutionRequest("print(6 * 7)", id, null, 20));
@@ -169,23 +190,51 @@ class EscapeSuiteTest {
     return out;
   }
 
-  /** This process's cgroup directory in a v1 controller's hierarchy. */
+  /**
+   * The cgroup directory under which this process's server makes its groups: its group in the v1
+   * hierarchy of {@code controller} when the host has one (v1, or hybrid with the controller on
+   * v1), else its group in the v2 unified hierarchy ({@code 0::/path}). On v2 the server has moved
+   * this process into a leaf {@code pysandbox-server-*} below that group, so the leaf's parent is
+   * meant.
+   */
   static Path ownCgroup(String controller) throws IOException {
-    for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
+    return ownCgroup(controller, Files.readAllLines(Path.of("/proc/self/cgroup")));
+  }
+
+  static Path ownCgroup(String controller, List<String> procSelfCgroup) {
+    String unified = null;
+    for (String line : procSelfCgroup) {
       String[] f = line.split(":", 3);
+      if (f.length < 3) {
+        continue;
+      }
       if (List.of(f[1].split(",")).contains(controller)) {
         return Path.of("/sys/fs/cgroup", controller, f[2].substring(1));
       }
+      if (f[0].equals("0") && f[1].isEmpty()) {
+        unified = f[2];
+      }
     }
-    throw new IllegalStateException("no " + controller + " cgroup hierarchy on this host");
+    if (unified == null) {
+      throw new IllegalStateException("no " + controller + " cgroup hierarchy on this host");
+    }
+    Path group = Path.of("/sys/fs/cgroup", unified.substring(1));
+    Path leaf = group.getFileName();
+    return leaf != null && leaf.toString().startsWith("pysandbox-server-")
+        ? group.getParent()
+        : group;
   }
 
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+  @Test
+  void ownCgroup_readsV1LinesAndTheV2UnifiedLine() {
+    assertThat(ownCgroup("memory", List.of("4:memory:/a/b", "0::/")))
+        .isEqualTo(Path.of("/sys/fs/cgroup/memory/a/b"));
+    assertThat(ownCgroup("memory", List.of("5:cpu,cpuacct:/x", "4:memory:/", "0::/u")))
+        .isEqualTo(Path.of("/sys/fs/cgroup/memory"));
+    assertThat(ownCgroup("memory", List.of("0::/user.slice/app.scope")))
+        .isEqualTo(Path.of("/sys/fs/cgroup/user.slice/app.scope"));
+    assertThat(ownCgroup("memory", List.of("0::/app.scope/pysandbox-server-abc-0badc0de")))
+        .isEqualTo(Path.of("/sys/fs/cgroup/app.scope"));
   }
 
   // -- memory ------------------------------------------------------------------------------------
@@ -506,22 +555,29 @@ class EscapeSuiteTest {
   void sandboxKilledFromOutside_failsTheRun_andTheServerCarriesOn() throws Exception {
     String id = session(LimitRequest.DEFAULTS);
     String marker = "987654" + (System.nanoTime() % 1000);
-    Thread killer =
-        new Thread(
+    // Its failure (never saw the child, no parent to kill) is reported by get() below.
+    CompletableFuture<Long> killer =
+        CompletableFuture.supplyAsync(
             () -> {
-              long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-              while (System.nanoTime() < deadline) {
-                List<Long> sleepers = ProcessTable.withCommandLineContaining("sleep " + marker);
-                if (!sleepers.isEmpty()) {
+              List<Long> sleepers;
+              try {
+                sleepers =
+                    Await.until(
+                        "a process 'sleep " + marker + "' on the host",
+                        Duration.ofSeconds(20),
+                        () -> ProcessTable.withCommandLineContaining("sleep " + marker),
+                        pids -> !pids.isEmpty());
+              } catch (InterruptedException e) {
+                throw new CompletionException(e);
+              }
+              long runner =
                   ProcessHandle.of(sleepers.get(0))
                       .flatMap(ProcessHandle::parent)
-                      .ifPresent(runner -> ProcessTable.killNow(runner.pid()));
-                  return;
-                }
-                sleep(20);
-              }
+                      .orElseThrow(() -> new IllegalStateException("sleep's parent is gone"))
+                      .pid();
+              ProcessTable.killNow(runner);
+              return runner;
             });
-    killer.start();
     RunRecord r =
         inSession(
             id,
@@ -529,7 +585,7 @@ class EscapeSuiteTest {
                 + marker
                 + "'])\ntime.sleep(30)",
             40);
-    killer.join();
+    killer.get(5, TimeUnit.SECONDS);
     assertThat(r.status()).isEqualTo(RunStatus.FAILED);
     assertThat(r.error().name()).isEqualTo("SandboxExited");
     assertThat(r.message()).contains("before the run finished");

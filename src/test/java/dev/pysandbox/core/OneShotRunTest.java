@@ -16,6 +16,7 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -127,8 +128,32 @@ class OneShotRunTest {
     assertThat(r.exitCode()).isNull();
   }
 
+  /**
+   * Runs the code while watching the host's process table, and fails unless a process whose command
+   * line holds {@code marker} was seen while the run was in flight: so that "no such process
+   * afterwards" is known to mean it was killed, not that it never started or cannot be seen from
+   * here.
+   */
+  private static RunRecord runSeeing(String marker, String code, int timeoutSeconds)
+      throws Exception {
+    CompletableFuture<RunRecord> running =
+        CompletableFuture.supplyAsync(() -> run(code, timeoutSeconds));
+    boolean seen = false;
+    while (!running.isDone() && !seen) {
+      seen = !ProcessTable.withCommandLineContaining(marker).isEmpty();
+      if (!seen) {
+        Thread.sleep(5);
+      }
+    }
+    RunRecord r = running.get(timeoutSeconds + 20L, TimeUnit.SECONDS);
+    assertThat(seen)
+        .as("a process with " + marker + " was seen on the host while the run ran: " + r.stdout())
+        .isTrue();
+    return r;
+  }
+
   @Test
-  void run_timeout_killsProcessesThatResist() {
+  void run_timeout_killsProcessesThatResist() throws Exception {
     String marker = "pysandbox-marker-" + UUID.randomUUID();
     String code =
         "import signal, subprocess, sys, time\n"
@@ -147,7 +172,7 @@ class OneShotRunTest {
             + "        time.sleep(100)\n"
             + "    except KeyboardInterrupt:\n"
             + "        print('caught', flush=True)\n";
-    RunRecord r = run(code, 2);
+    RunRecord r = runSeeing(marker, code, 2);
     assertThat(r.status()).isEqualTo(RunStatus.TIMED_OUT);
     assertThat(ProcessTable.withCommandLineContaining(marker)).isEmpty();
   }
@@ -155,14 +180,24 @@ class OneShotRunTest {
   @Test
   void run_finishedRun_leavesNoDetachedProcessBehind() throws Exception {
     String marker = "pysandbox-marker-" + UUID.randomUUID();
+    // The code waits until its detached child runs, and then long enough for the host to see it.
     RunRecord r =
-        run(
-            "import subprocess\n"
-                + "subprocess.Popen(['sh', '-c', 'sleep 1000; echo "
+        runSeeing(
+            marker,
+            "import subprocess, time\n"
+                + "p = subprocess.Popen(['sh', '-c', 'sleep 1000; echo "
                 + marker
                 + "'], start_new_session=True)\n"
-                + "print('spawned')");
-    assertThat(r.status()).isEqualTo(RunStatus.SUCCEEDED);
+                + "for _ in range(500):\n"
+                + "    if b'"
+                + marker
+                + "' in open(f'/proc/{p.pid}/cmdline', 'rb').read():\n"
+                + "        break\n"
+                + "    time.sleep(0.01)\n"
+                + "time.sleep(1)\n"
+                + "print('spawned')",
+            20);
+    assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
     List<Long> left = ProcessTable.withCommandLineContaining(marker);
     for (int i = 0; i < 40 && !left.isEmpty(); i++) {
       Thread.sleep(50);

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.MutableClock;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
@@ -181,7 +182,7 @@ class SessionTest {
     CompletableFuture<RunRecord> sleeping =
         CompletableFuture.supplyAsync(
             () -> run("busy", "import time\ntime.sleep(10)\n'woke'"), threads);
-    waitUntil(() -> "busy".equals(state("busy")));
+    awaitState("busy", "busy");
     assertThatThrownBy(() -> run("busy", "print(1)"))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.SESSION_BUSY))
         .hasMessageContaining("is busy");
@@ -198,7 +199,7 @@ class SessionTest {
     run("keep", "kept = 42");
     CompletableFuture<RunRecord> sleeping =
         CompletableFuture.supplyAsync(() -> run("keep", "import time\ntime.sleep(30)"), threads);
-    waitUntil(() -> "busy".equals(state("keep")));
+    awaitState("keep", "busy");
     String runId = runningRun("keep");
     var result = service.cancelRun(runId);
     assertThat(result.status()).isEqualTo("cancelled");
@@ -248,10 +249,10 @@ class SessionTest {
                     "import time\nopen('started', 'w').close()\nwhile True:\n    time.sleep(0.01)"),
             threads);
     // Cancel once the loop runs (a cancel before the code starts stops it at once).
-    waitUntil(
-        () ->
-            service.listArtifacts(null, "stubborn").files().stream()
-                .anyMatch(f -> f.path().equals("started")));
+    Await.until(
+        "session stubborn's workspace holds the file 'started'",
+        () -> service.listArtifacts(null, "stubborn").files().stream().map(f -> f.path()).toList(),
+        paths -> paths.contains("started"));
     var result = service.cancelRun(runningRun("stubborn"));
     assertThat(result.status()).isEqualTo("cancelled");
     assertThat(result.message()).contains("killed");
@@ -314,7 +315,7 @@ class SessionTest {
     assertThat(service.expireIdleSessions()).containsExactly("short");
     CompletableFuture<RunRecord> busy =
         CompletableFuture.supplyAsync(() -> run("long", "import time\ntime.sleep(2)"), threads);
-    waitUntil(() -> "busy".equals(state("long")));
+    awaitState("long", "busy");
     clock.advance(Duration.ofMinutes(31));
     assertThat(service.expireIdleSessions()).as("a busy session is not expired").isEmpty();
     busy.get(10, TimeUnit.SECONDS);
@@ -362,7 +363,7 @@ class SessionTest {
             .findFirst()
             .orElseThrow();
     service.closeSession("gone");
-    waitUntil(() -> !Files.exists(ws));
+    Await.until("workspace " + ws + " deleted", () -> Files.exists(ws), exists -> !exists);
     assertThatThrownBy(() -> service.closeSession("gone"))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOT_FOUND));
   }
@@ -375,25 +376,21 @@ class SessionTest {
         .orElse("none");
   }
 
-  String runningRun(String session) throws InterruptedException {
-    String[] found = new String[1];
-    waitUntil(
-        () -> {
-          var runs =
-              service
-                  .listRuns(new dev.pysandbox.api.RunQuery(1, 0, RunStatus.RUNNING, session))
-                  .runs();
-          found[0] = runs.isEmpty() ? null : runs.get(0).runId();
-          return found[0] != null;
-        });
-    return found[0];
+  /** Waits until the session is in that state (the last state seen is in the failure). */
+  void awaitState(String id, String wanted) throws InterruptedException {
+    Await.until("session " + id + " is " + wanted, () -> state(id), wanted::equals);
   }
 
-  static void waitUntil(java.util.function.BooleanSupplier condition) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(15);
-    while (!condition.getAsBoolean()) {
-      assertThat(System.nanoTime()).as("condition within 15 s").isLessThan(deadline);
-      Thread.sleep(20);
-    }
+  /** Waits until the session has a run in state running, and returns its id. */
+  String runningRun(String session) throws InterruptedException {
+    return Await.until(
+            "session " + session + " has a running run",
+            () ->
+                service
+                    .listRuns(new dev.pysandbox.api.RunQuery(1, 0, RunStatus.RUNNING, session))
+                    .runs(),
+            runs -> !runs.isEmpty())
+        .get(0)
+        .runId();
   }
 }

@@ -4,7 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.Await;
 import dev.pysandbox.TestServices;
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
@@ -35,7 +37,7 @@ class WorkerProtocolTest {
   @TempDir static Path dataDir;
   static WorkerHub hub;
   static BwrapBackend backend;
-  static dev.pysandbox.backend.Limits limits;
+  static Limits limits;
   static ExecutorService executor;
   Sandbox sandbox;
 
@@ -140,17 +142,30 @@ class WorkerProtocolTest {
     assertThat(next.frame().path("result").path("text/plain").asText()).isEqualTo("'mine'");
   }
 
+  /**
+   * The interrupt is sent only once the code is seen running (its first line's output arrived), so
+   * it takes the path of an interrupt into running user code (SIGIO, then SIGINT), not that of an
+   * interrupt remembered before the request starts. If that path were broken, the 30 s sleep would
+   * outlast the 10 s wait for the answer.
+   */
   @Test
-  void interrupt_raisesKeyboardInterruptAndKeepsState() throws Exception {
+  void interrupt_ofRunningCode_raisesKeyboardInterruptAndKeepsState() throws Exception {
     exec("kept = 'yes'");
     var pending =
         sandbox
             .worker()
-            .request("exec", JSON.createObjectNode().put("code", "import time\ntime.sleep(30)"));
-    Thread.sleep(300);
+            .request(
+                "exec",
+                JSON.createObjectNode()
+                    .put("code", "import time\nprint('sleeping', flush=True)\ntime.sleep(30)"));
+    Await.until(
+        "the code's output 'sleeping' (it runs)",
+        () -> sandbox.worker().partial().stdout().text(),
+        out -> out.contains("sleeping"));
     sandbox.worker().interrupt();
     WorkerReply r = pending.get(10, TimeUnit.SECONDS);
     assertThat(r.frame().path("error").path("name").asText()).isEqualTo("KeyboardInterrupt");
+    assertThat(r.stdout().text()).isEqualTo("sleeping\n");
     assertThat(exec("kept").frame().path("result").path("text/plain").asText()).isEqualTo("'yes'");
   }
 }

@@ -12,6 +12,7 @@ import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.util.Sha256;
 import dev.pysandbox.worker.WorkerConnection;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
@@ -280,7 +281,7 @@ public final class BwrapBackend implements SandboxBackend {
     if (!serverIsRoot) {
       return layout.sandboxRoot();
     }
-    String hash = SandboxFiles.sha256(layout.dataDir().toString().getBytes(StandardCharsets.UTF_8));
+    String hash = Sha256.hex(layout.dataDir().toString());
     return STAGE_BASE.resolve(hash.substring(0, 12));
   }
 

@@ -1,13 +1,14 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.KillReport;
-import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
+import dev.pysandbox.util.Pause;
 import dev.pysandbox.worker.WorkerConnection;
 import java.nio.file.Path;
 import java.util.List;
@@ -231,7 +232,7 @@ final class BwrapSandbox implements Sandbox {
       long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CHECK_MILLIS);
       while (ProcessTable.isAliveIn(init[0], init[1]) && System.nanoTime() < deadline) {
         ProcessTable.killNow(init[0]);
-        sleep(1);
+        Pause.millis(1);
       }
       if (ProcessTable.isAliveIn(init[0], init[1])) {
         List<Long> pids = ProcessTable.inPidNamespace(init[1]);
@@ -244,13 +245,5 @@ final class BwrapSandbox implements Sandbox {
     }
     worker.close("the sandbox was killed");
     return new KillReport(left, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 }

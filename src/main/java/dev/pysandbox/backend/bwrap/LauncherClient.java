@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxExit;
+import dev.pysandbox.util.DaemonThreads;
 import java.io.BufferedReader;
 import java.io.Closeable;
 import java.io.IOException;
@@ -61,12 +62,7 @@ final class LauncherClient implements Closeable {
    * with it. This thread lives as long as the server.
    */
   private static final ExecutorService SPAWNER =
-      Executors.newSingleThreadExecutor(
-          r -> {
-            Thread t = new Thread(r, "pysandbox-launcher-spawner");
-            t.setDaemon(true);
-            return t;
-          });
+      Executors.newSingleThreadExecutor(DaemonThreads.named("pysandbox-launcher-spawner"));
 
   private final Process process;
   private final OutputStream stdin;
@@ -82,8 +78,7 @@ final class LauncherClient implements Closeable {
     this.process = process;
     this.stdin = process.getOutputStream();
     this.onDeath = onDeath;
-    this.reader = new Thread(this::readLoop, "pysandbox-launcher");
-    reader.setDaemon(true);
+    this.reader = DaemonThreads.newThread("pysandbox-launcher", this::readLoop);
   }
 
   /**

@@ -1,5 +1,6 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -9,8 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.util.HexFormat;
 import java.util.Map;
 
 /**
@@ -41,7 +40,7 @@ final class SandboxFiles {
    */
   static String installScript(String resource, String stem, Path dir) {
     byte[] content = resource(resource);
-    String name = stem + "-" + sha256(content).substring(0, 16) + ".py";
+    String name = stem + "-" + Sha256.hex(content).substring(0, 16) + ".py";
     writeIfChanged(dir.resolve(name), content);
     return name;
   }
@@ -61,14 +60,6 @@ final class SandboxFiles {
       return in.readAllBytes();
     } catch (IOException e) {
       throw new UncheckedIOException(e);
-    }
-  }
-
-  static String sha256(byte[] content) {
-    try {
-      return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(content));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
     }
   }
 

@@ -1,6 +1,6 @@
 package dev.pysandbox.backend.bwrap;
 
-import dev.pysandbox.backend.Limits;
+import dev.pysandbox.api.Limits;
 import java.util.LinkedHashMap;
 import java.util.Map;
 

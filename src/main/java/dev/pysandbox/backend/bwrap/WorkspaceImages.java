@@ -1,6 +1,7 @@
 package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.util.Futures;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -8,7 +9,6 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -178,7 +178,7 @@ final class WorkspaceImages {
       if (e instanceof InterruptedException) {
         Thread.currentThread().interrupt();
       }
-      Throwable cause = e instanceof ExecutionException ? e.getCause() : e;
+      Throwable cause = Futures.unwrap(e);
       String why = cause.getMessage() != null ? cause.getMessage() : cause.toString();
       disable("making one failed: " + why);
       log.warn(

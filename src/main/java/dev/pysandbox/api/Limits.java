@@ -1,10 +1,13 @@
-package dev.pysandbox.backend;
+package dev.pysandbox.api;
 
 import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Resource limits of one sandbox.
+ * Resource limits of one sandbox. A value the configuration produces (defaults and maxima), the
+ * core validates requests against, a backend enforces and a run record shows ({@link #describe}),
+ * so it lives here, where all of them can reach it without {@code config} and {@code backend}
+ * depending on each other.
  *
  * @param memoryBytes memory (and swap: none) the sandbox's processes may use together
  * @param pids processes and threads it may have at once
