@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.api.Json;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -47,7 +48,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class WorkerConnection {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
   private static final SecureRandom RANDOM = new SecureRandom();
   private static final long MIB = 1024 * 1024;
 
