@@ -14,10 +14,16 @@ package dev.pysandbox.api;
  *     written before this field existed, which reads as {@code null}.
  */
 public record Artifact(
-    String path, long sizeBytes, String sha256, String mediaType, String change, String skipped) {
+    String path,
+    long sizeBytes,
+    String sha256,
+    String mediaType,
+    ArtifactChange change,
+    String skipped) {
 
   /** A file kept with the run (or deleted by it). */
-  public Artifact(String path, long sizeBytes, String sha256, String mediaType, String change) {
+  public Artifact(
+      String path, long sizeBytes, String sha256, String mediaType, ArtifactChange change) {
     this(path, sizeBytes, sha256, mediaType, change, null);
   }
 }

@@ -8,4 +8,4 @@ package dev.pysandbox.api;
  * @param message how it stopped (interrupted, or killed after the grace period), or why nothing was
  *     done
  */
-public record CancelResult(String runId, boolean cancelled, String status, String message) {}
+public record CancelResult(String runId, boolean cancelled, RunStatus status, String message) {}

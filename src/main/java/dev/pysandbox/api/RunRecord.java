@@ -1,5 +1,6 @@
 package dev.pysandbox.api;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Map;
@@ -36,7 +37,8 @@ import java.util.Map;
  * @param outputs the {@code __outputs__} dict; values that are not JSON are given as repr and type
  * @param outputsNonJson keys of {@code outputs} whose values were not JSON
  * @param artifacts workspace files created, changed or deleted, measured by the server
- * @param artifactsDir host directory holding this run's files, or {@code null}
+ * @param artifactsDir host directory holding this run's files, or {@code null}; a host path, so
+ *     never on the wire (the CLI on the host shows it)
  * @param timeoutSeconds the wall-clock limit applied
  * @param limits the resource limits applied (memory, processes, CPU, disk)
  * @param peakMemoryBytes peak memory of the sandbox during the run, measured by the server
@@ -48,7 +50,8 @@ import java.util.Map;
  * @param finishedAt ISO-8601 instant it finished, or {@code null}
  * @param durationMs wall time of the execution measured by the server, or {@code null}
  * @param riskFindings findings of the risk analysis (empty until it runs)
- * @param notebookPath where the run's notebook was saved, or {@code null}
+ * @param notebookPath where the run's notebook was saved on the host, or {@code null}; never on the
+ *     wire
  * @param viewCommand a command that shows this run
  */
 public record RunRecord(
@@ -58,7 +61,7 @@ public record RunRecord(
     String description,
     RunStatus status,
     String message,
-    String killReason,
+    KillReason killReason,
     String code,
     String codeHash,
     String stdout,
@@ -74,7 +77,7 @@ public record RunRecord(
     Map<String, Object> outputs,
     List<String> outputsNonJson,
     List<Artifact> artifacts,
-    String artifactsDir,
+    @JsonIgnore String artifactsDir,
     int timeoutSeconds,
     Map<String, Object> limits,
     Long peakMemoryBytes,
@@ -83,8 +86,8 @@ public record RunRecord(
     String createdAt,
     String finishedAt,
     Long durationMs,
-    List<Map<String, Object>> riskFindings,
-    String notebookPath,
+    List<RiskFinding> riskFindings,
+    @JsonIgnore String notebookPath,
     String viewCommand) {
 
   public RunRecord {
@@ -185,7 +188,7 @@ public record RunRecord(
     private String description;
     private RunStatus status;
     private String message;
-    private String killReason;
+    private KillReason killReason;
     private String code;
     private String codeHash;
     private String stdout;
@@ -210,7 +213,7 @@ public record RunRecord(
     private String createdAt;
     private String finishedAt;
     private Long durationMs;
-    private List<Map<String, Object>> riskFindings;
+    private List<RiskFinding> riskFindings;
     private String notebookPath;
     private String viewCommand;
 
@@ -246,7 +249,7 @@ public record RunRecord(
       return this;
     }
 
-    public Builder killReason(String killReason) {
+    public Builder killReason(KillReason killReason) {
       this.killReason = killReason;
       return this;
     }
@@ -371,7 +374,7 @@ public record RunRecord(
       return this;
     }
 
-    public Builder riskFindings(List<Map<String, Object>> riskFindings) {
+    public Builder riskFindings(List<RiskFinding> riskFindings) {
       this.riskFindings = riskFindings;
       return this;
     }

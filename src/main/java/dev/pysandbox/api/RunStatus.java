@@ -2,7 +2,6 @@ package dev.pysandbox.api;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
-import java.util.Locale;
 
 /** The life of a run. {@code running} is the only state a finished run never returns to. */
 public enum RunStatus {
@@ -18,21 +17,17 @@ public enum RunStatus {
 
   @JsonValue
   public String wireName() {
-    return name().toLowerCase(Locale.ROOT);
+    return WireNames.of(this);
   }
 
   @JsonCreator
   public static RunStatus fromWire(String name) {
-    for (RunStatus s : values()) {
-      if (s.wireName().equals(name)) {
-        return s;
-      }
-    }
-    throw PysandboxException.invalid(
-        "unknown run status '"
-            + name
-            + "' (expected one of pending, awaiting_approval, running, succeeded, failed,"
-            + " timed_out, cancelled, interrupted, rejected)");
+    return WireNames.parse(RunStatus.class, "run status", name);
+  }
+
+  @Override
+  public String toString() {
+    return wireName();
   }
 
   /** True once the run can no longer change. */

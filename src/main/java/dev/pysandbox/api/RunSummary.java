@@ -4,7 +4,7 @@ package dev.pysandbox.api;
 public record RunSummary(
     String runId,
     String sessionId,
-    String status,
+    RunStatus status,
     String description,
     String codePreview,
     String codeHash,

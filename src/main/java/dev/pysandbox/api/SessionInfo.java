@@ -16,7 +16,7 @@ package dev.pysandbox.api;
  */
 public record SessionInfo(
     String sessionId,
-    String state,
+    SessionState state,
     String createdAt,
     String lastUsedAt,
     int runCount,

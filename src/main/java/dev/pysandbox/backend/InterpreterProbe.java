@@ -1,8 +1,8 @@
 package dev.pysandbox.backend;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -65,7 +65,7 @@ public final class InterpreterProbe {
         throw new IOException(new String(out, StandardCharsets.UTF_8).strip());
       }
       String text = new String(out, StandardCharsets.UTF_8).strip();
-      JsonNode json = new ObjectMapper().readTree(text.substring(text.lastIndexOf('\n') + 1));
+      JsonNode json = Json.mapper().readTree(text.substring(text.lastIndexOf('\n') + 1));
       List<String> path = new ArrayList<>();
       json.path("path").forEach(n -> path.add(n.asText()));
       Map<String, String> packages = new LinkedHashMap<>();

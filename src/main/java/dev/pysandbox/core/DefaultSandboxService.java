@@ -20,6 +20,7 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
@@ -332,7 +333,7 @@ public final class DefaultSandboxService implements SandboxService {
     return new CancelResult(
         runId,
         false,
-        stored.status().wireName(),
+        stored.status(),
         "run " + runId + " is not running (it is " + stored.status().wireName() + ")");
   }
 
@@ -391,7 +392,7 @@ public final class DefaultSandboxService implements SandboxService {
       var still =
           store().openSessions().stream().filter(s -> s.sessionId().equals(sessionId)).findFirst();
       if (still.isEmpty()) {
-        return new SessionInfo(sessionId, "closed", null, null, 0, 0, 0, null, null);
+        return new SessionInfo(sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null);
       }
       sleep(100);
     }
@@ -417,7 +418,7 @@ public final class DefaultSandboxService implements SandboxService {
    * session does not cost a store write per call.
    */
   private void recordSession(Session s) {
-    String state = s.state();
+    SessionState state = s.state();
     if (!s.recordNow(state, System.nanoTime(), TimeUnit.SECONDS.toNanos(2))) {
       if (s.scheduleRecord()) {
         timer.schedule(() -> writeSession(s), 2, TimeUnit.SECONDS);

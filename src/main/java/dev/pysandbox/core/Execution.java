@@ -5,6 +5,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ErrorInfo;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
@@ -34,7 +36,7 @@ import java.util.concurrent.TimeoutException;
  * reports decides the status on its own.
  */
 final class Execution {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
   private static final long LOST_GRACE_MILLIS = 2000;
 
   /**
@@ -127,7 +129,7 @@ final class Execution {
   }
 
   /** A limit the server found passed while the run was in flight. */
-  private record Breach(String reason, String message) {}
+  private record Breach(KillReason reason, String message) {}
 
   private static Outcome execute(
       ActiveRun active,
@@ -250,7 +252,7 @@ final class Execution {
       long out = sandbox.worker().outputBytes();
       if (out > guard.outputMaxBytes()) {
         return new Breach(
-            "output_limit",
+            KillReason.OUTPUT_LIMIT,
             "the run wrote "
                 + mib(out)
                 + " MiB to stdout and stderr, over the "
@@ -277,7 +279,7 @@ final class Execution {
 
   private static Breach diskBreach(long used, long quota) {
     return new Breach(
-        "disk_quota",
+        KillReason.DISK_QUOTA,
         "the workspace /mnt/data grew past its "
             + mib(quota)
             + " MiB quota (disk_quota_mb; over "
@@ -287,7 +289,7 @@ final class Execution {
 
   private static Breach pidsBreach(Sandbox sandbox) {
     return new Breach(
-        "pids_limit",
+        KillReason.PIDS_LIMIT,
         "the run hit the limit of "
             + sandbox.limits().pids()
             + " processes and threads (pids_limit), so its sandbox was killed with every"
@@ -322,13 +324,13 @@ final class Execution {
     String name = r.error().name();
     String value = r.error().value() == null ? "" : r.error().value();
     if (name.equals("MemoryError")) {
-      run.killReason("memory_limit")
+      run.killReason(KillReason.MEMORY_LIMIT)
           .message(
               "MemoryError: the run asked for more memory than its limit of "
                   + mib(sandbox.limits().memoryBytes())
                   + " MiB allows (memory_limit_mb)");
     } else if (value.startsWith("[Errno 27]") || value.startsWith("[Errno 28]")) {
-      run.killReason("disk_quota")
+      run.killReason(KillReason.DISK_QUOTA)
           .message(
               name
                   + ": "
@@ -352,7 +354,7 @@ final class Execution {
     WorkerReply partial = partialAfterKill(reply, sandbox);
     output(partial, run);
     run.status(RunStatus.TIMED_OUT)
-        .killReason("timeout")
+        .killReason(KillReason.TIMEOUT)
         .durationMs(elapsed)
         .message(
             "execution timed out after "
@@ -371,10 +373,10 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
-    KillReport kill = await(sandbox.kill(breach.reason()));
+    KillReport kill = await(sandbox.kill(breach.reason().wireName()));
     output(partialAfterKill(reply, sandbox), run);
     String message = breach.message();
-    if (!breach.reason().equals("pids_limit")) {
+    if (breach.reason() != KillReason.PIDS_LIMIT) {
       message += "; it did not stop on KeyboardInterrupt, so its sandbox was killed";
     }
     run.status(RunStatus.FAILED)
@@ -409,7 +411,7 @@ final class Execution {
       run.durationMs(elapsed)
           .exitCode(exit == null ? null : exit.code())
           .status(RunStatus.FAILED)
-          .killReason("protocol_violation")
+          .killReason(KillReason.PROTOCOL_VIOLATION)
           .error(new ErrorInfo("ProtocolViolation", message, null))
           .message(message);
       return new Outcome(run, true);
@@ -426,7 +428,7 @@ final class Execution {
               + mib(after.peakMemoryBytes())
               + " MiB) and the kernel killed it; the sandbox is gone";
       run.status(RunStatus.FAILED)
-          .killReason("memory_limit")
+          .killReason(KillReason.MEMORY_LIMIT)
           .error(new ErrorInfo("MemoryLimitExceeded", message, null))
           .message(message);
       return new Outcome(run, true);

@@ -426,7 +426,7 @@ final class RunExecutor {
       }
     }
     RunRecord r = store.get().get(runId, false).orElseThrow();
-    return new CancelResult(runId, true, r.status().wireName(), r.message());
+    return new CancelResult(runId, true, r.status(), r.message());
   }
 
   private static boolean await(ActiveRun a, int seconds) {

@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.Limits;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,7 +43,7 @@ final class RunFiles {
     Descriptor to = null;
     try {
       for (Artifact a : changes) {
-        if (a.change().equals("deleted") || a.skipped() != null) {
+        if (a.change() == ArtifactChange.DELETED || a.skipped() != null) {
           out.add(a);
           continue;
         }

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.Sandbox;
 import java.time.Instant;
 import java.util.Map;
@@ -28,15 +29,15 @@ final class Session {
   private volatile int runCount;
   private volatile long workspaceBytes;
 
-  private String recordedState;
+  private SessionState recordedState;
   private long recordedAt;
   private boolean recordScheduled;
 
   /** True when a write to the store is due now: the state changed, or the last one is old. */
-  synchronized boolean recordNow(String state, long nowNanos, long minIntervalNanos) {
+  synchronized boolean recordNow(SessionState state, long nowNanos, long minIntervalNanos) {
     boolean due =
-        !state.equals(recordedState)
-            || state.equals("closed")
+        state != recordedState
+            || state == SessionState.CLOSED
             || nowNanos - recordedAt >= minIntervalNanos;
     if (due) {
       recordedState = state;
@@ -69,17 +70,17 @@ final class Session {
     this.ttlMinutes = ttlMinutes;
   }
 
-  String state() {
+  SessionState state() {
     if (closed) {
-      return "closed";
+      return SessionState.CLOSED;
     }
     if (deadReason != null) {
-      return "dead";
+      return SessionState.DEAD;
     }
     if (!sandbox.isDone()) {
-      return "starting";
+      return SessionState.STARTING;
     }
-    return lock.isLocked() ? "busy" : "idle";
+    return lock.isLocked() ? SessionState.BUSY : SessionState.IDLE;
   }
 
   SessionInfo info() {

@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.util.RandomIds;
 import java.io.IOException;
@@ -258,12 +259,13 @@ final class WorkspaceFiles {
               now.size(),
               now.sha256(),
               mediaType(e.getKey()),
-              old == null ? "created" : "modified",
+              old == null ? ArtifactChange.CREATED : ArtifactChange.MODIFIED,
               now.skipped()));
     }
     for (Map.Entry<String, FileState> gone : before.entrySet()) {
       if (gone.getValue().isFile() && !after.containsKey(gone.getKey())) {
-        out.add(new Artifact(gone.getKey(), 0, null, mediaType(gone.getKey()), "deleted"));
+        out.add(
+            new Artifact(gone.getKey(), 0, null, mediaType(gone.getKey()), ArtifactChange.DELETED));
       }
     }
     out.sort((a, b) -> a.path().compareTo(b.path()));

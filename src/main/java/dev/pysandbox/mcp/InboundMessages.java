@@ -1,13 +1,12 @@
 package dev.pysandbox.mcp;
 
-import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.JsonToken;
-import com.fasterxml.jackson.core.StreamReadConstraints;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.api.Json;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
 import java.util.Set;
@@ -51,16 +50,9 @@ final class InboundMessages {
     this.toolNames = toolNames;
   }
 
-  /**
-   * A mapper that reads strings up to {@code maxMessageBytes} (Jackson's default is 20 M chars).
-   */
+  /** The protocol's mapper, reading strings up to {@code maxMessageBytes}. */
   static ObjectMapper mapper(int maxMessageBytes) {
-    JsonFactory factory =
-        JsonFactory.builder()
-            .streamReadConstraints(
-                StreamReadConstraints.builder().maxStringLength(maxMessageBytes).build())
-            .build();
-    return new ObjectMapper(factory);
+    return Json.protocolMapper(maxMessageBytes);
   }
 
   Inbound parse(byte[] bytes, int length) {

@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.util.RandomIds;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -46,7 +47,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class WorkerConnection {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
   private static final long MIB = 1024 * 1024;
 
   /** Largest answer ({@code done} frame: result, figures, {@code __outputs__}, context). */

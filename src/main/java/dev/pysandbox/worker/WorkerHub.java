@@ -2,6 +2,7 @@ package dev.pysandbox.worker;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.util.DaemonThreads;
 import java.io.Closeable;
 import java.io.IOException;
@@ -41,7 +42,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class WorkerHub implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(WorkerHub.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
   private static final int MAX_HELLO = 1024;
 
   /**

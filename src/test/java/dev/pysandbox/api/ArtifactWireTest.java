@@ -14,7 +14,7 @@ class ArtifactWireTest {
   @Test
   void skipped_absent_readsAsNull() throws Exception {
     Artifact a = Json.mapper().readValue(BEFORE_SKIPPED + "}", Artifact.class);
-    assertThat(a).isEqualTo(new Artifact("a.csv", 4, "ab", "text/csv", "created"));
+    assertThat(a).isEqualTo(new Artifact("a.csv", 4, "ab", "text/csv", ArtifactChange.CREATED));
     assertThat(a.skipped()).isNull();
   }
 
@@ -30,7 +30,8 @@ class ArtifactWireTest {
   @Test
   void skipped_present_roundTrips() throws Exception {
     Artifact a =
-        new Artifact("l", 0, null, "application/octet-stream", "created", "a symbolic link");
+        new Artifact(
+            "l", 0, null, "application/octet-stream", ArtifactChange.CREATED, "a symbolic link");
     String json = Json.write(a);
     assertThat(Json.mapper().readTree(json).get("skipped").asText()).isEqualTo("a symbolic link");
     assertThat(Json.mapper().readValue(json, Artifact.class)).isEqualTo(a);

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pysandbox.Await;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunQuery;
@@ -346,7 +347,7 @@ class EscapeSuiteTest {
               id,
               "with open('/mnt/data/big', 'wb') as f:\n    while True: f.write(b'0' * 10**7)",
               30);
-      assertThat(one.killReason()).as(one.message()).isEqualTo("disk_quota");
+      assertThat(one.killReason()).as(one.message()).isEqualTo(KillReason.DISK_QUOTA);
       RunRecord cleanup =
           inSession(
               id,

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import java.nio.file.Path;
@@ -53,7 +54,7 @@ class NoCgroupTest {
             new ExecutionRequest(
                 "x = []\nwhile True:\n    x.append(b'1' * 10**6)", null, null, 30));
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.FAILED);
-    assertThat(r.killReason()).isEqualTo("memory_limit");
+    assertThat(r.killReason()).isEqualTo(KillReason.MEMORY_LIMIT);
     assertThat(r.error().name()).isEqualTo("MemoryError");
     assertThat(r.peakMemoryBytes()).as("nothing measures it without a cgroup").isNull();
     RunRecord file =
@@ -63,7 +64,7 @@ class NoCgroupTest {
                 null,
                 null,
                 30));
-    assertThat(file.killReason()).as(file.message()).isEqualTo("disk_quota");
+    assertThat(file.killReason()).as(file.message()).isEqualTo(KillReason.DISK_QUOTA);
     assertThat(file.message()).contains("File too large");
   }
 }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
@@ -223,7 +224,7 @@ class OneShotRunTest {
   void run_endlessOutput_isCapped_andStoppedAtTheOutputLimit() {
     RunRecord r = run("while True:\n    print('x' * 10**6)", 20);
     assertThat(r.status()).isEqualTo(RunStatus.FAILED);
-    assertThat(r.killReason()).isEqualTo("output_limit");
+    assertThat(r.killReason()).isEqualTo(KillReason.OUTPUT_LIMIT);
     assertThat(r.stdoutTruncated()).isTrue();
     assertThat(r.stdoutBytes()).isGreaterThan(64L << 20);
     assertThat(r.stdout().length()).isLessThan(65536 + 300);
@@ -292,7 +293,7 @@ class OneShotRunTest {
         .extracting(s -> s.runId())
         .contains(r.runId());
     assertThat(service.listRuns(new RunQuery(50, 0, RunStatus.TIMED_OUT, null)).runs())
-        .allSatisfy(s -> assertThat(s.status()).isEqualTo("timed_out"));
+        .allSatisfy(s -> assertThat(s.status()).isEqualTo(RunStatus.TIMED_OUT));
     assertThatThrownBy(() -> service.getRun("run_doesnotexist", true))
         .satisfies(e -> assertThat(((PysandboxException) e).code()).isEqualTo(ErrorCode.NOT_FOUND));
     assertThatThrownBy(() -> service.getRun("../../etc/passwd", true))

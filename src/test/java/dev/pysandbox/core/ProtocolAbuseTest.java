@@ -6,10 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.ProcessTable;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -126,7 +128,7 @@ class ProtocolAbuseTest {
             "%s (B's runs took %s ms; peak heap %d MiB)",
             flooded.message(), latencies, peakHeap.get() >> 20)
         .isEqualTo(RunStatus.FAILED);
-    assertThat(flooded.killReason()).isEqualTo("protocol_violation");
+    assertThat(flooded.killReason()).isEqualTo(KillReason.PROTOCOL_VIOLATION);
     assertThat(flooded.message()).contains("protocol").contains("MiB");
     assertThatThrownBy(() -> run(a, "print(2)", 3))
         .isInstanceOfSatisfying(
@@ -154,11 +156,11 @@ class ProtocolAbuseTest {
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
     SessionInfo info = session(s);
-    while (!info.state().equals("dead") && System.nanoTime() < deadline) {
+    while (info.state() != SessionState.DEAD && System.nanoTime() < deadline) {
       Thread.sleep(50);
       info = session(s);
     }
-    assertThat(info.state()).isEqualTo("dead");
+    assertThat(info.state()).isEqualTo(SessionState.DEAD);
     assertThat(info.deadReason()).startsWith("protocol_violation:").contains("over 8 MiB");
     service.closeSession(s);
   }

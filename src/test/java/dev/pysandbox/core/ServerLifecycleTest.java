@@ -9,6 +9,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.backend.ProcessTable;
 import java.nio.file.Files;
@@ -142,7 +143,7 @@ class ServerLifecycleTest {
       assertThat(b.listSessions()).isEmpty();
       a.closeSession("shared");
       Thread.sleep(300); // the close is recorded off the request path
-      assertThat(b.createSession("shared", null).state()).isEqualTo("idle");
+      assertThat(b.createSession("shared", null).state()).isEqualTo(SessionState.IDLE);
     }
   }
 

@@ -8,11 +8,13 @@ import dev.pysandbox.MutableClock;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -144,7 +146,7 @@ class SessionTest {
                 + "except RuntimeError as e:\n    print('threads refused at', len(ts))");
     assertThat(r.limits()).containsEntry("pids_limit", 16);
     assertThat(r.stdout()).startsWith("10\n");
-    assertThat(r.killReason()).as(r.message()).isEqualTo("pids_limit");
+    assertThat(r.killReason()).as(r.message()).isEqualTo(KillReason.PIDS_LIMIT);
     assertThat(r.peakMemoryBytes()).isPositive();
     service.closeSession("limited");
   }
@@ -202,7 +204,7 @@ class SessionTest {
     awaitState("keep", "busy");
     String runId = runningRun("keep");
     var result = service.cancelRun(runId);
-    assertThat(result.status()).isEqualTo("cancelled");
+    assertThat(result.status()).isEqualTo(RunStatus.CANCELLED);
     assertThat(result.message()).contains("KeyboardInterrupt");
     RunRecord cancelled = sleeping.get(10, TimeUnit.SECONDS);
     assertThat(cancelled.status()).isEqualTo(RunStatus.CANCELLED);
@@ -222,7 +224,7 @@ class SessionTest {
             () -> run("tb", "import time\nwhile True:\n    time.sleep(0.01)"), threads);
     String runId = runningRun("tb");
     Thread.sleep(500);
-    assertThat(service.cancelRun(runId).status()).isEqualTo("cancelled");
+    assertThat(service.cancelRun(runId).status()).isEqualTo(RunStatus.CANCELLED);
     RunRecord cancelled = looping.get(10, TimeUnit.SECONDS);
     assertThat(cancelled.error().name()).isEqualTo("KeyboardInterrupt");
     assertThat(cancelled.error().traceback())
@@ -254,7 +256,7 @@ class SessionTest {
         () -> service.listArtifacts(null, "stubborn").files().stream().map(f -> f.path()).toList(),
         paths -> paths.contains("started"));
     var result = service.cancelRun(runningRun("stubborn"));
-    assertThat(result.status()).isEqualTo("cancelled");
+    assertThat(result.status()).isEqualTo(RunStatus.CANCELLED);
     assertThat(result.message()).contains("killed");
     assertThat(looping.get(10, TimeUnit.SECONDS).status()).isEqualTo(RunStatus.CANCELLED);
     assertThatThrownBy(() -> run("stubborn", "print(1)"))
@@ -290,7 +292,7 @@ class SessionTest {
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.MAX_SESSIONS));
     assertThat(run("m0", "print('still fine')").stdout()).isEqualTo("still fine\n");
     service.closeSession("m1");
-    assertThat(service.createSession("m4", null).state()).isEqualTo("idle");
+    assertThat(service.createSession("m4", null).state()).isEqualTo(SessionState.IDLE);
   }
 
   @Test
@@ -371,7 +373,7 @@ class SessionTest {
   String state(String id) {
     return service.listSessions().stream()
         .filter(s -> s.sessionId().equals(id))
-        .map(SessionInfo::state)
+        .map(s -> s.state().wireName())
         .findFirst()
         .orElse("none");
   }

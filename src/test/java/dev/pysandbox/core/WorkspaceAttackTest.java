@@ -8,6 +8,7 @@ import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
@@ -318,7 +319,7 @@ class WorkspaceAttackTest {
       assertThat(service.getRun(r.runId(), false).status()).isNotEqualTo(RunStatus.RUNNING);
       assertThat(r.killReason())
           .as("40 MB at depth 2100 count against 30 MiB")
-          .isEqualTo("disk_quota");
+          .isEqualTo(KillReason.DISK_QUOTA);
       assertThat(r.artifacts()).extracting(Artifact::path).contains("top.txt");
       assertThat(r.artifacts())
           .filteredOn(a -> a.skipped() != null && a.skipped().contains("deeper than"))
@@ -391,7 +392,7 @@ class WorkspaceAttackTest {
                   + "for i in range(5000):\n    os.mkdir(f'd{i}')\n");
       assertThat(r.killReason())
           .as("15,000 long links and 5,000 directories take ~79 MB: " + r.message())
-          .isEqualTo("disk_quota");
+          .isEqualTo(KillReason.DISK_QUOTA);
       assertThat(service.listSessions())
           .filteredOn(s -> s.sessionId().equals(id))
           .singleElement()
@@ -451,7 +452,7 @@ class WorkspaceAttackTest {
     try {
       RunRecord r =
           run(id, "for n in ('a', 'b', 'c'):\n    open(n, 'wb').write(b'1' * 15_000_000)\n");
-      assertThat(r.killReason()).as(r.message()).isEqualTo("disk_quota");
+      assertThat(r.killReason()).as(r.message()).isEqualTo(KillReason.DISK_QUOTA);
       Path kept = dataDir.resolve("runs").resolve(r.runId()).resolve("files");
       assertThat(Files.isDirectory(kept) ? treeBytes(kept) : 0).isLessThanOrEqualTo(20L << 20);
       assertThat(r.artifacts())

@@ -3,12 +3,14 @@ package dev.pysandbox.store;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -88,9 +90,14 @@ public abstract class RunStoreContract {
             .outputsNonJson(List.of("when"))
             .artifacts(
                 List.of(
-                    new Artifact("a.csv", 4, "b".repeat(64), "text/csv", "created"),
+                    new Artifact("a.csv", 4, "b".repeat(64), "text/csv", ArtifactChange.CREATED),
                     new Artifact(
-                        "l", 0, null, "application/octet-stream", "created", "a symbolic link")))
+                        "l",
+                        0,
+                        null,
+                        "application/octet-stream",
+                        ArtifactChange.CREATED,
+                        "a symbolic link")))
             .artifactsDir("/data/runs/run_2/files")
             .finishedAt(Instant.ofEpochMilli(2500).toString())
             .durationMs(12L)
@@ -144,7 +151,7 @@ public abstract class RunStoreContract {
     var s1 =
         new dev.pysandbox.api.SessionInfo(
             "s1",
-            "idle",
+            SessionState.IDLE,
             Instant.ofEpochMilli(1000).toString(),
             Instant.ofEpochMilli(2000).toString(),
             3,
@@ -156,7 +163,7 @@ public abstract class RunStoreContract {
     store.saveSession(
         new dev.pysandbox.api.SessionInfo(
             "s2",
-            "dead",
+            SessionState.DEAD,
             Instant.ofEpochMilli(1500).toString(),
             Instant.ofEpochMilli(2500).toString(),
             1,
@@ -175,7 +182,7 @@ public abstract class RunStoreContract {
     assertThat(store.closeOrphanSessions(i -> i.equals("11111111"))).containsExactly("s2");
     store.saveSession(
         new dev.pysandbox.api.SessionInfo(
-            "s1", "closed", s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null, null),
+            "s1", SessionState.CLOSED, s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null, null),
         "11111111");
     assertThat(store.openSessions()).isEmpty();
     assertThat(store.closeRequests("11111111")).isEmpty();
@@ -195,7 +202,7 @@ public abstract class RunStoreContract {
   private static SessionInfo session(String id, String state) {
     return new SessionInfo(
         id,
-        state,
+        SessionState.fromWire(state),
         Instant.ofEpochMilli(1000).toString(),
         Instant.ofEpochMilli(2000).toString(),
         0,

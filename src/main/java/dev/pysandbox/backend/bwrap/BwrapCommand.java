@@ -2,6 +2,7 @@ package dev.pysandbox.backend.bwrap;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.backend.InterpreterInfo;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -34,7 +35,7 @@ final class BwrapCommand {
           "/etc/python3",
           "/etc/python3.11");
 
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
 
   private BwrapCommand() {}
 

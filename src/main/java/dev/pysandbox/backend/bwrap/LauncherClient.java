@@ -3,6 +3,7 @@ package dev.pysandbox.backend.bwrap;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.util.DaemonThreads;
@@ -34,7 +35,7 @@ import org.slf4j.LoggerFactory;
  */
 final class LauncherClient implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(LauncherClient.class);
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
 
   /** What the launcher reported about one sandbox. */
   static final class Child {

@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ErrorInfo;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
@@ -13,6 +15,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
 import dev.pysandbox.store.RunStore;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -34,7 +37,7 @@ import java.util.function.Predicate;
  * the whole mapping of the SPI onto SQL.
  */
 public final class JdbcRunStore implements RunStore {
-  private static final ObjectMapper JSON = new ObjectMapper();
+  private static final ObjectMapper JSON = Json.mapper();
   private static final String SUMMARY_COLUMNS =
       "id, session_id, status, description, substr(code, 1, 200) AS code_head, code_hash,"
           + " created_at, duration_ms, exit_code, error_name";
@@ -125,7 +128,7 @@ public final class JdbcRunStore implements RunStore {
               ps.setString(16, run.artifactsDir());
               ps.setLong(17, Instant.parse(run.finishedAt()).toEpochMilli());
               setLong(ps, 18, run.durationMs());
-              ps.setString(19, run.killReason());
+              ps.setString(19, run.killReason() == null ? null : run.killReason().wireName());
               setLong(ps, 20, run.peakMemoryBytes());
               setLong(ps, 21, run.cpuMillis());
               ps.setString(22, run.limits().isEmpty() ? null : json(run.limits()));
@@ -290,10 +293,10 @@ public final class JdbcRunStore implements RunStore {
       throws SQLException {
     ps.setString(1, s.sessionId());
     ps.setString(2, instanceId);
-    ps.setString(3, s.state());
+    ps.setString(3, s.state().wireName());
     ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
     ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
-    setLong(ps, 6, s.state().equals("closed") ? System.currentTimeMillis() : null);
+    setLong(ps, 6, s.state() == SessionState.CLOSED ? System.currentTimeMillis() : null);
     ps.setInt(7, s.runCount());
     ps.setLong(8, s.workspaceBytes());
     ps.setInt(9, s.ttlMinutes());
@@ -311,7 +314,7 @@ public final class JdbcRunStore implements RunStore {
             out.add(
                 new SessionInfo(
                     rs.getString("id"),
-                    rs.getString("state"),
+                    SessionState.fromWire(rs.getString("state")),
                     Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
                     Instant.ofEpochMilli(rs.getLong("last_used_at")).toString(),
                     rs.getInt("run_count"),
@@ -393,7 +396,7 @@ public final class JdbcRunStore implements RunStore {
     return new RunSummary(
         rs.getString("id"),
         rs.getString("session_id"),
-        rs.getString("status"),
+        RunStatus.fromWire(rs.getString("status")),
         rs.getString("description"),
         firstLine,
         rs.getString("code_hash"),
@@ -419,7 +422,7 @@ public final class JdbcRunStore implements RunStore {
         .description(rs.getString("description"))
         .status(RunStatus.fromWire(rs.getString("status")))
         .message(rs.getString("message"))
-        .killReason(rs.getString("kill_reason"))
+        .killReason(killReason(rs.getString("kill_reason")))
         .limits(parse(rs.getString("limits_json"), new TypeReference<Map<String, Object>>() {}))
         .peakMemoryBytes(getLong(rs, "peak_memory_bytes"))
         .cpuMillis(getLong(rs, "cpu_millis"))
@@ -469,6 +472,10 @@ public final class JdbcRunStore implements RunStore {
       throw new PysandboxException(
           ErrorCode.INTERNAL, "corrupt JSON in the run store: " + e.getMessage(), e);
     }
+  }
+
+  private static KillReason killReason(String wireName) {
+    return wireName == null ? null : KillReason.fromWire(wireName);
   }
 
   private static Long getLong(ResultSet rs, String column) throws SQLException {

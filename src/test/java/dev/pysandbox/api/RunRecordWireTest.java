@@ -1,0 +1,44 @@
+package dev.pysandbox.api;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+import org.junit.jupiter.api.Test;
+
+/** What a remote client receives of a run: wire names for domain values, no host path. */
+class RunRecordWireTest {
+  @Test
+  void hostPaths_neverReachTheWire_domainValuesUseTheirWireNames() throws Exception {
+    RunRecord r =
+        RunRecord.builder()
+            .runId("run_1")
+            .status(RunStatus.TIMED_OUT)
+            .killReason(KillReason.TIMEOUT)
+            .artifactsDir("/root/.pysandbox/runs/run_1/files")
+            .notebookPath("/root/.pysandbox/notebooks/run_1.ipynb")
+            .artifacts(List.of(new Artifact("a", 1, "ab", "text/plain", ArtifactChange.MODIFIED)))
+            .riskFindings(List.of(new RiskFinding("subprocess", "high", 2, "starts a process")))
+            .build();
+    String json = Json.write(r);
+    assertThat(json).doesNotContain("/root/.pysandbox").doesNotContain("artifacts_dir");
+    JsonNode n = Json.mapper().readTree(json);
+    assertThat(n.get("status").asText()).isEqualTo("timed_out");
+    assertThat(n.get("kill_reason").asText()).isEqualTo("timeout");
+    assertThat(n.get("artifacts").get(0).get("change").asText()).isEqualTo("modified");
+    assertThat(n.get("risk_findings").get(0).get("rule").asText()).isEqualTo("subprocess");
+    assertThat(Json.mapper().readValue(json, RunRecord.class).killReason())
+        .isEqualTo(KillReason.TIMEOUT);
+  }
+
+  @Test
+  void unknownWireNames_areRefusedNamingTheKnownOnes() {
+    assertThatThrownBy(() -> KillReason.fromWire("oom"))
+        .isInstanceOf(PysandboxException.class)
+        .hasMessageContaining("unknown kill reason 'oom'")
+        .hasMessageContaining("memory_limit");
+    assertThat(SessionState.fromWire("idle")).isEqualTo(SessionState.IDLE);
+    assertThat(ArtifactChange.DELETED.toString()).isEqualTo("deleted");
+  }
+}

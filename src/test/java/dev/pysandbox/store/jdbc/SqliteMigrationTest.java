@@ -1,0 +1,62 @@
+package dev.pysandbox.store.jdbc;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.ArtifactChange;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.KillReason;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.DriverManager;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import org.flywaydb.core.Flyway;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A store written by an older version opens, and its runs read back as they were written. */
+class SqliteMigrationTest {
+  @TempDir Path dir;
+
+  @Test
+  void runsRecordedBeforeSnakeCase_keepTheirArtifacts_andNewOnesAreWrittenInTheWireForm()
+      throws Exception {
+    Path db = dir.resolve("pysandbox.db");
+    Flyway.configure()
+        .dataSource("jdbc:sqlite:" + db, "", "")
+        .locations("classpath:db/migration")
+        .target("3")
+        .load()
+        .migrate();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement()) {
+      st.executeUpdate(
+          "INSERT INTO runs (id, instance_id, status, code, code_hash, timeout_seconds,"
+              + " created_at, kill_reason, artifacts_json) VALUES ('run_old', 'aaaaaaaa',"
+              + " 'failed', 'x', '"
+              + "0".repeat(64)
+              + "', 30, 1000, 'disk_quota', '[{\"path\":\"a.csv\",\"sizeBytes\":4,"
+              + "\"sha256\":\"ab\",\"mediaType\":\"text/csv\",\"change\":\"created\"},"
+              + "{\"path\":\"sizeBytes\",\"sizeBytes\":0,\"sha256\":null,"
+              + "\"mediaType\":\"application/octet-stream\",\"change\":\"deleted\"}]')");
+    }
+    try (JdbcRunStore store = JdbcRunStore.openSqlite(db)) {
+      var run = store.get("run_old", false).orElseThrow();
+      assertThat(run.killReason()).isEqualTo(KillReason.DISK_QUOTA);
+      assertThat(run.artifacts())
+          .containsExactly(
+              new Artifact("a.csv", 4, "ab", "text/csv", ArtifactChange.CREATED),
+              new Artifact(
+                  "sizeBytes", 0, null, "application/octet-stream", ArtifactChange.DELETED));
+    }
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery("SELECT artifacts_json FROM runs WHERE id = 'run_old'")) {
+      assertThat(rs.next()).isTrue();
+      var stored = Json.mapper().readTree(rs.getString(1));
+      assertThat(stored.get(0).has("size_bytes")).as(stored.toString()).isTrue();
+      assertThat(stored.get(0).has("sizeBytes")).isFalse();
+    }
+  }
+}
