@@ -12,6 +12,7 @@ import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.api.op.Operations;
+import dev.pysandbox.util.DaemonThreads;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -25,10 +26,8 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -93,7 +92,7 @@ public final class McpFace {
             30,
             TimeUnit.SECONDS,
             new LinkedBlockingQueue<>(MAX_QUEUED_CALLS),
-            daemonThreads("pysandbox-call-"));
+            DaemonThreads.numbered("pysandbox-call-"));
     calls.allowCoreThreadTimeOut(true);
     StdioTransport transport =
         new StdioTransport(
@@ -112,15 +111,6 @@ public final class McpFace {
             .tools(tools)
             .build();
     return new StdioConnection(transport, server, calls);
-  }
-
-  private static ThreadFactory daemonThreads(String prefix) {
-    AtomicInteger n = new AtomicInteger();
-    return r -> {
-      Thread t = new Thread(r, prefix + n.incrementAndGet());
-      t.setDaemon(true);
-      return t;
-    };
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {
