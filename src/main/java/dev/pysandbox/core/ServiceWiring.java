@@ -39,7 +39,10 @@ final class ServiceWiring {
   final DataLayout layout;
   final Clock clock;
   final InstanceRegistry instances;
+
+  /** Null when read-only. */
   final WorkerHub hub;
+
   final CorePools pools;
   final StoreHandle store;
   final BwrapBackend backend;
@@ -68,10 +71,16 @@ final class ServiceWiring {
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.cleanup = new DeadServerCleanup(layout, instances);
-    this.hub = WorkerHub.open(socketPath(layout, instances.id()));
     this.pools = new CorePools();
     this.store = new StoreHandle(this::openStore, pools.blocking);
-    this.backend = new BwrapBackend(config, layout, hub, instances.id(), pools.blocking);
+    if (readOnly) {
+      // Looking needs no sandbox: no hub socket, no launcher, no seccomp filter, no cgroup.
+      this.hub = null;
+      this.backend = BwrapBackend.inspectOnly(config, layout);
+    } else {
+      this.hub = WorkerHub.open(socketPath(layout, instances.id()));
+      this.backend = new BwrapBackend(config, layout, hub, instances.id(), pools.blocking);
+    }
     this.pool =
         new WarmPool(
             backend,
@@ -227,7 +236,9 @@ final class ServiceWiring {
     runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
     journal.close(300);
     backend.close();
-    hub.close();
+    if (hub != null) {
+      hub.close();
+    }
     retryDeferredSafely();
     store
         .ifOpen()
