@@ -8,7 +8,6 @@ import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.backend.KillReport;
 import dev.pysandbox.backend.Limits;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
@@ -199,7 +198,7 @@ final class Execution {
       return lost(sandbox, lost, watch.before, started, run);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      await(sandbox.kill("the server is stopping"));
+      KillOutcome.kill(sandbox, "the server is stopping");
       output(partialAfterKill(reply, sandbox), run);
       interrupted(run, "the server is stopping");
       return new Outcome(run, true);
@@ -348,7 +347,7 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
-    KillReport kill = await(sandbox.kill("timed out after " + timeoutSeconds + " s"));
+    KillOutcome kill = KillOutcome.kill(sandbox, "timed out after " + timeoutSeconds + " s");
     WorkerReply partial = partialAfterKill(reply, sandbox);
     output(partial, run);
     run.status(RunStatus.TIMED_OUT)
@@ -359,8 +358,10 @@ final class Execution {
                 + elapsed
                 + " ms (limit "
                 + timeoutSeconds
-                + " s); the sandbox was killed"
-                + killed(kill));
+                + " s); "
+                + (kill.confirmed()
+                    ? "the sandbox was killed" + kill.leftBehind()
+                    : "killing the sandbox failed: " + kill.failure()));
     return new Outcome(run, true);
   }
 
@@ -371,26 +372,22 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
-    KillReport kill = await(sandbox.kill(breach.reason()));
+    KillOutcome kill = KillOutcome.kill(sandbox, breach.reason());
     output(partialAfterKill(reply, sandbox), run);
     String message = breach.message();
     if (!breach.reason().equals("pids_limit")) {
       message += "; it did not stop on KeyboardInterrupt, so its sandbox was killed";
     }
+    message +=
+        kill.confirmed()
+            ? kill.leftBehind()
+            : "; but killing the sandbox failed: " + kill.failure();
     run.status(RunStatus.FAILED)
         .killReason(breach.reason())
         .durationMs(elapsed)
-        .error(new ErrorInfo("LimitExceeded", message + killed(kill), null))
-        .message(message + killed(kill));
+        .error(new ErrorInfo("LimitExceeded", message, null))
+        .message(message);
     return new Outcome(run, true);
-  }
-
-  private static String killed(KillReport kill) {
-    return kill == null
-        ? ""
-        : kill.leftBehind() == 0
-            ? " and no process of it is left"
-            : " but " + kill.leftBehind() + " of its processes could not be killed";
   }
 
   /** The sandbox went away on its own: the kernel's OOM killer, a crash, a kill from outside. */
@@ -530,17 +527,6 @@ final class Execution {
   private static SandboxExit exitOf(Sandbox sandbox) {
     try {
       return sandbox.exited().get(LOST_GRACE_MILLIS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (ExecutionException | TimeoutException e) {
-      return null;
-    }
-  }
-
-  static KillReport await(java.util.concurrent.CompletableFuture<KillReport> kill) {
-    try {
-      return kill.get(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;

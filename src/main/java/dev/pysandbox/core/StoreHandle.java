@@ -51,16 +51,23 @@ final class StoreHandle {
       if (current.isCompletedExceptionally() && System.nanoTime() - failedAt > RETRY_NANOS) {
         log.info("opening the run store again");
         current = CompletableFuture.supplyAsync(opener, executor);
+        failedAt = 0;
       }
       f = current;
     }
     try {
       return f.join();
     } catch (CompletionException e) {
+      boolean first;
       synchronized (this) {
+        first = f == current && failedAt == 0;
         if (f == current) {
           failedAt = System.nanoTime();
         }
+      }
+      if (first) {
+        // Once per failed opening, with its cause; retries and check_setup say it again.
+        log.warn("the run store cannot be opened: {}", e.getCause().getMessage(), e.getCause());
       }
       if (e.getCause() instanceof PysandboxException p) {
         throw p;

@@ -24,7 +24,7 @@ final class WorkspaceDisposal {
    * kept ({@code keep_workspaces}).
    */
   static void afterSessionClosed(Sandbox sandbox, boolean keepWorkspaces) {
-    Execution.await(sandbox.kill("session closed"));
+    KillOutcome.kill(sandbox, "session closed");
     if (keepWorkspaces) {
       keep(sandbox);
     } else {
