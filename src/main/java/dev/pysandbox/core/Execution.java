@@ -294,11 +294,22 @@ final class Execution {
   }
 
   /**
-   * A run that left its workspace over the quota without the watch seeing it (it was quicker than
-   * one poll): it fails for that, and the files stay so that the code can delete them.
+   * The disk quota's last word, once the run's files are counted: a run too quick for the watch
+   * (under one poll) can still have grown the workspace past the quota, unless the file system
+   * holds the workspace to it. Such a run fails for that, and the files stay so that the code can
+   * delete them. The watch and this are the quota's only checks, both here.
+   *
+   * @param before the workspace's bytes before the run
+   * @param after its bytes once the run's files were collected
    */
-  static void overQuota(RunRecord.Builder run, long used, long quota) {
-    stoppedBy(diskBreach(used, quota), run);
+  static void checkQuotaAfterRun(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
+    long quota = sandbox.limits().diskBytes();
+    if (!sandbox.diskQuotaEnforced()
+        && after > quota
+        && after > before
+        && run.build().killReason() == null) {
+      stoppedBy(diskBreach(after, quota), run);
+    }
   }
 
   /** A run that finished after a limit made it stop: it failed, for that reason. */

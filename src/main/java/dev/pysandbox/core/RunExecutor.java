@@ -262,7 +262,7 @@ final class RunExecutor {
     try {
       long bytesBefore = session.workspaceBytes();
       collectSessionFiles(session, sandbox, run);
-      overQuota(sandbox, bytesBefore, session.workspaceBytes(), run);
+      Execution.checkQuotaAfterRun(sandbox, bytesBefore, session.workspaceBytes(), run);
     } finally {
       // Whatever collecting did (even an Error), the run ends with a record.
       t2 = System.nanoTime();
@@ -277,20 +277,6 @@ final class RunExecutor {
           (System.nanoTime() - t2) / 1000);
     }
     return done;
-  }
-
-  /**
-   * A run too quick for the watch can still have written past the quota (unless the file system
-   * holds the workspace to it).
-   */
-  private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
-    long quota = sandbox.limits().diskBytes();
-    if (!sandbox.diskQuotaEnforced()
-        && after > quota
-        && after > before
-        && run.build().killReason() == null) {
-      Execution.overQuota(run, after, quota);
-    }
   }
 
   private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
