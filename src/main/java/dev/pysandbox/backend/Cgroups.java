@@ -38,10 +38,18 @@ public final class Cgroups {
   private final boolean v2;
   private final String unavailable;
 
+  /** Found by {@link #inspect()}: describes what a server would get, and holds no group. */
+  private final boolean inspected;
+
   private Cgroups(Map<String, Path> bases, boolean v2, String unavailable) {
+    this(bases, v2, unavailable, false);
+  }
+
+  private Cgroups(Map<String, Path> bases, boolean v2, String unavailable, boolean inspected) {
     this.bases = bases;
     this.v2 = v2;
     this.unavailable = unavailable;
+    this.inspected = inspected;
   }
 
   /** No cgroups at all, for the reason given. */
@@ -88,6 +96,51 @@ public final class Cgroups {
       return new Cgroups(bases, false, null);
     } catch (IOException | RuntimeException e) {
       return new Cgroups(Map.of(), false, "cgroups: " + e.getMessage());
+    }
+  }
+
+  /**
+   * What {@link #detect} would find, for commands that only look ({@code doctor}): nothing is
+   * created, written or moved, so the answer is "the parent groups are writable", not "a group was
+   * made". The result cannot create groups and holds none; never throws.
+   */
+  public static Cgroups inspect() {
+    try {
+      Map<String, String> own = ownPaths();
+      Path root = Path.of("/sys/fs/cgroup");
+      if (Files.exists(root.resolve("cgroup.controllers"))) {
+        Path mine = under(root, own.getOrDefault("", "/"));
+        if (!Files.isWritable(mine) || !Files.isWritable(mine.resolve("cgroup.subtree_control"))) {
+          return new Cgroups(
+              Map.of(),
+              true,
+              "cgroup v2: " + mine + " is not delegated to this server (not writable)",
+              true);
+        }
+        return new Cgroups(Map.of(), true, null, true);
+      }
+      Map<String, Path> bases = new LinkedHashMap<>();
+      List<String> missing = new ArrayList<>();
+      for (String controller : List.of("memory", "pids", "cpu", "cpuacct")) {
+        Optional<Path> mount = v1Mount(controller);
+        if (mount.isEmpty()) {
+          missing.add(controller + " (not mounted)");
+          continue;
+        }
+        Path parent = under(mount.get(), own.getOrDefault(controller, "/"));
+        if (Files.isWritable(parent)) {
+          bases.put(controller, parent);
+        } else {
+          missing.add(controller + " (" + parent + " not writable)");
+        }
+      }
+      if (!bases.containsKey("memory") || !bases.containsKey("pids")) {
+        return new Cgroups(
+            Map.of(), false, "cgroup v1: no writable " + String.join(", ", missing), true);
+      }
+      return new Cgroups(Map.copyOf(bases), false, null, true);
+    } catch (IOException | RuntimeException e) {
+      return new Cgroups(Map.of(), false, "cgroups: " + e.getMessage(), true);
     }
   }
 
@@ -169,6 +222,9 @@ public final class Cgroups {
    * @return the directories whose {@code cgroup.procs} the sandbox must join before it starts
    */
   public List<Path> create(String sandboxId, Limits limits) throws IOException {
+    if (inspected) {
+      throw new IllegalStateException("cgroups found by inspect() cannot create groups");
+    }
     List<Path> dirs = new ArrayList<>();
     for (Path base : bases.values()) {
       Path dir = base.resolve(sandboxId);
@@ -333,6 +389,9 @@ public final class Cgroups {
    * killed (waiting at most {@code timeoutMillis} for them to be reaped), then the groups go.
    */
   public void close(long timeoutMillis) {
+    if (inspected) {
+      return; // holds no group: the bases are the server's own parents, not ours to remove
+    }
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
     bases.values().forEach(base -> emptyAndRemove(base, deadline));
   }

@@ -11,7 +11,6 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.backend.KillReport;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
@@ -201,7 +200,7 @@ final class Execution {
       return lost(sandbox, lost, watch.before, started, run);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      await(sandbox.kill("the server is stopping"));
+      KillOutcome.kill(sandbox, "the server is stopping");
       output(partialAfterKill(reply, sandbox), run);
       interrupted(run, "the server is stopping");
       return new Outcome(run, true);
@@ -297,11 +296,22 @@ final class Execution {
   }
 
   /**
-   * A run that left its workspace over the quota without the watch seeing it (it was quicker than
-   * one poll): it fails for that, and the files stay so that the code can delete them.
+   * The disk quota's last word, once the run's files are counted: a run too quick for the watch
+   * (under one poll) can still have grown the workspace past the quota, unless the file system
+   * holds the workspace to it. Such a run fails for that, and the files stay so that the code can
+   * delete them. The watch and this are the quota's only checks, both here.
+   *
+   * @param before the workspace's bytes before the run
+   * @param after its bytes once the run's files were collected
    */
-  static void overQuota(RunRecord.Builder run, long used, long quota) {
-    stoppedBy(diskBreach(used, quota), run);
+  static void checkQuotaAfterRun(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
+    long quota = sandbox.limits().diskBytes();
+    if (!sandbox.diskQuotaEnforced()
+        && after > quota
+        && after > before
+        && run.build().killReason() == null) {
+      stoppedBy(diskBreach(after, quota), run);
+    }
   }
 
   /** A run that finished after a limit made it stop: it failed, for that reason. */
@@ -350,7 +360,7 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
-    KillReport kill = await(sandbox.kill("timed out after " + timeoutSeconds + " s"));
+    KillOutcome kill = KillOutcome.kill(sandbox, "timed out after " + timeoutSeconds + " s");
     WorkerReply partial = partialAfterKill(reply, sandbox);
     output(partial, run);
     run.status(RunStatus.TIMED_OUT)
@@ -361,8 +371,10 @@ final class Execution {
                 + elapsed
                 + " ms (limit "
                 + timeoutSeconds
-                + " s); the sandbox was killed"
-                + killed(kill));
+                + " s); "
+                + (kill.confirmed()
+                    ? "the sandbox was killed" + kill.leftBehind()
+                    : "killing the sandbox failed: " + kill.failure()));
     return new Outcome(run, true);
   }
 
@@ -373,26 +385,22 @@ final class Execution {
       long started,
       RunRecord.Builder run) {
     long elapsed = millisSince(started);
-    KillReport kill = await(sandbox.kill(breach.reason().wireName()));
+    KillOutcome kill = KillOutcome.kill(sandbox, breach.reason().wireName());
     output(partialAfterKill(reply, sandbox), run);
     String message = breach.message();
     if (breach.reason() != KillReason.PIDS_LIMIT) {
       message += "; it did not stop on KeyboardInterrupt, so its sandbox was killed";
     }
+    message +=
+        kill.confirmed()
+            ? kill.leftBehind()
+            : "; but killing the sandbox failed: " + kill.failure();
     run.status(RunStatus.FAILED)
         .killReason(breach.reason())
         .durationMs(elapsed)
-        .error(new ErrorInfo("LimitExceeded", message + killed(kill), null))
-        .message(message + killed(kill));
+        .error(new ErrorInfo("LimitExceeded", message, null))
+        .message(message);
     return new Outcome(run, true);
-  }
-
-  private static String killed(KillReport kill) {
-    return kill == null
-        ? ""
-        : kill.leftBehind() == 0
-            ? " and no process of it is left"
-            : " but " + kill.leftBehind() + " of its processes could not be killed";
   }
 
   /** The sandbox went away on its own: the kernel's OOM killer, a crash, a kill from outside. */
@@ -532,17 +540,6 @@ final class Execution {
   private static SandboxExit exitOf(Sandbox sandbox) {
     try {
       return sandbox.exited().get(LOST_GRACE_MILLIS, TimeUnit.MILLISECONDS);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return null;
-    } catch (ExecutionException | TimeoutException e) {
-      return null;
-    }
-  }
-
-  static KillReport await(java.util.concurrent.CompletableFuture<KillReport> kill) {
-    try {
-      return kill.get(10, TimeUnit.SECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       return null;

@@ -262,7 +262,7 @@ final class RunExecutor {
     try {
       long bytesBefore = session.workspaceBytes();
       collectSessionFiles(session, sandbox, run);
-      overQuota(sandbox, bytesBefore, session.workspaceBytes(), run);
+      Execution.checkQuotaAfterRun(sandbox, bytesBefore, session.workspaceBytes(), run);
     } finally {
       // Whatever collecting did (even an Error), the run ends with a record.
       t2 = System.nanoTime();
@@ -277,20 +277,6 @@ final class RunExecutor {
           (System.nanoTime() - t2) / 1000);
     }
     return done;
-  }
-
-  /**
-   * A run too quick for the watch can still have written past the quota (unless the file system
-   * holds the workspace to it).
-   */
-  private static void overQuota(Sandbox sandbox, long before, long after, RunRecord.Builder run) {
-    long quota = sandbox.limits().diskBytes();
-    if (!sandbox.diskQuotaEnforced()
-        && after > quota
-        && after > before
-        && run.build().killReason() == null) {
-      Execution.overQuota(run, after, quota);
-    }
   }
 
   private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
@@ -343,10 +329,20 @@ final class RunExecutor {
     try {
       return Execution.run(a, code, timeout, guard, run);
     } catch (RuntimeException e) {
+      // Logged once, here, with its stack; the run says what went wrong in its own words.
+      log.error("run {}: the execution failed in the server, killing its sandbox", runId, e);
       sandbox.kill("execution error");
-      run.status(RunStatus.FAILED).message("internal error: " + e.getMessage());
+      run.status(RunStatus.FAILED).message(failureMessage(e));
       return new Execution.Outcome(run, true);
     }
+  }
+
+  /** A failure of the server's own, in words: the backend's message, or the exception itself. */
+  static String failureMessage(RuntimeException e) {
+    if (e instanceof PysandboxException p && p.code() == ErrorCode.BACKEND_UNAVAILABLE) {
+      return "the sandbox could not take the run: " + p.getMessage();
+    }
+    return "internal error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
   }
 
   private RunRecord complete(RunRecord.Builder run, Execution.Outcome o) {
@@ -419,7 +415,7 @@ final class RunExecutor {
                 + cancelGraceSeconds
                 + " s");
       }
-      Execution.await(sandbox.kill("cancelled"));
+      KillOutcome.kill(sandbox, "cancelled");
       if (!await(a, 10)) {
         throw new PysandboxException(
             ErrorCode.INTERNAL, "run " + runId + " did not finish after its sandbox was killed");

@@ -72,6 +72,14 @@ final class SetupCheck {
     poolInfo.put("size", pool.size());
     poolInfo.put("ready", pool.readyCount());
     poolInfo.put("preload", config.poolPreload());
+    Map<String, String> preloadErrors = pool.preloadErrors();
+    if (!preloadErrors.isEmpty()) {
+      poolInfo.put("preload_errors", preloadErrors);
+      problems.add(
+          "pool_preload: the sandbox's runner could not import "
+              + preloadErrors
+              + "; fix the module names or install the packages");
+    }
     pool.lastFailure()
         .ifPresent(
             f -> {

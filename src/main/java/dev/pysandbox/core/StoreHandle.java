@@ -52,18 +52,25 @@ final class StoreHandle {
       if (current.isCompletedExceptionally() && System.nanoTime() - failedAt > RETRY_NANOS) {
         log.info("opening the run store again");
         current = CompletableFuture.supplyAsync(opener, executor);
+        failedAt = 0;
       }
       f = current;
     }
     try {
       return f.join();
     } catch (CompletionException e) {
+      boolean first;
       synchronized (this) {
+        first = f == current && failedAt == 0;
         if (f == current) {
           failedAt = System.nanoTime();
         }
       }
       Throwable cause = Futures.unwrap(e);
+      if (first) {
+        // Once per failed opening, with its cause; retries and check_setup say it again.
+        log.warn("the run store cannot be opened: {}", cause.getMessage(), cause);
+      }
       if (cause instanceof PysandboxException p) {
         throw p;
       }

@@ -1,5 +1,7 @@
 package dev.pysandbox.core;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
@@ -12,8 +14,12 @@ import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
 import java.util.Locale;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.RejectedExecutionException;
@@ -85,6 +91,8 @@ final class WarmPool implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final Clock clock;
   private final LinkedBlockingDeque<Sandbox> ready = new LinkedBlockingDeque<>();
+  private final Set<String> preloadReported = ConcurrentHashMap.newKeySet();
+  private volatile Map<String, String> preloadErrors = Map.of();
 
   // guarded by this
   private int starting;
@@ -189,6 +197,7 @@ final class WarmPool implements AutoCloseable {
                 return;
               }
               sandbox.exited().thenRun(() -> discardIfUnused(sandbox));
+              notePreloadErrors(sandbox);
               succeeded();
             });
   }
@@ -315,8 +324,40 @@ final class WarmPool implements AutoCloseable {
       }
       throw e;
     }
+    notePreloadErrors(started);
     succeeded();
     return started;
+  }
+
+  /**
+   * Modules of {@code pool_preload} the runner could not import (a misspelt name, a missing
+   * package), by module, from the last sandbox that reported any; empty when all imported.
+   */
+  Map<String, String> preloadErrors() {
+    return preloadErrors;
+  }
+
+  /**
+   * The runner tells in its ready frame which preloads failed: the sandbox still works (the code
+   * imports what it needs), so this is no failed start, but it is logged once per distinct set of
+   * errors and reported by check_setup.
+   */
+  private void notePreloadErrors(Sandbox sandbox) {
+    ObjectNode ready = sandbox.worker().ready().getNow(null);
+    JsonNode errors = ready == null ? null : ready.get("preload_errors");
+    if (errors == null || !errors.isObject() || errors.isEmpty()) {
+      return;
+    }
+    Map<String, String> found = new TreeMap<>();
+    errors.properties().forEach(e -> found.put(e.getKey(), e.getValue().asText()));
+    preloadErrors = Map.copyOf(found);
+    if (preloadReported.add(found.toString())) {
+      log.warn(
+          "pool_preload: the sandbox's runner could not import {} (sandbox {}); sandboxes start"
+              + " without them",
+          found,
+          sandbox.id());
+    }
   }
 
   private Sandbox startNow(SandboxSpec wanted) {

@@ -20,6 +20,19 @@ final class WorkspaceDisposal {
   private WorkspaceDisposal() {}
 
   /**
+   * After a session is closed: its sandbox is killed and its workspace goes, unless workspaces are
+   * kept ({@code keep_workspaces}).
+   */
+  static void afterSessionClosed(Sandbox sandbox, boolean keepWorkspaces) {
+    KillOutcome.kill(sandbox, "session closed");
+    if (keepWorkspaces) {
+      keep(sandbox);
+    } else {
+      discard(sandbox);
+    }
+  }
+
+  /**
    * Releases the workspace and deletes its files. Blocking; interrupted (the server is stopping),
    * it leaves what is left to the backend's shutdown and the next start-up.
    */

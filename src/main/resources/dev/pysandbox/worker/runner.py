@@ -298,6 +298,7 @@ class Runner:
         self.main_thread = _thread.get_ident()
         self.sources = {}  # cell file name -> source, for tracebacks
         self.pending_interrupt = None
+        self.preload_errors = {}  # module -> why it could not be imported, told in "ready"
         self.current = None  # id of the request being executed
         self.last_request = None  # id of the last request started
         self.cell = 0
@@ -545,11 +546,18 @@ class Runner:
     # -- loop ------------------------------------------------------------------------------
 
     def preload(self, modules):
+        """Imports the modules the server asked for; what failed goes to the server in ``ready``."""
         for name in modules:
             try:
                 __import__(name)
-            except Exception:
-                pass
+            except BaseException as e:  # SystemExit or KeyboardInterrupt in a module's import too
+                try:
+                    text = "%s: %s" % (type(e).__name__, e)
+                except BaseException:
+                    text = _short_repr(e)
+                # Short: the ready frame that carries it may not pass 1 MiB.
+                if len(self.preload_errors) < 100:
+                    self.preload_errors[str(name)[:200]] = text[:1000]
         if "matplotlib.pyplot" in sys.modules:
             self._patch_pyplot()
 
@@ -566,7 +574,10 @@ class Runner:
             "clear_context": self.clear_context,
         }
         self.pid = posix.getpid()
-        self.channel.send({"type": "ready", "id": None, "pid": self.pid, "python": sys.version.split()[0]})
+        ready = {"type": "ready", "id": None, "pid": self.pid, "python": sys.version.split()[0]}
+        if self.preload_errors:
+            ready["preload_errors"] = self.preload_errors
+        self.channel.send(ready)
         while True:
             try:
                 msg = self.channel.next_request()
@@ -577,6 +588,11 @@ class Runner:
                     continue
                 handler = handlers.get(msg.get("op"))
                 if handler is None:
+                    # An answer, not silence: the server would otherwise wait for its timeout.
+                    self.channel.send({"id": msg.get("id"), "type": "done", "status": "error",
+                                       "error": {"name": "pysandbox.UnknownOperation",
+                                                 "value": "unknown operation " + _short_repr(msg.get("op")),
+                                                 "traceback": ""}})
                     continue
                 self._restore_streams()
                 self.current = self.last_request = msg.get("id")

@@ -73,6 +73,9 @@ public final class BwrapBackend implements SandboxBackend {
   private LauncherClient launcher;
   private volatile boolean closed;
 
+  /** Only looks (see {@link #inspectOnly}): starts no launcher and no sandbox. */
+  private final boolean inspectOnly;
+
   /**
    * Everything found once at set-up.
    *
@@ -110,12 +113,33 @@ public final class BwrapBackend implements SandboxBackend {
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
+    this(config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false);
+  }
+
+  private BwrapBackend(
+      PysandboxConfig config,
+      DataLayout layout,
+      WorkerHub hub,
+      String instanceId,
+      Executor blocking,
+      boolean inspectOnly) {
     this.config = config;
     this.layout = layout;
     this.hub = hub;
     this.instanceId = instanceId;
     this.blocking = blocking;
+    this.inspectOnly = inspectOnly;
     this.rlimits = new SandboxRlimits(config.maxSessions() + config.poolSize() + 4);
+  }
+
+  /**
+   * A backend for commands that only look ({@code doctor}, {@code runs}, {@code sessions}): {@link
+   * #unavailableReason()} checks bwrap, the interpreter, the uid range, the workspace file systems
+   * and the cgroup hierarchy, without starting the launcher, building the seccomp filter,
+   * installing scripts, or making or joining a cgroup. It starts no sandbox.
+   */
+  public static BwrapBackend inspectOnly(PysandboxConfig config, DataLayout layout) {
+    return new BwrapBackend(config, layout, null, null, Runnable::run, true);
   }
 
   @Override
@@ -168,7 +192,11 @@ public final class BwrapBackend implements SandboxBackend {
     Path visibleRoot = layout.sandboxRoot();
     SandboxUids uids = null;
     if (uid == 0) {
-      uids = config.sandboxUidRange().map(SandboxUids::open).orElse(null);
+      uids =
+          config
+              .sandboxUidRange()
+              .map(inspectOnly ? SandboxUids::inspect : SandboxUids::open)
+              .orElse(null);
       runAs = HostUser.lookup(config.sandboxUser()).orElse(null);
       if (runAs == null && uids == null) {
         throw new PysandboxException(
@@ -191,6 +219,11 @@ public final class BwrapBackend implements SandboxBackend {
       runAs = new HostUser(System.getProperty("user.name"), uid, -1);
     }
     WorkspaceImages images = WorkspaceImages.detect(config.diskQuotaFs(), uid == 0, layout);
+    if (inspectOnly) {
+      Cgroups cgroups =
+          config.cgroups() ? Cgroups.inspect() : Cgroups.disabled("turned off (cgroups=false)");
+      return new Setup(python, runAs, uids, images, visibleRoot, null, null, cgroups, null);
+    }
     String runnerName;
     String launcherName;
     try {
@@ -255,7 +288,11 @@ public final class BwrapBackend implements SandboxBackend {
     }
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("cgroups", s.cgroups().describe());
-    m.put("seccomp", s.seccompFilter() == null ? "off (seccomp=false)" : "on");
+    m.put(
+        "seccomp",
+        !config.seccomp()
+            ? "off (seccomp=false)"
+            : s.seccompFilter() != null ? "on" : "on (the filter is built when a server starts)");
     m.put(
         "rlimits",
         rlimits.describe(config.defaultLimits(), s.cgroups().available(), s.uids() != null));
@@ -342,6 +379,10 @@ public final class BwrapBackend implements SandboxBackend {
 
   @Override
   public CompletableFuture<Sandbox> start(SandboxSpec spec) {
+    if (inspectOnly) {
+      return CompletableFuture.failedFuture(
+          new IllegalStateException("this bwrap backend only inspects; it starts no sandbox"));
+    }
     Optional<String> reason = unavailableReason();
     if (reason.isPresent()) {
       return CompletableFuture.failedFuture(

@@ -53,17 +53,7 @@ final class SandboxUids {
    *     id ranges, or the lock directory cannot be made
    */
   static SandboxUids open(UidRange range) {
-    Optional<String> collision = collision(range);
-    if (collision.isPresent()) {
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE,
-          "bwrap: sandbox_uid_range "
-              + range
-              + " overlaps "
-              + collision.get()
-              + ": a host user with a sandbox's uid could signal or trace it and read its files;"
-              + " set sandbox_uid_range to ids nothing else uses, or to off");
-    }
+    requireNoCollision(range);
     try {
       Files.createDirectories(LOCK_DIR.getParent());
       if (!Files.isDirectory(LOCK_DIR)) {
@@ -77,6 +67,31 @@ final class SandboxUids {
           e);
     }
     return new SandboxUids(range);
+  }
+
+  /**
+   * The range checked against the host's users, without making the lock directory: for commands
+   * that only look. The result must not allocate.
+   *
+   * @throws PysandboxException when the range collides with the host's users, groups or ranges
+   */
+  static SandboxUids inspect(UidRange range) {
+    requireNoCollision(range);
+    return new SandboxUids(range);
+  }
+
+  private static void requireNoCollision(UidRange range) {
+    Optional<String> collision = collision(range);
+    if (collision.isPresent()) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "bwrap: sandbox_uid_range "
+              + range
+              + " overlaps "
+              + collision.get()
+              + ": a host user with a sandbox's uid could signal or trace it and read its files;"
+              + " set sandbox_uid_range to ids nothing else uses, or to off");
+    }
   }
 
   UidRange range() {

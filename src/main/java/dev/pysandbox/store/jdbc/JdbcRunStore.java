@@ -17,6 +17,7 @@ import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.store.RunStore;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -29,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.function.Predicate;
+import org.flywaydb.core.api.FlywayException;
 
 /**
  * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and PostgreSQL);
@@ -65,7 +67,9 @@ public final class JdbcRunStore implements RunStore {
       Thread.currentThread().interrupt();
       throw new PysandboxException(
           ErrorCode.STORE_UNAVAILABLE, "interrupted while opening the run store " + file, e);
-    } catch (Exception e) {
+    } catch (IOException | SQLException | FlywayException e) {
+      // Only what opening a database can meet is store_unavailable; anything else is a bug and
+      // stays what it is. Migrating opens and closes its own connections: none is left open here.
       throw new PysandboxException(
           ErrorCode.STORE_UNAVAILABLE,
           "cannot open the run store " + file + ": " + e.getMessage(),

@@ -1,0 +1,84 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ArtifactContent;
+import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.DataLayout;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Function;
+
+/**
+ * Lists and reads files: a session's as its workspace holds them now, a run's as the run left them
+ * (the copies kept under {@code runs/<run id>/files/}).
+ */
+final class Artifacts {
+  private final DataLayout layout;
+  private final long readMaxBytes;
+  private final SessionManager sessions;
+  private final Function<String, RunRecord> runs;
+
+  /**
+   * @param runs finds a run by id (without its code), or throws {@code not_found}
+   */
+  Artifacts(
+      DataLayout layout,
+      long readMaxBytes,
+      SessionManager sessions,
+      Function<String, RunRecord> runs) {
+    this.layout = layout;
+    this.readMaxBytes = readMaxBytes;
+    this.sessions = sessions;
+    this.runs = runs;
+  }
+
+  ArtifactList list(String runId, String sessionId) {
+    RequestValidator.requireExactlyOne(runId, sessionId);
+    if (sessionId != null) {
+      Ids.requireSessionId(sessionId);
+      Session s = sessions.require(sessionId);
+      Sandbox sandbox = s.sandbox.getNow(null);
+      var files =
+          sandbox == null
+              ? Map.<String, WorkspaceFiles.FileState>of()
+              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true).files();
+      return new ArtifactList(sessionId, null, WorkspaceAccess.list(files), List.of());
+    }
+    RunRecord r = runs.apply(runId);
+    Path dir = layout.runFiles(runId);
+    var files =
+        Files.isDirectory(dir)
+            ? WorkspaceFiles.snapshot(dir, Map.of(), true).files()
+            : Map.<String, WorkspaceFiles.FileState>of();
+    return new ArtifactList(null, runId, WorkspaceAccess.list(files), r.artifacts());
+  }
+
+  ArtifactContent read(String runId, String sessionId, String path, long maxSizeBytes) {
+    RequestValidator.requireExactlyOne(runId, sessionId);
+    RequestValidator.maxSizeBytes(maxSizeBytes);
+    WorkspaceAccess.validatePath(path);
+    if (sessionId != null) {
+      Ids.requireSessionId(sessionId);
+      Session s = sessions.require(sessionId);
+      Sandbox sandbox = s.sandbox.getNow(null);
+      if (sandbox == null) {
+        throw new PysandboxException(
+            ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no workspace yet");
+      }
+      return WorkspaceAccess.read(
+          sandbox.workspace(), path, maxSizeBytes, readMaxBytes, "session '" + sessionId + "'");
+    }
+    runs.apply(runId);
+    Path dir = layout.runFiles(runId);
+    if (!Files.isDirectory(dir)) {
+      throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");
+    }
+    return WorkspaceAccess.read(dir, path, maxSizeBytes, readMaxBytes, "run " + runId);
+  }
+}

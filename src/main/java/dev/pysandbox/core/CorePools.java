@@ -1,0 +1,65 @@
+package dev.pysandbox.core;
+
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The core's shared threads: an unbounded pool for blocking work (opening the store, starting and
+ * killing sandboxes, collecting files) and one timer (session expiry, retries, polls). Neither
+ * starts a thread before it is first used, so a core that only reads costs none.
+ */
+final class CorePools {
+  private static final Logger log = LoggerFactory.getLogger(CorePools.class);
+
+  final ExecutorService blocking;
+  final ScheduledExecutorService timer;
+
+  CorePools() {
+    AtomicInteger threads = new AtomicInteger();
+    this.blocking =
+        new ThreadPoolExecutor(
+            0,
+            Integer.MAX_VALUE,
+            60,
+            TimeUnit.SECONDS,
+            new SynchronousQueue<>(),
+            r -> daemon(r, "pysandbox-worker-" + threads.incrementAndGet()),
+            // After close, late clean-up (a killed sandbox's exit hook, say) is dropped: the
+            // process is going, and close() has already removed what it would have.
+            (task, pool) -> log.debug("dropped a task submitted after shutdown: {}", task));
+    this.timer = Executors.newSingleThreadScheduledExecutor(named("pysandbox-timer"));
+  }
+
+  /** A factory of daemon threads that all carry {@code name}. */
+  static ThreadFactory named(String name) {
+    return r -> daemon(r, name);
+  }
+
+  private static Thread daemon(Runnable r, String name) {
+    Thread t = new Thread(r, name);
+    t.setDaemon(true);
+    return t;
+  }
+
+  /** Stops the blocking pool, waiting at most {@code millis} for what it is doing. */
+  void stopBlocking(long millis) {
+    blocking.shutdown();
+    awaitTermination(blocking, millis);
+  }
+
+  static void awaitTermination(ExecutorService pool, long millis) {
+    try {
+      pool.awaitTermination(millis, TimeUnit.MILLISECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+}

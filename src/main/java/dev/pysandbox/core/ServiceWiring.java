@@ -1,0 +1,279 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.HostUser;
+import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.store.RunStore;
+import dev.pysandbox.store.jdbc.JdbcRunStore;
+import dev.pysandbox.worker.WorkerHub;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Clock;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The core's parts, built in dependency order, started in the background (store, clean-up after
+ * dead servers, first pool fill, periodic jobs) and stopped in reverse order. Which parts exist and
+ * what starts is decided here and nowhere else.
+ */
+final class ServiceWiring {
+  private static final Logger log = LoggerFactory.getLogger(ServiceWiring.class);
+
+  /** How long closing waits for runs in flight to record that they were interrupted. */
+  private static final long CLOSE_RUNS_WAIT_MILLIS = 600;
+
+  final PysandboxConfig config;
+  final DataLayout layout;
+  final Clock clock;
+  final InstanceRegistry instances;
+
+  /** Null when read-only. */
+  final WorkerHub hub;
+
+  final CorePools pools;
+  final StoreHandle store;
+  final BwrapBackend backend;
+  final WarmPool pool;
+  final RequestValidator validator;
+  final SessionJournal journal;
+  final SessionManager sessions;
+  final RunExecutor runs;
+  final SessionCloser closer;
+  final Uploads uploads;
+  final Artifacts artifacts;
+  final ContextCalls context;
+  private final DeadServerCleanup cleanup;
+  private final boolean readOnly;
+  private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
+  private final AtomicBoolean closed = new AtomicBoolean();
+  private boolean backgroundStarted;
+
+  ServiceWiring(PysandboxConfig config, Clock clock, boolean readOnly) throws IOException {
+    this.config = config;
+    this.layout = new DataLayout(config.dataDir());
+    this.clock = clock;
+    this.readOnly = readOnly;
+    Files.createDirectories(config.dataDir());
+    restrict(config.dataDir());
+    NativeFs.useDirectory(layout.nativeDir());
+    this.instances = new InstanceRegistry(layout.instancesDir());
+    this.cleanup = new DeadServerCleanup(layout, instances);
+    this.pools = new CorePools();
+    this.store = new StoreHandle(this::openStore, pools.blocking);
+    if (readOnly) {
+      // Looking needs no sandbox: no hub socket, no launcher, no seccomp filter, no cgroup.
+      this.hub = null;
+      this.backend = BwrapBackend.inspectOnly(config, layout);
+    } else {
+      this.hub = WorkerHub.open(socketPath(layout, instances.id()));
+      this.backend = new BwrapBackend(config, layout, hub, instances.id(), pools.blocking);
+    }
+    this.pool =
+        new WarmPool(
+            backend,
+            new SandboxSpec(
+                config.poolPreload(),
+                config.outputLimitBytes(),
+                config.defaultLimits(),
+                config.outputMaxBytes()),
+            config.poolSize(),
+            config.startupTimeoutSeconds(),
+            pools.timer,
+            clock);
+    backend.onLauncherLost(pool::refillNow);
+    this.validator = new RequestValidator(config);
+    this.journal = new SessionJournal(this::store, instances.id(), pools.timer);
+    this.sessions =
+        new SessionManager(
+            config,
+            clock,
+            pool,
+            pools.blocking,
+            (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
+            journal::record,
+            s -> store().claimSession(s.info(), instances.id(), instances::isAlive));
+    this.runs =
+        new RunExecutor(
+            layout,
+            clock,
+            instances.id(),
+            backend.name(),
+            this::store,
+            pools.blocking,
+            config.cancelGraceSeconds(),
+            config.outputMaxBytes());
+    this.closer = new SessionCloser(sessions, store, instances.id());
+    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
+    this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
+    this.context = new ContextCalls(sessions);
+  }
+
+  /** Opens the store and, unless read-only, cleans up and fills the pool; in the background. */
+  synchronized void startBackground() {
+    if (backgroundStarted) {
+      return;
+    }
+    backgroundStarted = true;
+    store.open();
+    if (readOnly) {
+      housekeeping.complete(null);
+      return;
+    }
+    CompletableFuture.runAsync(this::startBackend, pools.blocking)
+        .whenComplete((v, e) -> complete(housekeeping, v, e));
+    pools.timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
+    pools.timer.scheduleWithFixedDelay(closer::serveRequests, 1, 1, TimeUnit.SECONDS);
+    pools.timer.scheduleWithFixedDelay(this::retryDeferredSafely, 1, 1, TimeUnit.SECONDS);
+  }
+
+  /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */
+  void awaitStarted() {
+    housekeeping.join();
+    store();
+  }
+
+  private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
+    if (error != null) {
+      f.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
+    } else {
+      f.complete(value);
+    }
+  }
+
+  private RunStore openStore() {
+    RunStore s = JdbcRunStore.openSqlite(layout.database());
+    return readOnly ? s : cleanup.recordLost(s);
+  }
+
+  private void startBackend() {
+    try {
+      NativeFs.require();
+    } catch (PysandboxException e) {
+      log.error("{}: workspaces cannot be read, so runs will fail", e.getMessage());
+    }
+    if (backend.unavailableReason().isPresent()) {
+      log.warn("sandbox backend unavailable: {}", backend.unavailableReason().get());
+      return;
+    }
+    cleanup.reapSandboxes(backend);
+    pool.refill();
+  }
+
+  private void retryDeferredSafely() {
+    try {
+      runs.retryDeferred();
+    } catch (RuntimeException e) {
+      log.warn("writing deferred run results failed: {}", e.getMessage());
+    }
+  }
+
+  private void expireSafely() {
+    try {
+      List<String> expired = sessions.expireIdle();
+      if (!expired.isEmpty()) {
+        log.info("closed idle sessions: {}", expired);
+      }
+    } catch (RuntimeException e) {
+      log.warn("session expiry failed", e);
+    }
+  }
+
+  /** Throws {@code backend_unavailable} with the reason when no sandbox can be started. */
+  void requireBackend() {
+    backend
+        .unavailableReason()
+        .ifPresent(
+            why -> {
+              throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, why);
+            });
+  }
+
+  /** The store, waiting while it opens; {@code store_unavailable} when it cannot be. */
+  RunStore store() {
+    return store.get();
+  }
+
+  /** A stored run, without its code, with the command that shows it; {@code not_found} if none. */
+  dev.pysandbox.api.RunRecord storedRun(String runId) {
+    return storedRun(runId, false);
+  }
+
+  dev.pysandbox.api.RunRecord storedRun(String runId, boolean includeCode) {
+    Ids.requireRunId(runId);
+    return store()
+        .get(runId, includeCode)
+        .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(r.runId())).build())
+        .orElseThrow(
+            () -> new PysandboxException(ErrorCode.NOT_FOUND, "no run with id '" + runId + "'"));
+  }
+
+  /**
+   * Stops within about a second: runs in flight end {@code interrupted} with {@code reason}, every
+   * sandbox is killed and reaped, this server's cgroups are removed, sessions are recorded closed.
+   * Idempotent.
+   */
+  void close(String reason) {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
+    pools.timer.shutdownNow();
+    runs.interruptAll(reason);
+    sessions.closeAll();
+    pool.close();
+    runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
+    journal.close(300);
+    backend.close();
+    if (hub != null) {
+      hub.close();
+    }
+    retryDeferredSafely();
+    store
+        .ifOpen()
+        .ifPresent(
+            s -> {
+              try {
+                // Whatever did not get to record its end in time is recorded interrupted now.
+                s.interruptOrphans(instance -> !instance.equals(instances.id()));
+              } catch (RuntimeException e) {
+                log.warn("could not record the runs in flight as interrupted: {}", e.getMessage());
+              }
+              s.close();
+            });
+    pools.stopBlocking(200);
+    instances.close();
+  }
+
+  /** The hub's socket: under the data directory when the path fits a Unix socket, else in /tmp. */
+  private static Path socketPath(DataLayout layout, String instance) {
+    Path preferred = layout.runtimeDir().resolve("io-" + instance + ".sock");
+    if (preferred.toString().getBytes(StandardCharsets.UTF_8).length <= 100) {
+      return preferred;
+    }
+    return Path.of(
+        System.getProperty("java.io.tmpdir"),
+        "pysandbox-" + HostUser.currentUid(),
+        "io-" + instance + ".sock");
+  }
+
+  private static void restrict(Path dir) {
+    try {
+      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+    } catch (IOException | UnsupportedOperationException e) {
+      log.debug("could not set permissions of {}", dir, e);
+    }
+  }
+}

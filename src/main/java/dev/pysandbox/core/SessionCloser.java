@@ -1,0 +1,86 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Closes sessions across the server processes that share a data directory: one of ours is closed
+ * here; one another process owns is asked for through the store, and waited for. Serves the same
+ * requests from other processes for ours ({@link #serveRequests()}, every second).
+ */
+final class SessionCloser {
+  private static final Logger log = LoggerFactory.getLogger(SessionCloser.class);
+  private static final long OWNER_WAIT_SECONDS = 10;
+  private static final long POLL_MILLIS = 100;
+
+  private final SessionManager sessions;
+  private final StoreHandle store;
+  private final String instanceId;
+
+  SessionCloser(SessionManager sessions, StoreHandle store, String instanceId) {
+    this.sessions = sessions;
+    this.store = store;
+    this.instanceId = instanceId;
+  }
+
+  /**
+   * Closes the session here, or asks the process that owns it and waits up to 10 s for it to be
+   * recorded closed.
+   */
+  SessionInfo close(String sessionId) {
+    Ids.requireSessionId(sessionId);
+    if (sessions.find(sessionId) != null || !store.get().requestClose(sessionId)) {
+      return sessions.close(sessionId, "closed by request");
+    }
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(OWNER_WAIT_SECONDS);
+    while (System.nanoTime() < deadline) {
+      var still =
+          store.get().openSessions().stream()
+              .filter(s -> s.sessionId().equals(sessionId))
+              .findFirst();
+      if (still.isEmpty()) {
+        return new SessionInfo(sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null);
+      }
+      sleep(POLL_MILLIS);
+    }
+    throw new PysandboxException(
+        ErrorCode.SESSION_BUSY,
+        "session '"
+            + sessionId
+            + "' belongs to another server process, which has not closed it within "
+            + OWNER_WAIT_SECONDS
+            + " s (it may be running code)");
+  }
+
+  private static void sleep(long ms) {
+    try {
+      Thread.sleep(ms);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Closes the sessions other processes asked this one to close (pysandbox sessions close). */
+  void serveRequests() {
+    if (store.ifOpen().isEmpty()) {
+      return;
+    }
+    try {
+      for (String id : store.get().closeRequests(instanceId)) {
+        try {
+          sessions.close(id, "closed on request from another process");
+        } catch (PysandboxException e) {
+          log.debug("close request for {} deferred: {}", id, e.getMessage());
+        }
+      }
+    } catch (RuntimeException e) {
+      log.warn("checking close requests failed: {}", e.getMessage());
+    }
+  }
+}

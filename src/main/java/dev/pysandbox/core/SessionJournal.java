@@ -1,0 +1,66 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionState;
+import dev.pysandbox.store.RunStore;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes each session's state to the store's {@code sessions} table, in order, off the caller's
+ * path, so that {@code pysandbox sessions} in another process can list them. A change of state is
+ * written at once; mere use (run count, last use) at most every 2 s per session, so that a busy
+ * session does not cost a store write per call.
+ */
+final class SessionJournal {
+  private static final Logger log = LoggerFactory.getLogger(SessionJournal.class);
+  private static final long THROTTLE_SECONDS = 2;
+
+  private final Supplier<RunStore> store;
+  private final String instanceId;
+  private final ScheduledExecutorService timer;
+  private final ExecutorService writer =
+      Executors.newSingleThreadExecutor(CorePools.named("pysandbox-journal"));
+
+  SessionJournal(Supplier<RunStore> store, String instanceId, ScheduledExecutorService timer) {
+    this.store = store;
+    this.instanceId = instanceId;
+    this.timer = timer;
+  }
+
+  /** Records the session's state now, or within 2 s when only its use changed. */
+  void record(Session s) {
+    SessionState state = s.state();
+    if (!s.recordNow(state, System.nanoTime(), TimeUnit.SECONDS.toNanos(THROTTLE_SECONDS))) {
+      if (s.scheduleRecord()) {
+        timer.schedule(() -> write(s), THROTTLE_SECONDS, TimeUnit.SECONDS);
+      }
+      return;
+    }
+    write(s);
+  }
+
+  private void write(Session s) {
+    s.recorded();
+    SessionInfo info = s.info();
+    writer.execute(
+        () -> {
+          try {
+            store.get().saveSession(info, instanceId);
+          } catch (RuntimeException e) {
+            log.warn("could not record session {}: {}", info.sessionId(), e.getMessage());
+          }
+        });
+  }
+
+  /** Writes what is queued, waiting at most {@code millis}. */
+  void close(long millis) {
+    writer.shutdown();
+    CorePools.awaitTermination(writer, millis);
+  }
+}
