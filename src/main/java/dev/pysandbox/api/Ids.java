@@ -1,11 +1,13 @@
 package dev.pysandbox.api;
 
+import dev.pysandbox.util.RandomIds;
 import java.util.regex.Pattern;
 
 /**
  * The one rule for the ids a caller names (sessions, runs): 1-64 letters, digits, '_' and '-'. Ids
  * end up in file names, cgroup names and URIs, so nothing else may get through. Every check of an
- * id, every schema pattern and every URI template takes the rule from here.
+ * id, every schema pattern and every URI template takes the rule from here, and every id the server
+ * makes up for a run or a session is made here.
  */
 public final class Ids {
   /** The rule as a regular expression, unanchored (use it with {@code matches()}). */
@@ -14,6 +16,16 @@ public final class Ids {
   public static final Pattern PATTERN = Pattern.compile(REGEX);
 
   private Ids() {}
+
+  /** A new run id: {@code run_} and 20 random hex digits. */
+  public static String newRunId() {
+    return "run_" + RandomIds.hex(10);
+  }
+
+  /** A new session id, for a session the caller did not name: {@code sess_} and 12 hex digits. */
+  public static String newSessionId() {
+    return "sess_" + RandomIds.hex(6);
+  }
 
   /**
    * @return {@code id}, when it follows the rule

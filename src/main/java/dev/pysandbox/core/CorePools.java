@@ -1,13 +1,12 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.util.DaemonThreads;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.SynchronousQueue;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -23,7 +22,6 @@ final class CorePools {
   final ScheduledExecutorService timer;
 
   CorePools() {
-    AtomicInteger threads = new AtomicInteger();
     this.blocking =
         new ThreadPoolExecutor(
             0,
@@ -31,22 +29,11 @@ final class CorePools {
             60,
             TimeUnit.SECONDS,
             new SynchronousQueue<>(),
-            r -> daemon(r, "pysandbox-worker-" + threads.incrementAndGet()),
+            DaemonThreads.numbered("pysandbox-worker-"),
             // After close, late clean-up (a killed sandbox's exit hook, say) is dropped: the
             // process is going, and close() has already removed what it would have.
             (task, pool) -> log.debug("dropped a task submitted after shutdown: {}", task));
-    this.timer = Executors.newSingleThreadScheduledExecutor(named("pysandbox-timer"));
-  }
-
-  /** A factory of daemon threads that all carry {@code name}. */
-  static ThreadFactory named(String name) {
-    return r -> daemon(r, name);
-  }
-
-  private static Thread daemon(Runnable r, String name) {
-    Thread t = new Thread(r, name);
-    t.setDaemon(true);
-    return t;
+    this.timer = Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-timer"));
   }
 
   /** Stops the blocking pool, waiting at most {@code millis} for what it is doing. */

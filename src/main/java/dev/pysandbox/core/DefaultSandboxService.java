@@ -162,7 +162,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   @Override
   public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
-    String id = sessionId == null ? SessionManager.newId() : Ids.requireSessionId(sessionId);
+    String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
     RequestValidator.ttlMinutes(ttlMinutes);
     Limits wanted = core.validator.limits(limits);
     core.requireBackend();

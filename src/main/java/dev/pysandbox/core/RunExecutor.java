@@ -4,6 +4,7 @@ import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
@@ -11,13 +12,9 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
-import java.nio.charset.StandardCharsets;
+import dev.pysandbox.util.Sha256;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
-import java.security.SecureRandom;
 import java.time.Clock;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
@@ -36,7 +33,6 @@ import org.slf4j.LoggerFactory;
  */
 final class RunExecutor {
   private static final Logger log = LoggerFactory.getLogger(RunExecutor.class);
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   private final DataLayout layout;
   private final Clock clock;
@@ -74,7 +70,7 @@ final class RunExecutor {
    */
   RunRecord.Builder begin(
       ExecutionRequest request, int timeoutSeconds, Session session, RunListener listener) {
-    String runId = newRunId();
+    String runId = Ids.newRunId();
     active.put(runId, new ActiveRun(runId, session));
     RunRecord.Builder run;
     try {
@@ -100,7 +96,7 @@ final class RunExecutor {
             .description(request.description())
             .status(RunStatus.RUNNING)
             .code(request.code())
-            .codeHash(sha256(request.code()))
+            .codeHash(Sha256.hex(request.code()))
             .timeoutSeconds(timeoutSeconds)
             .backend(backendName)
             .createdAt(clock.instant().toString());
@@ -434,22 +430,6 @@ final class RunExecutor {
       return false;
     } catch (Exception e) {
       return a.finished.isDone();
-    }
-  }
-
-  private static String newRunId() {
-    byte[] b = new byte[10];
-    RANDOM.nextBytes(b);
-    return "run_" + HexFormat.of().formatHex(b);
-  }
-
-  static String sha256(String code) {
-    try {
-      return HexFormat.of()
-          .formatHex(
-              MessageDigest.getInstance("SHA-256").digest(code.getBytes(StandardCharsets.UTF_8)));
-    } catch (NoSuchAlgorithmException e) {
-      throw new IllegalStateException(e);
     }
   }
 }

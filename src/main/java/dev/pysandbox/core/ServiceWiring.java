@@ -10,6 +10,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
+import dev.pysandbox.util.Futures;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -19,7 +20,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.slf4j.Logger;
@@ -148,7 +148,7 @@ final class ServiceWiring {
 
   private static <T> void complete(CompletableFuture<T> f, T value, Throwable error) {
     if (error != null) {
-      f.completeExceptionally(error instanceof CompletionException c ? c.getCause() : error);
+      f.completeExceptionally(Futures.unwrap(error));
     } else {
       f.complete(value);
     }

@@ -5,6 +5,7 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.util.Pause;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,7 +48,7 @@ final class SessionCloser {
       if (still.isEmpty()) {
         return new SessionInfo(sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null);
       }
-      sleep(POLL_MILLIS);
+      Pause.millis(POLL_MILLIS);
     }
     throw new PysandboxException(
         ErrorCode.SESSION_BUSY,
@@ -56,14 +57,6 @@ final class SessionCloser {
             + "' belongs to another server process, which has not closed it within "
             + OWNER_WAIT_SECONDS
             + " s (it may be running code)");
-  }
-
-  private static void sleep(long ms) {
-    try {
-      Thread.sleep(ms);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   /** Closes the sessions other processes asked this one to close (pysandbox sessions close). */

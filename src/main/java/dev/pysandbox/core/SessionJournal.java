@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.util.DaemonThreads;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -25,7 +26,7 @@ final class SessionJournal {
   private final String instanceId;
   private final ScheduledExecutorService timer;
   private final ExecutorService writer =
-      Executors.newSingleThreadExecutor(CorePools.named("pysandbox-journal"));
+      Executors.newSingleThreadExecutor(DaemonThreads.named("pysandbox-journal"));
 
   SessionJournal(Supplier<RunStore> store, String instanceId, ScheduledExecutorService timer) {
     this.store = store;

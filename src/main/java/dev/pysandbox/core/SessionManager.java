@@ -6,13 +6,11 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
-import java.security.SecureRandom;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -33,7 +31,6 @@ import org.slf4j.LoggerFactory;
  */
 final class SessionManager {
   private static final Logger log = LoggerFactory.getLogger(SessionManager.class);
-  private static final SecureRandom RANDOM = new SecureRandom();
 
   /** What happens to a session when it is closed. */
   interface Closer {
@@ -79,12 +76,6 @@ final class SessionManager {
     this.pool = pool;
     this.blocking = blocking;
     this.closer = closer;
-  }
-
-  static String newId() {
-    byte[] b = new byte[6];
-    RANDOM.nextBytes(b);
-    return "sess_" + HexFormat.of().formatHex(b);
   }
 
   /**
