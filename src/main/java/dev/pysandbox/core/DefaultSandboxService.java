@@ -22,6 +22,7 @@ import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.time.Clock;
@@ -49,7 +50,7 @@ public final class DefaultSandboxService implements SandboxService {
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
   public static DefaultSandboxService start(PysandboxConfig config) {
-    DefaultSandboxService s = create(config, Clock.systemUTC());
+    DefaultSandboxService s = create(config, TimeSource.system());
     s.startBackground();
     return s;
   }
@@ -60,7 +61,7 @@ public final class DefaultSandboxService implements SandboxService {
    * no timers — so that looking never changes what another server is doing.
    */
   public static DefaultSandboxService openReadOnly(PysandboxConfig config) {
-    DefaultSandboxService s = build(config, Clock.systemUTC(), true);
+    DefaultSandboxService s = build(config, TimeSource.system(), true);
     s.startBackground();
     return s;
   }
@@ -70,7 +71,8 @@ public final class DefaultSandboxService implements SandboxService {
    * answer (an MCP client waits for its tool list) while nothing competes for the CPU; call {@link
    * #startBackground()} next. Calls that need the store or a sandbox wait for it.
    *
-   * @param clock the time sessions expire by (tests pass one they can move)
+   * @param clock the time the core records and waits by: {@link TimeSource#system()}, or in tests a
+   *     source they move on (a plain {@link Clock} gives its instants, real monotonic time)
    */
   public static DefaultSandboxService create(PysandboxConfig config, Clock clock) {
     return build(config, clock, false);
@@ -239,7 +241,7 @@ public final class DefaultSandboxService implements SandboxService {
         core.pool,
         core.sessions.size(),
         core.store.problem(),
-        core.clock);
+        core.time);
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

@@ -11,6 +11,7 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
 import dev.pysandbox.util.Futures;
+import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -38,7 +39,10 @@ final class ServiceWiring {
 
   final PysandboxConfig config;
   final DataLayout layout;
-  final Clock clock;
+
+  /** The one time source of this core: instants recorded, deadlines and polls waited out. */
+  final TimeSource time;
+
   final InstanceRegistry instances;
 
   /** Null when read-only. */
@@ -65,7 +69,7 @@ final class ServiceWiring {
   ServiceWiring(PysandboxConfig config, Clock clock, boolean readOnly) throws IOException {
     this.config = config;
     this.layout = new DataLayout(config.dataDir());
-    this.clock = clock;
+    this.time = TimeSource.of(clock);
     this.readOnly = readOnly;
     Files.createDirectories(config.dataDir());
     restrict(config.dataDir());
@@ -93,14 +97,14 @@ final class ServiceWiring {
             config.poolSize(),
             config.startupTimeoutSeconds(),
             pools.timer,
-            clock);
+            time);
     backend.onLauncherLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer);
     this.sessions =
         new SessionManager(
             config,
-            clock,
+            time,
             pool,
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
@@ -109,7 +113,7 @@ final class ServiceWiring {
     this.runs =
         new RunExecutor(
             layout,
-            clock,
+            time,
             instances.id(),
             backend.name(),
             this::store,
