@@ -8,34 +8,55 @@ import java.time.ZoneId;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Time that moves only when a test says so: the instant and the monotonic nanoseconds advance
- * together. Code that polls against a deadline sees it pass at its next poll, without the test
- * sleeping out the timeout, the grace period or the TTL.
+ * Time that moves only when a test says so. {@link #frozen} moves the instants and the monotonic
+ * nanoseconds together: code that polls against a deadline (a timeout, a grace period) sees it pass
+ * at its next poll, without the test sleeping it out. {@link #wallOnly} moves only the instants
+ * (TTL, expiry, recorded times) and lets deadlines run in real time, for tests whose runs must
+ * still time out on their own.
  */
 public final class ManualTime extends TimeSource {
-  private final AtomicLong nanos = new AtomicLong(1_000_000_000L);
+  private final AtomicLong moved = new AtomicLong();
   private final Instant origin;
+  private final boolean frozen;
+  private final long realOrigin = System.nanoTime();
 
-  public ManualTime(Instant origin) {
+  private ManualTime(Instant origin, boolean frozen) {
     this.origin = origin;
+    this.frozen = frozen;
   }
 
+  /** {@link #frozen} from {@code origin}. */
+  public ManualTime(Instant origin) {
+    this(origin, true);
+  }
+
+  /** {@link #frozen} from 2026-01-01T00:00:00Z. */
   public ManualTime() {
-    this(Instant.parse("2026-01-01T00:00:00Z"));
+    this(Instant.parse("2026-01-01T00:00:00Z"), true);
+  }
+
+  /** Instants and deadlines both move only by {@link #advance}. */
+  public static ManualTime frozen(Instant origin) {
+    return new ManualTime(origin, true);
+  }
+
+  /** Instants move only by {@link #advance}; the monotonic time is real and never moved. */
+  public static ManualTime wallOnly(Instant origin) {
+    return new ManualTime(origin, false);
   }
 
   public void advance(Duration d) {
-    nanos.addAndGet(d.toNanos());
+    moved.addAndGet(d.toNanos());
   }
 
   @Override
   public long nanoTime() {
-    return nanos.get();
+    return frozen ? moved.get() : System.nanoTime() - realOrigin;
   }
 
   @Override
   public Instant instant() {
-    return origin.plusNanos(nanos.get() - 1_000_000_000L);
+    return origin.plusNanos(moved.get());
   }
 
   @Override

@@ -77,7 +77,7 @@ final class ServiceWiring {
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.cleanup = new DeadServerCleanup(layout, instances);
     this.pools = new CorePools();
-    this.store = new StoreHandle(this::openStore, pools.blocking);
+    this.store = new StoreHandle(this::openStore, pools.blocking, time);
     if (readOnly) {
       // Looking needs no sandbox: no hub socket, no launcher, no seccomp filter, no cgroup.
       this.hub = null;
@@ -100,7 +100,7 @@ final class ServiceWiring {
             time);
     backend.onLauncherLost(pool::refillNow);
     this.validator = new RequestValidator(config);
-    this.journal = new SessionJournal(this::store, instances.id(), pools.timer);
+    this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
     this.sessions =
         new SessionManager(
             config,
@@ -120,7 +120,7 @@ final class ServiceWiring {
             pools.blocking,
             config.cancelGraceSeconds(),
             config.outputMaxBytes());
-    this.closer = new SessionCloser(sessions, store, instances.id());
+    this.closer = new SessionCloser(sessions, store, instances.id(), time);
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions);
@@ -159,7 +159,7 @@ final class ServiceWiring {
   }
 
   private RunStore openStore() {
-    RunStore s = JdbcRunStore.openSqlite(layout.database());
+    RunStore s = JdbcRunStore.openSqlite(layout.database(), time);
     return readOnly ? s : cleanup.recordLost(s);
   }
 

@@ -6,6 +6,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.util.Pause;
+import dev.pysandbox.util.TimeSource;
 import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -23,11 +24,13 @@ final class SessionCloser {
   private final SessionManager sessions;
   private final StoreHandle store;
   private final String instanceId;
+  private final TimeSource time;
 
-  SessionCloser(SessionManager sessions, StoreHandle store, String instanceId) {
+  SessionCloser(SessionManager sessions, StoreHandle store, String instanceId, TimeSource time) {
     this.sessions = sessions;
     this.store = store;
     this.instanceId = instanceId;
+    this.time = time;
   }
 
   /**
@@ -39,8 +42,8 @@ final class SessionCloser {
     if (sessions.find(sessionId) != null || !store.get().requestClose(sessionId)) {
       return sessions.close(sessionId, "closed by request");
     }
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(OWNER_WAIT_SECONDS);
-    while (System.nanoTime() < deadline) {
+    long deadline = time.nanoTime() + TimeUnit.SECONDS.toNanos(OWNER_WAIT_SECONDS);
+    while (time.nanoTime() - deadline < 0) {
       var still =
           store.get().openSessions().stream()
               .filter(s -> s.sessionId().equals(sessionId))

@@ -4,6 +4,7 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.DaemonThreads;
+import dev.pysandbox.util.TimeSource;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -28,16 +29,23 @@ final class SessionJournal {
   private final ExecutorService writer =
       Executors.newSingleThreadExecutor(DaemonThreads.named("pysandbox-journal"));
 
-  SessionJournal(Supplier<RunStore> store, String instanceId, ScheduledExecutorService timer) {
+  private final TimeSource time;
+
+  SessionJournal(
+      Supplier<RunStore> store,
+      String instanceId,
+      ScheduledExecutorService timer,
+      TimeSource time) {
     this.store = store;
     this.instanceId = instanceId;
     this.timer = timer;
+    this.time = time;
   }
 
   /** Records the session's state now, or within 2 s when only its use changed. */
   void record(Session s) {
     SessionState state = s.state();
-    if (!s.recordNow(state, System.nanoTime(), TimeUnit.SECONDS.toNanos(THROTTLE_SECONDS))) {
+    if (!s.recordNow(state, time.nanoTime(), TimeUnit.SECONDS.toNanos(THROTTLE_SECONDS))) {
       if (s.scheduleRecord()) {
         timer.schedule(() -> write(s), THROTTLE_SECONDS, TimeUnit.SECONDS);
       }

@@ -6,7 +6,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
-import java.time.Clock;
+import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -52,7 +52,7 @@ final class SessionManager {
   }
 
   private final PysandboxConfig config;
-  private final Clock clock;
+  private final TimeSource clock;
   private final WarmPool pool;
   private final Executor blocking;
   private final Closer closer;
@@ -63,7 +63,7 @@ final class SessionManager {
 
   SessionManager(
       PysandboxConfig config,
-      Clock clock,
+      TimeSource clock,
       WarmPool pool,
       Executor blocking,
       Closer closer,

@@ -5,7 +5,7 @@ import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.config.PysandboxConfig;
-import java.time.Clock;
+import dev.pysandbox.util.TimeSource;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -22,7 +22,7 @@ final class SetupCheck {
       WarmPool pool,
       int openSessions,
       Optional<String> storeProblem,
-      Clock clock) {
+      TimeSource clock) {
     List<String> problems = new ArrayList<>();
     Optional<String> why = backend.unavailableReason();
     why.ifPresent(problems::add);

@@ -4,6 +4,7 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.Futures;
+import dev.pysandbox.util.TimeSource;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
@@ -25,12 +26,15 @@ final class StoreHandle {
 
   private final Supplier<RunStore> opener;
   private final Executor executor;
+  private final TimeSource time;
   private CompletableFuture<RunStore> current;
   private long failedAt;
+  private boolean failed;
 
-  StoreHandle(Supplier<RunStore> opener, Executor executor) {
+  StoreHandle(Supplier<RunStore> opener, Executor executor, TimeSource time) {
     this.opener = opener;
     this.executor = executor;
+    this.time = time;
   }
 
   /** Starts opening the store (once). */
@@ -49,10 +53,12 @@ final class StoreHandle {
     CompletableFuture<RunStore> f;
     synchronized (this) {
       open();
-      if (current.isCompletedExceptionally() && System.nanoTime() - failedAt > RETRY_NANOS) {
+      if (current.isCompletedExceptionally()
+          && failed
+          && time.nanoTime() - failedAt > RETRY_NANOS) {
         log.info("opening the run store again");
         current = CompletableFuture.supplyAsync(opener, executor);
-        failedAt = 0;
+        failed = false;
       }
       f = current;
     }
@@ -61,9 +67,10 @@ final class StoreHandle {
     } catch (CompletionException e) {
       boolean first;
       synchronized (this) {
-        first = f == current && failedAt == 0;
-        if (f == current) {
-          failedAt = System.nanoTime();
+        first = f == current && !failed;
+        if (first) {
+          failed = true;
+          failedAt = time.nanoTime();
         }
       }
       Throwable cause = Futures.unwrap(e);

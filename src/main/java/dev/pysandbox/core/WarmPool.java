@@ -9,7 +9,7 @@ import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.util.Futures;
-import java.time.Clock;
+import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
@@ -89,7 +89,7 @@ final class WarmPool implements AutoCloseable {
   private final int size;
   private final long startTimeoutSeconds;
   private final ScheduledExecutorService timer;
-  private final Clock clock;
+  private final TimeSource clock;
   private final LinkedBlockingDeque<Sandbox> ready = new LinkedBlockingDeque<>();
   private final Set<String> preloadReported = ConcurrentHashMap.newKeySet();
   private volatile Map<String, String> preloadErrors = Map.of();
@@ -113,7 +113,7 @@ final class WarmPool implements AutoCloseable {
       int size,
       long startTimeoutSeconds,
       ScheduledExecutorService timer,
-      Clock clock) {
+      TimeSource clock) {
     this.backend = backend;
     this.spec = spec;
     this.size = size;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
-import dev.pysandbox.MutableClock;
+import dev.pysandbox.ManualTime;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -36,7 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class SessionTest {
   @TempDir Path dataDir;
-  MutableClock clock = new MutableClock(Instant.parse("2026-11-22T10:00:00Z"));
+  ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-22T10:00:00Z"));
   DefaultSandboxService service;
   ExecutorService threads = Executors.newCachedThreadPool();
 

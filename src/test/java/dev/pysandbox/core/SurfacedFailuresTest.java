@@ -25,6 +25,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
+import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerConnection;
 import dev.pysandbox.worker.WorkerHub;
 import dev.pysandbox.worker.WorkerReply;
@@ -196,7 +197,8 @@ class SurfacedFailuresTest {
           .executeUpdate("UPDATE flyway_schema_history SET checksum = 1 WHERE version = '1'");
     }
     ListAppender<ILoggingEvent> log = capture(StoreHandle.class);
-    StoreHandle handle = new StoreHandle(() -> JdbcRunStore.openSqlite(db), executor);
+    StoreHandle handle =
+        new StoreHandle(() -> JdbcRunStore.openSqlite(db), executor, TimeSource.system());
 
     for (int i = 0; i < 3; i++) {
       try {

@@ -15,6 +15,7 @@ import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -112,7 +113,7 @@ class WarmPoolTest {
         2,
         10,
         timer,
-        Clock.systemUTC());
+        TimeSource.system());
   }
 
   /** Regression: a start failing at once made refill() loop 200k times a second under the lock. */

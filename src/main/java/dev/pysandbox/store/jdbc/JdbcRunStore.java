@@ -24,6 +24,7 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Types;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,21 +49,34 @@ public final class JdbcRunStore implements RunStore {
   private static final int MAX_CLAIM_ATTEMPTS = 20;
 
   private final CachedConnection db;
+  private final Clock clock;
 
   /**
    * @param connector opens a connection with every setting the store needs; called now, and again
    *     whenever a failure left the connection unusable
+   * @param clock the time the store itself stamps rows with (runs interrupted, sessions closed)
    */
-  JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector) throws SQLException {
+  JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector, Clock clock)
+      throws SQLException {
     this.db = new CachedConnection(connector);
+    this.clock = clock;
   }
 
-  /** Opens (creating and migrating) the SQLite database at {@code file}. */
+  /** Opens (creating and migrating) the SQLite database at {@code file}, on the system clock. */
   public static JdbcRunStore openSqlite(Path file) {
+    return openSqlite(file, Clock.systemUTC());
+  }
+
+  /**
+   * Opens (creating and migrating) the SQLite database at {@code file}.
+   *
+   * @param clock the time the store stamps rows with (the server's own time source)
+   */
+  public static JdbcRunStore openSqlite(Path file, Clock clock) {
     SqliteDatabase db = new SqliteDatabase(file);
     try {
       db.migrate();
-      return new JdbcRunStore(db::connect);
+      return new JdbcRunStore(db::connect, clock);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PysandboxException(
@@ -210,7 +224,7 @@ public final class JdbcRunStore implements RunStore {
                     "the server process running it (instance "
                         + run[1]
                         + ") stopped before the run finished; its sandbox was killed");
-                ps.setLong(2, System.currentTimeMillis());
+                ps.setLong(2, clock.millis());
                 ps.setString(3, run[0]);
               });
       if (n == 1) {
@@ -293,14 +307,14 @@ public final class JdbcRunStore implements RunStore {
             + " attempts; its row kept changing under other servers");
   }
 
-  private static void bindSession(PreparedStatement ps, SessionInfo s, String instanceId)
+  private void bindSession(PreparedStatement ps, SessionInfo s, String instanceId)
       throws SQLException {
     ps.setString(1, s.sessionId());
     ps.setString(2, instanceId);
     ps.setString(3, s.state().wireName());
     ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
     ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
-    setLong(ps, 6, s.state() == SessionState.CLOSED ? System.currentTimeMillis() : null);
+    setLong(ps, 6, s.state() == SessionState.CLOSED ? clock.millis() : null);
     ps.setInt(7, s.runCount());
     ps.setLong(8, s.workspaceBytes());
     ps.setInt(9, s.ttlMinutes());
@@ -364,7 +378,7 @@ public final class JdbcRunStore implements RunStore {
             "UPDATE sessions SET state='closed', closed_at=?, dead_reason=? WHERE id=? AND"
                 + " instance_id=?",
             ps -> {
-              ps.setLong(1, System.currentTimeMillis());
+              ps.setLong(1, clock.millis());
               ps.setString(2, "its server (instance " + s[1] + ") stopped");
               ps.setString(3, s[0]);
               ps.setString(4, s[1]);

@@ -62,7 +62,8 @@ class SqliteRunStoreTest extends RunStoreContract {
               Connection c = db.connect();
               opened.add(c);
               return c;
-            })) {
+            },
+            java.time.Clock.systemUTC())) {
       own.insert(RunStoreContractAccess.running("run_c1"), "aaaaaaaa");
       opened.get(0).close();
       assertThatExceptionOfType(PysandboxException.class)
