@@ -2,16 +2,10 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.util.Sha256;
+import dev.pysandbox.util.NativeLibraries;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Arrays;
 import java.util.Locale;
 
 /**
@@ -58,29 +52,21 @@ final class NativeFs {
     }
     String platform = platform();
     String resource = RESOURCE_DIR + platform + "/libpysandboxfs.so";
-    try (InputStream in = NativeFs.class.getResourceAsStream(resource)) {
-      if (in == null) {
-        throw unavailable(
-            "the jar holds no native file library for "
-                + platform
-                + " (it is built with the jar, by gcc, for the build machine's architecture;"
-                + " build pysandbox on this machine: scripts/setup.sh)",
-            null);
-      }
-      byte[] bytes = in.readAllBytes();
+    try {
       Path dir = directory;
       if (dir == null) {
         throw new IllegalStateException("NativeFs.useDirectory was not called");
       }
-      Files.createDirectories(dir);
-      Path lib = dir.resolve("libpysandboxfs-" + Sha256.hex(bytes).substring(0, 16) + ".so");
-      if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
-          || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
-        Path tmp = Files.createTempFile(dir, ".libpysandboxfs-", ".tmp");
-        Files.write(tmp, bytes);
-        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.move(tmp, lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      }
+      Path lib =
+          NativeLibraries.install(NativeFs.class, resource, dir, "libpysandboxfs")
+              .orElseThrow(
+                  () ->
+                      unavailable(
+                          "the jar holds no native file library for "
+                              + platform
+                              + " (it is built with the jar, by gcc, for the build machine's"
+                              + " architecture; build pysandbox on this machine: scripts/setup.sh)",
+                          null));
       System.load(lib.toAbsolutePath().toString());
       errnos = constants();
       loaded = true;

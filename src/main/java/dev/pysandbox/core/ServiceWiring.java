@@ -74,6 +74,7 @@ final class ServiceWiring {
     Files.createDirectories(config.dataDir());
     restrict(config.dataDir());
     NativeFs.useDirectory(layout.nativeDir());
+    JdbcRunStore.useNativeDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.cleanup = new DeadServerCleanup(layout, instances);
     this.pools = new CorePools();

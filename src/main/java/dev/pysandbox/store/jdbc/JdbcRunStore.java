@@ -62,6 +62,14 @@ public final class JdbcRunStore implements RunStore {
     this.clock = clock;
   }
 
+  /**
+   * Where SQLite's native library is kept (written once, instead of unpacked by the driver on every
+   * start); call before the first store is opened.
+   */
+  public static void useNativeDirectory(Path dir) {
+    SqliteDatabase.useNativeDirectory(dir);
+  }
+
   /** Opens (creating and migrating) the SQLite database at {@code file}, on the system clock. */
   public static JdbcRunStore openSqlite(Path file) {
     return openSqlite(file, Clock.systemUTC());

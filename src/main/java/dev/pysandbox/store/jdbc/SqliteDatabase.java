@@ -1,5 +1,6 @@
 package dev.pysandbox.store.jdbc;
 
+import dev.pysandbox.util.NativeLibraries;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
@@ -7,12 +8,17 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.Flyway;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import org.sqlite.SQLiteConfig;
 import org.sqlite.SQLiteDataSource;
+import org.sqlite.util.OSInfo;
 
 /**
  * One SQLite file: connections with the store's PRAGMAs (every one, Flyway's too, waits for locks
@@ -20,12 +26,20 @@ import org.sqlite.SQLiteDataSource;
  * on a new data directory used to migrate at the same time, and one failed with SQLITE_BUSY.
  */
 final class SqliteDatabase {
+  /**
+   * The highest migration in {@code db/migration}: a store already there is not handed to Flyway
+   * (which costs about 0.2 s of start-up to find nothing to do). A test keeps it in step.
+   */
+  static final int LATEST_VERSION = 4;
+
   static final int BUSY_TIMEOUT_MILLIS = 10_000;
   private static final long MIGRATION_WAIT_SECONDS = 120;
   private static final long LOCK_POLL_MILLIS = 20;
   // File locks belong to the whole process (a second lock from this JVM throws
   // OverlappingFileLockException), so threads of one JVM also queue here.
   private static final ReentrantLock MIGRATING = new ReentrantLock();
+
+  private static final Logger log = LoggerFactory.getLogger(SqliteDatabase.class);
 
   private final Path file;
   private final SQLiteDataSource dataSource;
@@ -54,6 +68,9 @@ final class SqliteDatabase {
    * that other processes (and threads) opening the same database wait instead of racing.
    */
   void migrate() throws IOException, InterruptedException {
+    if (isCurrent()) {
+      return;
+    }
     Files.createDirectories(file.getParent());
     Path lockFile = file.resolveSibling(file.getFileName() + ".migrate.lock");
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(MIGRATION_WAIT_SECONDS);
@@ -78,6 +95,52 @@ final class SqliteDatabase {
       }
     } finally {
       MIGRATING.unlock();
+    }
+  }
+
+  /**
+   * Whether the database exists and every migration up to {@link #LATEST_VERSION} has been applied
+   * with success (read without Flyway, and without creating anything).
+   */
+  boolean isCurrent() {
+    if (!Files.isRegularFile(file)) {
+      return false;
+    }
+    try (Connection c = connect();
+        Statement st = c.createStatement();
+        ResultSet rs =
+            st.executeQuery(
+                "SELECT COALESCE(MAX(CASE WHEN success = 1 THEN CAST(version AS INTEGER) END), 0),"
+                    + " COALESCE(SUM(CASE WHEN success = 1 THEN 0 ELSE 1 END), 0)"
+                    + " FROM flyway_schema_history WHERE version IS NOT NULL")) {
+      return rs.next() && rs.getInt(1) == LATEST_VERSION && rs.getInt(2) == 0;
+    } catch (SQLException e) {
+      // No history table yet, or a database being created: Flyway decides, under the lock.
+      return false;
+    }
+  }
+
+  /**
+   * Loads SQLite's native library from {@code dir} (written there once, named by its content)
+   * instead of letting the driver unpack it to a new temporary file on every start. Does nothing
+   * once the driver is loaded, when the JVM was told where the library is, or when the jar holds
+   * none for this platform (the driver then does as it always does).
+   */
+  static synchronized void useNativeDirectory(Path dir) {
+    if (System.getProperty("org.sqlite.lib.path") != null) {
+      return;
+    }
+    String resource =
+        "/org/sqlite/native/" + OSInfo.getNativeLibFolderPathForCurrentOS() + "/libsqlitejdbc.so";
+    try {
+      NativeLibraries.install(SQLiteConfig.class, resource, dir, "libsqlitejdbc")
+          .ifPresent(
+              lib -> {
+                System.setProperty("org.sqlite.lib.path", lib.getParent().toString());
+                System.setProperty("org.sqlite.lib.name", lib.getFileName().toString());
+              });
+    } catch (IOException e) {
+      log.debug("SQLite's native library stays with the driver: {}", e.toString());
     }
   }
 

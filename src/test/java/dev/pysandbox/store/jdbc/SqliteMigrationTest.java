@@ -59,4 +59,41 @@ class SqliteMigrationTest {
       assertThat(stored.get(0).has("sizeBytes")).isFalse();
     }
   }
+
+  @Test
+  void latestVersion_isTheHighestMigrationShipped() throws Exception {
+    Path dir = Path.of(SqliteDatabase.class.getResource("/db/migration").toURI());
+    int highest;
+    try (var files = java.nio.file.Files.list(dir)) {
+      highest =
+          files
+              .map(p -> p.getFileName().toString())
+              .filter(n -> n.matches("V\\d+__.*\\.sql"))
+              .mapToInt(n -> Integer.parseInt(n.substring(1, n.indexOf("__"))))
+              .max()
+              .orElseThrow();
+    }
+    assertThat(SqliteDatabase.LATEST_VERSION).isEqualTo(highest);
+  }
+
+  @Test
+  void aCurrentStore_isOpenedWithoutFlyway_andAnOldOneIsMigrated() throws Exception {
+    Path db = dir.resolve("current.db");
+    SqliteDatabase fresh = new SqliteDatabase(db);
+    assertThat(fresh.isCurrent()).as("no file yet").isFalse();
+    assertThat(java.nio.file.Files.exists(db)).as("looking creates nothing").isFalse();
+    fresh.migrate();
+    assertThat(fresh.isCurrent()).isTrue();
+    Path old = dir.resolve("old.db");
+    Flyway.configure()
+        .dataSource("jdbc:sqlite:" + old, "", "")
+        .locations("classpath:db/migration")
+        .target("3")
+        .load()
+        .migrate();
+    SqliteDatabase three = new SqliteDatabase(old);
+    assertThat(three.isCurrent()).as("at version 3").isFalse();
+    three.migrate();
+    assertThat(three.isCurrent()).isTrue();
+  }
 }

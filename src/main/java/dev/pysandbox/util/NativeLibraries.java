@@ -1,0 +1,52 @@
+package dev.pysandbox.util;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Arrays;
+import java.util.Optional;
+
+/**
+ * Native libraries shipped inside the jar, written once to a directory of the server's own and
+ * loaded from there: a file named by its content, so that every process of every version finds its
+ * own, written by a rename so that none ever loads half a file, and compared before it is trusted.
+ */
+public final class NativeLibraries {
+  private NativeLibraries() {}
+
+  /**
+   * The library at {@code resource} (of {@code owner}'s class loader) as a file in {@code dir},
+   * written there if it is not already; empty when the jar holds no such resource.
+   *
+   * @param stem the file's name before its content hash ({@code libsqlitejdbc})
+   */
+  public static Optional<Path> install(Class<?> owner, String resource, Path dir, String stem)
+      throws IOException {
+    byte[] bytes;
+    try (InputStream in = owner.getResourceAsStream(resource)) {
+      if (in == null) {
+        return Optional.empty();
+      }
+      bytes = in.readAllBytes();
+    }
+    Files.createDirectories(dir);
+    Path lib = dir.resolve(stem + "-" + Sha256.hex(bytes).substring(0, 16) + ".so");
+    if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
+        || Files.size(lib) != bytes.length
+        || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
+      Path tmp = Files.createTempFile(dir, "." + stem + "-", ".tmp");
+      try {
+        Files.write(tmp, bytes);
+        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
+        Files.move(tmp, lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      } finally {
+        Files.deleteIfExists(tmp);
+      }
+    }
+    return Optional.of(lib);
+  }
+}
