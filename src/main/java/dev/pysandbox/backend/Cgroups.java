@@ -70,15 +70,9 @@ public final class Cgroups {
       }
       Map<String, Path> bases = new LinkedHashMap<>();
       List<String> missing = new ArrayList<>();
-      for (String controller : List.of("memory", "pids", "cpu", "cpuacct")) {
-        Optional<Path> mount = v1Mount(controller);
-        if (mount.isEmpty()) {
-          missing.add(controller + " (not mounted)");
-          continue;
-        }
-        Path base =
-            under(mount.get(), own.getOrDefault(controller, "/"))
-                .resolve(baseName(scope, instanceId));
+      for (Map.Entry<String, Path> parent : v1Parents(own, missing).entrySet()) {
+        String controller = parent.getKey();
+        Path base = parent.getValue().resolve(baseName(scope, instanceId));
         try {
           Files.createDirectories(base);
           bases.put(controller, base);
@@ -121,17 +115,11 @@ public final class Cgroups {
       }
       Map<String, Path> bases = new LinkedHashMap<>();
       List<String> missing = new ArrayList<>();
-      for (String controller : List.of("memory", "pids", "cpu", "cpuacct")) {
-        Optional<Path> mount = v1Mount(controller);
-        if (mount.isEmpty()) {
-          missing.add(controller + " (not mounted)");
-          continue;
-        }
-        Path parent = under(mount.get(), own.getOrDefault(controller, "/"));
-        if (Files.isWritable(parent)) {
-          bases.put(controller, parent);
+      for (Map.Entry<String, Path> parent : v1Parents(own, missing).entrySet()) {
+        if (Files.isWritable(parent.getValue())) {
+          bases.put(parent.getKey(), parent.getValue());
         } else {
-          missing.add(controller + " (" + parent + " not writable)");
+          missing.add(parent.getKey() + " (" + parent.getValue() + " not writable)");
         }
       }
       if (!bases.containsKey("memory") || !bases.containsKey("pids")) {
@@ -142,6 +130,24 @@ public final class Cgroups {
     } catch (IOException | RuntimeException e) {
       return new Cgroups(Map.of(), false, "cgroups: " + e.getMessage(), true);
     }
+  }
+
+  /**
+   * For each cgroup v1 controller pysandbox uses, the group this process is in (the parent of its
+   * own groups); a controller that is not mounted is added to {@code missing}.
+   */
+  private static Map<String, Path> v1Parents(Map<String, String> own, List<String> missing)
+      throws IOException {
+    Map<String, Path> parents = new LinkedHashMap<>();
+    for (String controller : List.of("memory", "pids", "cpu", "cpuacct")) {
+      Optional<Path> mount = v1Mount(controller);
+      if (mount.isEmpty()) {
+        missing.add(controller + " (not mounted)");
+      } else {
+        parents.put(controller, under(mount.get(), own.getOrDefault(controller, "/")));
+      }
+    }
+    return parents;
   }
 
   private static String baseName(String scope, String instanceId) {
