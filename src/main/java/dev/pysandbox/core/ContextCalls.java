@@ -46,10 +46,7 @@ final class ContextCalls {
   }
 
   ContextSnapshot set(String sessionId, Map<String, Object> values) {
-    if (values == null || values.isEmpty()) {
-      throw PysandboxException.invalid("values must be a non-empty JSON object");
-    }
-    values.keySet().forEach(n -> RequestValidator.validateName(n));
+    RequestValidator.contextValues(values);
     ObjectNode payload = Json.mapper().createObjectNode();
     payload.set("values", Json.mapper().valueToTree(values));
     call(sessionId, "set_context", payload);

@@ -143,6 +143,14 @@ final class RequestValidator {
 
   private static final Pattern NAME = Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,199}");
 
+  /** What {@code set_context} may set: at least one value, each under a valid global's name. */
+  static void contextValues(java.util.Map<String, Object> values) {
+    if (values == null || values.isEmpty()) {
+      throw PysandboxException.invalid("values must be a non-empty JSON object");
+    }
+    values.keySet().forEach(RequestValidator::validateName);
+  }
+
   /** A Python global's name: an identifier, not a dunder name. */
   static String validateName(String name) {
     if (name == null || !NAME.matcher(name).matches() || name.startsWith("__")) {
