@@ -37,7 +37,7 @@ public final class Ids {
       throw PysandboxException.invalid(
           argument
               + " "
-              + quote(id)
+              + PysandboxException.quote(id)
               + " is invalid: use 1-64 characters of letters, digits, '_' and '-'");
     }
     return id;
@@ -51,17 +51,5 @@ public final class Ids {
   /** {@link #require} for a {@code run_id}. */
   public static String requireRunId(String runId) {
     return require("run_id", runId);
-  }
-
-  /**
-   * A value a caller sent, for an error message: quoted, at most 80 characters, newlines escaped;
-   * {@code (missing)} for {@code null}.
-   */
-  static String quote(String s) {
-    if (s == null) {
-      return "(missing)";
-    }
-    String shown = s.length() > 80 ? s.substring(0, 80) + "..." : s;
-    return "'" + shown.replace("\n", "\\n") + "'";
   }
 }

@@ -25,4 +25,16 @@ public class PysandboxException extends RuntimeException {
   public static PysandboxException invalid(String message) {
     return new PysandboxException(ErrorCode.INVALID_ARGUMENT, message);
   }
+
+  /**
+   * A value a caller sent, as an error message shows it: quoted, at most 80 characters, newlines
+   * escaped; {@code (missing)} for {@code null}.
+   */
+  public static String quote(String value) {
+    if (value == null) {
+      return "(missing)";
+    }
+    String shown = value.length() > 80 ? value.substring(0, 80) + "..." : value;
+    return "'" + shown.replace("\n", "\\n") + "'";
+  }
 }

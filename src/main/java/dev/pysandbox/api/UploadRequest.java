@@ -27,7 +27,7 @@ public record UploadRequest(
         || filename.equals(".")) {
       throw PysandboxException.invalid(
           "filename "
-              + Ids.quote(filename)
+              + PysandboxException.quote(filename)
               + " is invalid: use 1-255 letters, digits, '.', '_' or '-', without '..' (no"
               + " directories)");
     }

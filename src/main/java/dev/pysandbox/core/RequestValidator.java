@@ -155,16 +155,10 @@ final class RequestValidator {
   static String validateName(String name) {
     if (name == null || !NAME.matcher(name).matches() || name.startsWith("__")) {
       throw PysandboxException.invalid(
-          "variable name " + quote(name) + " is invalid: use a Python identifier (not __dunder__)");
+          "variable name "
+              + PysandboxException.quote(name)
+              + " is invalid: use a Python identifier (not __dunder__)");
     }
     return name;
-  }
-
-  private static String quote(String s) {
-    if (s == null) {
-      return "(missing)";
-    }
-    String shown = s.length() > 80 ? s.substring(0, 80) + "..." : s;
-    return "'" + shown.replace("\n", "\\n") + "'";
   }
 }

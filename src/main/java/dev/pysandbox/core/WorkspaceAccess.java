@@ -48,17 +48,19 @@ final class WorkspaceAccess {
   /** A relative path of plain names: no leading '/', no '.' or '..' parts, no NUL. */
   static List<String> validatePath(String path) {
     if (path == null || path.isEmpty() || path.length() > 4096 || path.indexOf('\0') >= 0) {
-      throw PysandboxException.invalid("path " + quote(path) + " is invalid");
+      throw PysandboxException.invalid("path " + PysandboxException.quote(path) + " is invalid");
     }
     if (path.startsWith("/")) {
       throw PysandboxException.invalid(
-          "path " + quote(path) + " is absolute; give it relative to /mnt/data");
+          "path " + PysandboxException.quote(path) + " is absolute; give it relative to /mnt/data");
     }
     List<String> parts = new ArrayList<>();
     for (String part : path.split("/", -1)) {
       if (part.isEmpty() || part.equals(".") || part.equals("..")) {
         throw PysandboxException.invalid(
-            "path " + quote(path) + " must be a plain relative path inside /mnt/data (no '..')");
+            "path "
+                + PysandboxException.quote(path)
+                + " must be a plain relative path inside /mnt/data (no '..')");
       }
       parts.add(part);
     }
@@ -343,12 +345,5 @@ final class WorkspaceAccess {
 
   private static PysandboxException notFound(String path, String where) {
     return new PysandboxException(ErrorCode.NOT_FOUND, "no file " + path + " in " + where);
-  }
-
-  private static String quote(String s) {
-    if (s == null) {
-      return "(missing)";
-    }
-    return "'" + (s.length() > 80 ? s.substring(0, 80) + "..." : s) + "'";
   }
 }
