@@ -14,6 +14,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
+import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.CapturedText;
 import dev.pysandbox.worker.WorkerLostException;
 import dev.pysandbox.worker.WorkerReply;
@@ -66,12 +67,17 @@ final class Execution {
    * {@code active} handle was cancelled ends {@code cancelled}, however it stopped.
    */
   static Outcome run(
-      ActiveRun active, String code, int timeoutSeconds, Guard guard, RunRecord.Builder run) {
+      ActiveRun active,
+      String code,
+      int timeoutSeconds,
+      Guard guard,
+      TimeSource time,
+      RunRecord.Builder run) {
     Sandbox sandbox = active.sandbox();
     sandbox.resetPeak();
     ResourceUsage before = sandbox.usage().orElse(null);
-    Watch watch = new Watch(sandbox, guard, before);
-    Outcome o = execute(active, code, timeoutSeconds, guard, watch, run);
+    Watch watch = new Watch(sandbox, guard, before, time);
+    Outcome o = execute(active, code, timeoutSeconds, guard, watch, time, run);
     measure(watch.latest(), before, run);
     noteIdleOutput(sandbox.worker().idleOutputBytes(), guard, run);
     if (active.interruptedBy() != null && o.sandboxGone()) {
@@ -136,11 +142,12 @@ final class Execution {
       int timeoutSeconds,
       Guard guard,
       Watch watch,
+      TimeSource time,
       RunRecord.Builder run) {
     Sandbox sandbox = active.sandbox();
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
-    long started = System.nanoTime();
+    long started = time.nanoTime();
     Future<WorkerReply> reply;
     try {
       reply = sandbox.worker().request("exec", payload);
@@ -156,9 +163,9 @@ final class Execution {
     long interruptedAt = 0;
     try {
       while (true) {
-        long left = deadline - System.nanoTime();
+        long left = deadline - time.nanoTime();
         if (left <= 0) {
-          return timedOut(sandbox, reply, timeoutSeconds, started, run);
+          return timedOut(sandbox, reply, timeoutSeconds, millisSince(time, started), run);
         }
         try {
           WorkerReply r =
@@ -168,7 +175,7 @@ final class Execution {
           if (watch.endOfRun() && breach == null) {
             // Whatever the code made of the failed fork, what it started may still be forking:
             // a sandbox that hit its pids limit is ended with everything in it.
-            return killedFor(pidsBreach(sandbox), sandbox, reply, started, run);
+            return killedFor(pidsBreach(sandbox), sandbox, reply, millisSince(time, started), run);
           }
           if (breach != null) {
             stoppedBy(breach, run);
@@ -181,23 +188,23 @@ final class Execution {
         }
         if (breach == null) {
           breach = watch.check();
-          if (breach != null && breach.reason().equals("pids_limit")) {
-            return killedFor(breach, sandbox, reply, started, run);
+          if (breach != null && breach.reason() == KillReason.PIDS_LIMIT) {
+            return killedFor(breach, sandbox, reply, millisSince(time, started), run);
           }
           if (breach != null) {
             sandbox.worker().interrupt();
-            interruptedAt = System.nanoTime();
+            interruptedAt = time.nanoTime();
           }
-        } else if (System.nanoTime() - interruptedAt
+        } else if (time.nanoTime() - interruptedAt
             > TimeUnit.MILLISECONDS.toNanos(guard.graceMillis())) {
-          return killedFor(breach, sandbox, reply, started, run);
+          return killedFor(breach, sandbox, reply, millisSince(time, started), run);
         }
       }
     } catch (ExecutionException e) {
       if (!(e.getCause() instanceof WorkerLostException lost)) {
         throw new PysandboxException(ErrorCode.INTERNAL, "execution failed: " + e.getCause(), e);
       }
-      return lost(sandbox, lost, watch.before, started, run);
+      return lost(sandbox, lost, watch.before, millisSince(time, started), run);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       KillOutcome.kill(sandbox, "the server is stopping");
@@ -213,12 +220,15 @@ final class Execution {
     private final Guard guard;
     final ResourceUsage before;
     private ResourceUsage atEnd;
+    private final TimeSource time;
     private long nextDiskCheck;
 
-    Watch(Sandbox sandbox, Guard guard, ResourceUsage before) {
+    Watch(Sandbox sandbox, Guard guard, ResourceUsage before, TimeSource time) {
       this.sandbox = sandbox;
       this.guard = guard;
       this.before = before;
+      this.time = time;
+      this.nextDiskCheck = time.nanoTime();
     }
 
     boolean pidsLimitHit() {
@@ -261,13 +271,14 @@ final class Execution {
       if (pidsLimitHit()) {
         return pidsBreach(sandbox);
       }
-      long t = System.nanoTime();
+      long t = time.nanoTime();
       // A workspace that is a file system of its own cannot pass its quota: nothing to measure.
-      if (t >= nextDiskCheck && !sandbox.diskQuotaEnforced()) {
+      if (t - nextDiskCheck >= 0 && !sandbox.diskQuotaEnforced()) {
         long quota = sandbox.limits().diskBytes();
         long used = WorkspaceFiles.totalBytes(sandbox.workspace(), quota);
         // A big workspace costs more to measure: measure it less often (at most 10% of the time).
-        nextDiskCheck = System.nanoTime() + 9 * (System.nanoTime() - t);
+        long now = time.nanoTime();
+        nextDiskCheck = now + 9 * (now - t);
         if (used > quota && used > guard.workspaceBytesBefore()) {
           return diskBreach(used, quota);
         }
@@ -357,9 +368,8 @@ final class Execution {
       Sandbox sandbox,
       Future<WorkerReply> reply,
       int timeoutSeconds,
-      long started,
+      long elapsed,
       RunRecord.Builder run) {
-    long elapsed = millisSince(started);
     KillOutcome kill = KillOutcome.kill(sandbox, "timed out after " + timeoutSeconds + " s");
     WorkerReply partial = partialAfterKill(reply, sandbox);
     output(partial, run);
@@ -382,9 +392,8 @@ final class Execution {
       Breach breach,
       Sandbox sandbox,
       Future<WorkerReply> reply,
-      long started,
+      long elapsed,
       RunRecord.Builder run) {
-    long elapsed = millisSince(started);
     KillOutcome kill = KillOutcome.kill(sandbox, breach.reason().wireName());
     output(partialAfterKill(reply, sandbox), run);
     String message = breach.message();
@@ -408,9 +417,8 @@ final class Execution {
       Sandbox sandbox,
       WorkerLostException lost,
       ResourceUsage before,
-      long started,
+      long elapsed,
       RunRecord.Builder run) {
-    long elapsed = millisSince(started);
     if (lost.protocolViolation()) {
       // Cut off by the server: the sandbox is being killed, whatever its counters say.
       output(lost.partial(), run);
@@ -553,7 +561,7 @@ final class Execution {
     return JSON.convertValue(node, Map.class);
   }
 
-  private static long millisSince(long startNanos) {
-    return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - startNanos);
+  private static long millisSince(TimeSource time, long startNanos) {
+    return TimeUnit.NANOSECONDS.toMillis(time.nanoTime() - startNanos);
   }
 }

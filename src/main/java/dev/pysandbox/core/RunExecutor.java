@@ -13,15 +13,18 @@ import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.Sha256;
+import dev.pysandbox.util.TimeSource;
 import java.nio.file.Path;
-import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Queue;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,7 +38,7 @@ final class RunExecutor {
   private static final Logger log = LoggerFactory.getLogger(RunExecutor.class);
 
   private final DataLayout layout;
-  private final Clock clock;
+  private final TimeSource clock;
   private final String instanceId;
   private final String backendName;
   private final Supplier<RunStore> store;
@@ -47,7 +50,7 @@ final class RunExecutor {
 
   RunExecutor(
       DataLayout layout,
-      Clock clock,
+      TimeSource clock,
       String instanceId,
       String backendName,
       Supplier<RunStore> store,
@@ -241,14 +244,14 @@ final class RunExecutor {
       SessionManager sessions) {
     String runId = run.build().runId();
     session.running(runId);
-    long t0 = System.nanoTime();
+    long t0 = clock.nanoTime();
     Execution.Outcome o;
     try {
       o = execute(run, sandbox, session, code, timeout);
     } finally {
       session.running(null);
     }
-    long t1 = System.nanoTime();
+    long t1 = clock.nanoTime();
     session.countRun();
     if (o.sandboxGone()) {
       sessions.markDead(session, deathReason(run.build()));
@@ -261,7 +264,7 @@ final class RunExecutor {
       Execution.checkQuotaAfterRun(sandbox, bytesBefore, session.workspaceBytes(), run);
     } finally {
       // Whatever collecting did (even an Error), the run ends with a record.
-      t2 = System.nanoTime();
+      t2 = clock.nanoTime();
       done = complete(run, o);
     }
     if (log.isDebugEnabled()) {
@@ -270,7 +273,7 @@ final class RunExecutor {
           runId,
           (t1 - t0) / 1000,
           (t2 - t1) / 1000,
-          (System.nanoTime() - t2) / 1000);
+          (clock.nanoTime() - t2) / 1000);
     }
     return done;
   }
@@ -323,7 +326,7 @@ final class RunExecutor {
             session == null ? 0 : session.workspaceBytes(),
             TimeUnit.SECONDS.toMillis(cancelGraceSeconds));
     try {
-      return Execution.run(a, code, timeout, guard, run);
+      return Execution.run(a, code, timeout, guard, clock, run);
     } catch (RuntimeException e) {
       // Logged once, here, with its stack; the run says what went wrong in its own words.
       log.error("run {}: the execution failed in the server, killing its sandbox", runId, e);
@@ -369,9 +372,9 @@ final class RunExecutor {
    * @return the ids of the runs still in flight
    */
   List<String> awaitIdle(long timeoutMillis) {
-    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
+    long deadline = clock.nanoTime() + TimeUnit.MILLISECONDS.toNanos(timeoutMillis);
     for (ActiveRun a : List.copyOf(active.values())) {
-      long left = deadline - System.nanoTime();
+      long left = deadline - clock.nanoTime();
       try {
         a.finished.get(Math.max(0, left), TimeUnit.NANOSECONDS);
       } catch (InterruptedException e) {
@@ -421,15 +424,30 @@ final class RunExecutor {
     return new CancelResult(runId, true, r.status(), r.message());
   }
 
-  private static boolean await(ActiveRun a, int seconds) {
-    try {
-      a.finished.get(seconds, TimeUnit.SECONDS);
-      return true;
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      return false;
-    } catch (Exception e) {
-      return a.finished.isDone();
+  /**
+   * Waits at most {@code seconds} of the time source for the run to finish, looking every {@link
+   * Execution#POLL_MILLIS} ms (so that a test's moved time is seen at the next look).
+   */
+  private boolean await(ActiveRun a, int seconds) {
+    long deadline = clock.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    while (true) {
+      long left = deadline - clock.nanoTime();
+      if (left <= 0) {
+        return a.finished.isDone();
+      }
+      try {
+        a.finished.get(
+            Math.min(left, TimeUnit.MILLISECONDS.toNanos(Execution.POLL_MILLIS)),
+            TimeUnit.NANOSECONDS);
+        return true;
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return false;
+      } catch (TimeoutException e) {
+        // not yet: look at the time again
+      } catch (ExecutionException | CancellationException e) {
+        return true;
+      }
     }
   }
 }

@@ -160,7 +160,7 @@ final class ServiceWiring {
   }
 
   private RunStore openStore() {
-    RunStore s = JdbcRunStore.openSqlite(layout.database(), time);
+    RunStore s = JdbcRunStore.openSqlite(layout.database(), time, readOnly);
     return readOnly ? s : cleanup.recordLost(s);
   }
 

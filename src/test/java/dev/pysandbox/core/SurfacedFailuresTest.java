@@ -33,7 +33,6 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.DriverManager;
-import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -110,7 +109,12 @@ class SurfacedFailuresTest {
     RunRecord.Builder run = RunRecord.builder().runId("run_kill_fails");
 
     Execution.run(
-        active, "import time\ntime.sleep(30)", 1, new Execution.Guard(64L << 20, 0, 2000), run);
+        active,
+        "import time\ntime.sleep(30)",
+        1,
+        new Execution.Guard(64L << 20, 0, 2000),
+        TimeSource.system(),
+        run);
 
     RunRecord r = run.build();
     assertThat(r.status()).isEqualTo(RunStatus.TIMED_OUT);
@@ -131,7 +135,7 @@ class SurfacedFailuresTest {
       RunExecutor runs =
           new RunExecutor(
               new DataLayout(dataDir),
-              Clock.systemUTC(),
+              TimeSource.system(),
               "0badf00d",
               "bwrap",
               () -> store,

@@ -81,9 +81,20 @@ public final class JdbcRunStore implements RunStore {
    * @param clock the time the store stamps rows with (the server's own time source)
    */
   public static JdbcRunStore openSqlite(Path file, Clock clock) {
+    return openSqlite(file, clock, false);
+  }
+
+  /**
+   * Opens the SQLite database at {@code file}; with {@code lookOnly}, a database whose migrations
+   * are all applied is used as it is, without Flyway (for commands that only read: faster, and they
+   * need no checksum validation), one that is not yet is migrated as always.
+   */
+  public static JdbcRunStore openSqlite(Path file, Clock clock, boolean lookOnly) {
     SqliteDatabase db = new SqliteDatabase(file);
     try {
-      db.migrate();
+      if (!(lookOnly && db.isCurrent())) {
+        db.migrate();
+      }
       return new JdbcRunStore(db::connect, clock);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -77,7 +77,7 @@ class SqliteMigrationTest {
   }
 
   @Test
-  void aCurrentStore_isOpenedWithoutFlyway_andAnOldOneIsMigrated() throws Exception {
+  void aCurrentStore_isSeenAsCurrentWithoutFlyway_andAnOldOneIsNot() throws Exception {
     Path db = dir.resolve("current.db");
     SqliteDatabase fresh = new SqliteDatabase(db);
     assertThat(fresh.isCurrent()).as("no file yet").isFalse();
@@ -95,5 +95,20 @@ class SqliteMigrationTest {
     assertThat(three.isCurrent()).as("at version 3").isFalse();
     three.migrate();
     assertThat(three.isCurrent()).isTrue();
+  }
+
+  @Test
+  void lookingOnly_skipsFlywayOnACurrentStore_aServerStillValidates() throws Exception {
+    Path db = dir.resolve("validated.db");
+    JdbcRunStore.openSqlite(db).close();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement()) {
+      st.executeUpdate("UPDATE flyway_schema_history SET checksum = 1 WHERE version = '1'");
+    }
+    try (JdbcRunStore look = JdbcRunStore.openSqlite(db, java.time.Clock.systemUTC(), true)) {
+      assertThat(look.get("run_none", false)).isEmpty();
+    }
+    org.assertj.core.api.Assertions.assertThatThrownBy(() -> JdbcRunStore.openSqlite(db))
+        .hasMessageContaining("checksum mismatch");
   }
 }
