@@ -44,7 +44,26 @@ final class Execution {
    *
    * @param sandboxGone true when the sandbox no longer runs (killed or exited)
    */
-  record Outcome(RunRecord.Builder run, boolean sandboxGone) {}
+  record Outcome(RunRecord.Builder run, boolean sandboxGone) {
+    /** Why the sandbox is gone, as a session that dies with it reports it. */
+    String deathReason() {
+      RunRecord r = run.build();
+      if (r.killReason() != null && r.status() != RunStatus.TIMED_OUT) {
+        return r.killReason() + ": during run " + r.runId() + ", " + r.message();
+      }
+      return switch (r.status()) {
+        case TIMED_OUT ->
+            "timeout: run "
+                + r.runId()
+                + " passed its "
+                + r.timeoutSeconds()
+                + " s limit and its sandbox was killed";
+        case CANCELLED ->
+            "killed: run " + r.runId() + " was cancelled and did not stop on KeyboardInterrupt";
+        default -> "exited: during run " + r.runId() + ", " + r.message();
+      };
+    }
+  }
 
   /**
    * The limits the server enforces while a run is in flight (the kernel enforces memory, processes

@@ -254,7 +254,7 @@ final class RunExecutor {
     long t1 = clock.nanoTime();
     session.countRun();
     if (o.sandboxGone()) {
-      sessions.markDead(session, deathReason(run.build()));
+      sessions.markDead(session, o.deathReason());
     }
     RunRecord done = null;
     long t2;
@@ -288,23 +288,6 @@ final class RunExecutor {
     } catch (RuntimeException e) {
       log.warn("could not collect the files of run {}: {}", runId, e.toString());
     }
-  }
-
-  private static String deathReason(RunRecord r) {
-    if (r.killReason() != null && r.status() != RunStatus.TIMED_OUT) {
-      return r.killReason() + ": during run " + r.runId() + ", " + r.message();
-    }
-    return switch (r.status()) {
-      case TIMED_OUT ->
-          "timeout: run "
-              + r.runId()
-              + " passed its "
-              + r.timeoutSeconds()
-              + " s limit and its sandbox was killed";
-      case CANCELLED ->
-          "killed: run " + r.runId() + " was cancelled and did not stop on KeyboardInterrupt";
-      default -> "exited: during run " + r.runId() + ", " + r.message();
-    };
   }
 
   // -- execution and cancel ---------------------------------------------------------------------
