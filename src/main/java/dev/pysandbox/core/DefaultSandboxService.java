@@ -18,6 +18,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.Sandbox;
@@ -39,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * are cleaned up and the pool is filled in the background, so that an MCP client gets its tool list
  * at once; the first call waits for whatever it needs.
  */
-public final class DefaultSandboxService implements SandboxService {
+public final class DefaultSandboxService implements SandboxService, Tenants {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
 
   private final ServiceWiring core;
@@ -96,6 +97,20 @@ public final class DefaultSandboxService implements SandboxService {
   /** Opens the store, cleans up after dead servers and fills the warm pool, in the background. */
   public void startBackground() {
     core.startBackground();
+  }
+
+  /**
+   * The view of one tenant. Until the core keeps tenants apart, only {@link Tenants#LOCAL} is
+   * served; any other tenant is refused (fails closed).
+   */
+  @Override
+  public SandboxService forTenant(String tenant) {
+    if (Tenants.LOCAL.equals(tenant)) {
+      return this;
+    }
+    throw new PysandboxException(
+        ErrorCode.INVALID_ARGUMENT,
+        "tenant " + PysandboxException.quote(tenant) + " is not served");
   }
 
   // -- runs --------------------------------------------------------------------------------------

@@ -2,7 +2,6 @@ package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
-import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.op.Operations;
@@ -13,11 +12,11 @@ import java.util.List;
 final class FileTools {
   private FileTools() {}
 
-  static List<SyncToolSpecification> specs(ToolFactory f, SandboxService service) {
+  static List<SyncToolSpecification> specs(ToolFactory f) {
     return List.of(
         f.tool(
             Operations.UPLOAD_FILE,
-            a -> {
+            (service, a) -> {
               UploadResult r =
                   service.uploadFile(
                       new UploadRequest(
@@ -31,7 +30,7 @@ final class FileTools {
             }),
         f.tool(
             Operations.LIST_ARTIFACTS,
-            a -> {
+            (service, a) -> {
               ArtifactList l = service.listArtifacts(a.string("run_id"), a.string("session_id"));
               StringBuilder text = new StringBuilder(l.files().size() + " files\n");
               l.files()
@@ -47,7 +46,7 @@ final class FileTools {
             }),
         f.tool(
             Operations.READ_ARTIFACT,
-            a -> {
+            (service, a) -> {
               ArtifactContent c =
                   service.readArtifact(
                       a.string("run_id"),

@@ -2,17 +2,21 @@ package dev.pysandbox.mcp;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CancelResult;
+import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.util.DaemonThreads;
+import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
@@ -28,6 +32,7 @@ import java.util.Set;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -52,14 +57,43 @@ public final class McpFace {
   /** Calls waiting for a thread; past this a call is answered "server busy". */
   static final int MAX_QUEUED_CALLS = 10_000;
 
-  private final SandboxService service;
+  /**
+   * The transport-context key under which a transport that authenticates its clients (HTTP) puts
+   * the caller's tenant.
+   */
+  public static final String TENANT_KEY = "pysandbox.tenant";
+
+  private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
 
   /**
+   * One service for every call: the stdio face, whose one client acts as the tenant {@code local}.
+   *
    * @param resultOutputLimit bytes of stdout and of stderr a run_python result carries
    */
   public McpFace(SandboxService service, int resultOutputLimit) {
-    this.service = service;
+    this(context -> service, resultOutputLimit);
+  }
+
+  /**
+   * The service each call acts on is the view of the tenant its transport put under {@link
+   * #TENANT_KEY}; a call without one is refused (a transport that forgot to authenticate fails
+   * closed).
+   */
+  public static McpFace forTenants(Tenants tenants, int resultOutputLimit) {
+    return new McpFace(
+        context -> {
+          if (!(context.get(TENANT_KEY) instanceof String tenant)) {
+            throw new PysandboxException(
+                ErrorCode.INTERNAL, "the call came without a tenant (the transport did not say)");
+          }
+          return tenants.forTenant(tenant);
+        },
+        resultOutputLimit);
+  }
+
+  private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
+    this.services = services;
     this.resultOutputLimit = resultOutputLimit;
   }
 
@@ -105,7 +139,7 @@ public final class McpFace {
             .immediateExecution(true)
             .capabilities(
                 McpSchema.ServerCapabilities.builder().tools(false).resources(false, false).build())
-            .resourceTemplates(RunResources.specs(service))
+            .resourceTemplates(RunResources.specs(services))
             .validateToolInputs(false)
             .jsonSchemaValidator(new LazySchemaValidator())
             .tools(tools)
@@ -114,15 +148,15 @@ public final class McpFace {
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {
-    ToolFactory f = new ToolFactory(mapper);
+    ToolFactory f = new ToolFactory(mapper, services);
     List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
-    all.addAll(SessionTools.specs(f, service));
-    all.addAll(FileTools.specs(f, service));
+    all.addAll(SessionTools.specs(f));
+    all.addAll(FileTools.specs(f));
     return all;
   }
 
   /** The client gave up on a call: stop its run as cancel_run would. */
-  private void cancelQuietly(String runId) {
+  private static void cancelQuietly(SandboxService service, String runId) {
     try {
       service.cancelRun(runId);
     } catch (RuntimeException e) {
@@ -134,7 +168,7 @@ public final class McpFace {
     return List.of(
         f.tool(
             Operations.RUN_PYTHON,
-            (a, call) ->
+            (service, a, call) ->
                 ToolResults.run(
                     service.run(
                         new ExecutionRequest(
@@ -144,19 +178,19 @@ public final class McpFace {
                             a.integer("timeout_seconds")),
                         runId -> {
                           if (call != null) {
-                            call.whenCancelled(() -> cancelQuietly(runId));
+                            call.whenCancelled(() -> cancelQuietly(service, runId));
                           }
                         }),
                     resultOutputLimit)),
         f.tool(
             Operations.CANCEL_RUN,
-            a -> {
+            (service, a) -> {
               CancelResult r = service.cancelRun(a.string("run_id"));
               return ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message());
             }),
         f.tool(
             Operations.LIST_RUNS,
-            a -> {
+            (service, a) -> {
               String status = a.string("status");
               RunPage page =
                   service.listRuns(
@@ -182,16 +216,17 @@ public final class McpFace {
             }),
         f.tool(
             Operations.GET_RUN,
-            a -> ToolResults.run(service.getRun(a.string("run_id"), a.bool("include_code")), 0)),
+            (service, a) ->
+                ToolResults.run(service.getRun(a.string("run_id"), a.bool("include_code")), 0)),
         f.tool(
             Operations.GET_RUN_OUTPUTS,
-            a -> {
+            (service, a) -> {
               RunOutputs o = service.getRunOutputs(a.string("run_id"));
               return ToolResults.ok(o, Json.write(o.outputs()));
             }),
         f.tool(
             Operations.CHECK_SETUP,
-            a -> {
+            (service, a) -> {
               SetupReport r = service.checkSetup();
               String text =
                   (r.ready() ? "ready" : "NOT ready")

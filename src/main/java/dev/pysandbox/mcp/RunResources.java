@@ -5,12 +5,14 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
+import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceTemplateSpecification;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -34,26 +36,30 @@ final class RunResources {
     return PREFIX + runId + "/result";
   }
 
-  static List<SyncResourceTemplateSpecification> specs(SandboxService service) {
+  static List<SyncResourceTemplateSpecification> specs(
+      Function<McpTransportContext, SandboxService> services) {
     return List.of(
         spec(
             PREFIX + "{run_id}/displays/{index}",
             "run-display",
             "A display output of a run (a chart, say): its images, by the run id and the"
                 + " display's index.",
-            service),
+            services),
         spec(
             PREFIX + "{run_id}/result",
             "run-result",
             "The image of a run's trailing expression, when it was one.",
-            service));
+            services));
   }
 
   private static SyncResourceTemplateSpecification spec(
-      String template, String name, String description, SandboxService service) {
+      String template,
+      String name,
+      String description,
+      Function<McpTransportContext, SandboxService> services) {
     return new SyncResourceTemplateSpecification(
         McpSchema.ResourceTemplate.builder(template, name).description(description).build(),
-        (exchange, request) -> read(service, request.uri()));
+        (exchange, request) -> read(services.apply(exchange.transportContext()), request.uri()));
   }
 
   private static McpSchema.ReadResourceResult read(SandboxService service, String uri) {

@@ -3,7 +3,6 @@ package dev.pysandbox.mcp;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.LimitRequest;
-import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.op.Operations;
@@ -15,11 +14,11 @@ import java.util.Map;
 final class SessionTools {
   private SessionTools() {}
 
-  static List<SyncToolSpecification> specs(ToolFactory f, SandboxService service) {
+  static List<SyncToolSpecification> specs(ToolFactory f) {
     return List.of(
         f.tool(
             Operations.CREATE_SESSION,
-            a -> {
+            (service, a) -> {
               SessionInfo s =
                   service.createSession(
                       a.string("session_id"),
@@ -33,7 +32,7 @@ final class SessionTools {
             }),
         f.tool(
             Operations.LIST_SESSIONS,
-            a -> {
+            (service, a) -> {
               List<SessionInfo> all = service.listSessions();
               StringBuilder text = new StringBuilder(all.size() + " sessions\n");
               all.forEach(
@@ -50,26 +49,26 @@ final class SessionTools {
             }),
         f.tool(
             Operations.CLOSE_SESSION,
-            a -> {
+            (service, a) -> {
               SessionInfo s = service.closeSession(a.string("session_id"));
               return ToolResults.ok(s, "session " + s.sessionId() + " closed");
             }),
         f.tool(
             Operations.GET_CONTEXT,
-            a -> {
+            (service, a) -> {
               ContextSnapshot c = service.getContext(a.string("session_id"), a.strings("names"));
               return ToolResults.ok(c, Json.write(c.variables()));
             }),
         f.tool(
             Operations.SET_CONTEXT,
-            a -> {
+            (service, a) -> {
               Map<String, Object> values = a.object("values");
               ContextSnapshot c = service.setContext(a.string("session_id"), values);
               return ToolResults.ok(c, "set " + String.join(", ", c.variables().keySet()));
             }),
         f.tool(
             Operations.CLEAR_CONTEXT,
-            a -> {
+            (service, a) -> {
               SessionInfo s = service.clearContext(a.string("session_id"));
               return ToolResults.ok(s, "session " + s.sessionId() + ": globals cleared");
             }));

@@ -3,9 +3,11 @@ package dev.pysandbox.mcp;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
+import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
@@ -23,22 +25,32 @@ import org.slf4j.LoggerFactory;
 final class ToolFactory {
   private static final Logger log = LoggerFactory.getLogger(ToolFactory.class);
 
+  /** What a tool does with its parsed arguments, on the service of the caller's tenant. */
+  @FunctionalInterface
+  interface Handler {
+    /**
+     * @param call the request in flight, or {@code null} when the transport does not track calls
+     */
+    McpSchema.CallToolResult handle(SandboxService service, Arguments arguments, CallHandle call);
+  }
+
   private final McpJsonMapper mapper;
-
-  ToolFactory(McpJsonMapper mapper) {
-    this.mapper = mapper;
-  }
-
-  SyncToolSpecification tool(Operation op, Function<Arguments, McpSchema.CallToolResult> handler) {
-    return tool(op, (args, call) -> handler.apply(args));
-  }
+  private final Function<McpTransportContext, SandboxService> services;
 
   /**
-   * @param handler also given the request in flight, or {@code null} when the transport does not
-   *     track calls
+   * @param services the service a call acts on, from its transport context
    */
+  ToolFactory(McpJsonMapper mapper, Function<McpTransportContext, SandboxService> services) {
+    this.mapper = mapper;
+    this.services = services;
+  }
+
   SyncToolSpecification tool(
-      Operation op, BiFunction<Arguments, CallHandle, McpSchema.CallToolResult> handler) {
+      Operation op, BiFunction<SandboxService, Arguments, McpSchema.CallToolResult> handler) {
+    return tool(op, (service, args, call) -> handler.apply(service, args));
+  }
+
+  SyncToolSpecification tool(Operation op, Handler handler) {
     McpSchema.ToolAnnotations annotations =
         McpSchema.ToolAnnotations.builder()
             .title(op.title())
@@ -63,7 +75,8 @@ final class ToolFactory {
                     exchange.transportContext().get(CallHandle.CONTEXT_KEY) instanceof CallHandle c
                         ? c
                         : null;
-                return handler.apply(op.parse(request.arguments()), call);
+                SandboxService service = services.apply(exchange.transportContext());
+                return handler.handle(service, op.parse(request.arguments()), call);
               } catch (PysandboxException e) {
                 return ToolResults.error(e);
               } catch (RuntimeException e) {
