@@ -20,6 +20,10 @@ public enum ErrorCode {
   APPROVAL_EXPIRED(410, 6, false),
   FORBIDDEN(403, 6, false),
   UNAUTHENTICATED(401, 6, false),
+  RATE_LIMITED(429, 4, true),
+  PAYLOAD_TOO_LARGE(413, 2, false),
+  UNSUPPORTED_MEDIA_TYPE(415, 2, false),
+  METHOD_NOT_ALLOWED(405, 2, false),
   BACKEND_UNAVAILABLE(503, 7, true),
   STORE_UNAVAILABLE(503, 7, true),
   INTERNAL(500, 70, false);
