@@ -28,6 +28,12 @@ public interface SandboxBackend extends AutoCloseable {
    */
   CompletableFuture<Sandbox> start(SandboxSpec spec);
 
+  /**
+   * The server is stopping: sandboxes that end from now on leave their resources for {@link
+   * #close()} to release all at once, instead of one by one as each ends.
+   */
+  default void stopping() {}
+
   /** Kills every sandbox this backend started and releases its resources. */
   @Override
   void close();

@@ -296,6 +296,56 @@ class McpStdioProtocolIT {
     }
   }
 
+  /**
+   * A client that gives up on a slow shutdown kills the server outright (the TypeScript SDK does, 4
+   * s after closing stdin): the launcher outlives it just long enough to kill every sandbox and
+   * unmount every workspace, so the data directory can be deleted at once.
+   */
+  @Test
+  void serverKilled_withSessions_leavesNoSandboxAndNoMountPointBehind() throws Exception {
+    int sessions = 20;
+    RawMcpClient c = new RawMcpClient(dataDir, "max_sessions=40");
+    try {
+      c.initialize();
+      for (int i = 0; i < sessions; i++) {
+        JsonNode made = c.call("create_session", Map.of("session_id", "k" + i), 60);
+        assertThat(made.path("result").path("isError").asBoolean()).as(made.toString()).isFalse();
+      }
+      List<ProcessHandle> below = c.process.descendants().toList();
+      assertThat(below).as("the launcher and the sandboxes").hasSizeGreaterThan(sessions);
+      ProcessHandle launcher =
+          below.stream()
+              .filter(p -> p.parent().map(q -> q.pid() == c.process.pid()).orElse(false))
+              .findFirst()
+              .orElseThrow();
+      List<ProcessHandle> sandboxes = below.stream().filter(p -> !p.equals(launcher)).toList();
+      assertThat(mountsUnder(dataDir)).isNotEmpty();
+      long kill = System.nanoTime();
+      c.process.destroyForcibly();
+      assertThat(c.process.waitFor(10, TimeUnit.SECONDS)).as("killed").isTrue();
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (System.nanoTime() < deadline
+          && (sandboxes.stream().anyMatch(ProcessHandle::isAlive)
+              || !mountsUnder(dataDir).isEmpty())) {
+        Thread.sleep(10);
+      }
+      System.out.println(
+          "after SIGKILL of the server with "
+              + sessions
+              + " sessions, sandboxes and mount points gone in "
+              + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - kill)
+              + " ms");
+      assertThat(sandboxes.stream().filter(ProcessHandle::isAlive).map(ProcessHandle::pid))
+          .as("sandbox processes left alive")
+          .isEmpty();
+      // Deleting the images after that takes a little longer; then the launcher is gone too.
+      assertThat(launcher.onExit().get(30, TimeUnit.SECONDS).isAlive()).isFalse();
+      assertThat(mountsUnder(dataDir)).as("mount points left on the host").isEmpty();
+    } finally {
+      c.close();
+    }
+  }
+
   /** Mount points under {@code dir} in this process's mount namespace (the server's too). */
   static List<String> mountsUnder(Path dir) throws java.io.IOException {
     String prefix = dir.toRealPath() + "/";

@@ -59,6 +59,16 @@ class McpTsLoadIT {
       assertThat(report.path("wrong").asInt()).as(why).isZero();
       assertThat(report.path("errors").asInt()).as(why).isZero();
       System.out.println("round " + round + ": " + report);
+      // The client closed the server (end of stdin; SIGTERM and SIGKILL if it was slow): its
+      // workspaces must not stay mounted on the host.
+      Path dataDir = tmp.resolve("round-" + round);
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+      while (!McpStdioProtocolIT.mountsUnder(dataDir).isEmpty() && System.nanoTime() < deadline) {
+        Thread.sleep(20);
+      }
+      assertThat(McpStdioProtocolIT.mountsUnder(dataDir))
+          .as("round %d: mount points left 5 s after the server was closed", round)
+          .isEmpty();
     }
   }
 }

@@ -380,7 +380,9 @@ final class LauncherClient implements Closeable {
 
   /**
    * Ends the helper's input: it kills every sandbox, releases every workspace image it mounted and
-   * exits; killed if it has not within {@code waitMillis}.
+   * exits. Waits at most {@code waitMillis} for that; a helper still releasing then is left to
+   * finish on its own (killing it would leave mount points on the host that nobody else may remove;
+   * its sandboxes are already dead, killed first).
    */
   void close(long waitMillis) {
     closing = true;
@@ -392,11 +394,13 @@ final class LauncherClient implements Closeable {
     }
     try {
       if (!process.waitFor(waitMillis, TimeUnit.MILLISECONDS)) {
-        process.destroyForcibly();
+        log.info(
+            "the sandbox launcher is still releasing workspaces after {} ms; it finishes on its"
+                + " own",
+            waitMillis);
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      process.destroyForcibly();
     }
   }
 }

@@ -84,10 +84,15 @@ libc.setns.argtypes = [ctypes.c_int, ctypes.c_int]
 
 
 def emit(obj):
+    """One line to the server; once the server is gone there is no one to tell, and the clean-up
+    that follows must not stop at the first line it cannot write."""
     data = (json.dumps(obj) + "\n").encode()
-    while data:
-        n = os.write(1, data)
-        data = data[n:]
+    try:
+        while data:
+            n = os.write(1, data)
+            data = data[n:]
+    except BrokenPipeError:
+        pass
 
 
 def check(ret, what):
@@ -282,6 +287,7 @@ class Launcher:
     def __init__(self, setup, host_ns=None, own_ns=None):
         self.uid = setup.get("uid")
         self.gid = setup.get("gid")
+        self.parent = setup.get("parent")  # the server's pid
         self.host_ns = host_ns  # fd of the server's mount namespace, when we have our own
         self.own_ns = own_ns
         self.images = {}  # sandbox id -> its image request, until released
@@ -356,6 +362,7 @@ class Launcher:
         os.setsid()
         signal.signal(signal.SIGINT, signal.SIG_DFL)
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
         socks = {}
         for channel in ("ctl", "out", "err"):
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -643,6 +650,11 @@ class Launcher:
                 "signal": -code if code < 0 else None,
             })
 
+    def finish(self):
+        """The server closed our input or died: its sandboxes and its mounts go with it."""
+        self.kill_all()
+        self.release_all()
+
     def kill_all(self):
         for pid in list(self.children):
             try:
@@ -696,6 +708,9 @@ class Launcher:
                     except BlockingIOError:
                         pass
                     self.reap()
+                    if os.getppid() != self.parent:
+                        self.finish()
+                        return
                 elif key.data == "info":
                     self.read_info(key.fd)
                 else:
@@ -704,8 +719,7 @@ class Launcher:
                     except BlockingIOError:
                         continue
                     if not chunk:
-                        self.kill_all()
-                        self.release_all()
+                        self.finish()
                         return
                     self.inbuf += chunk
                     self.handle_lines()
@@ -731,7 +745,13 @@ def read_setup():
 
 
 def main():
-    libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # When the server dies (even by SIGKILL) we are told with SIGTERM, and the loop wakes, finds
+    # our parent gone, and kills the sandboxes and unmounts the workspaces before it exits (its
+    # input's end would tell it too, a moment later). Dying at once instead would leave mount
+    # points on the host that no one else may remove. A SIGTERM while the server lives (sent to
+    # the whole process group, say) changes nothing: the server stops us by closing our input.
+    signal.signal(signal.SIGTERM, lambda *_: None)
+    libc.prctl(PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
     # Orphans of a killed sandbox (its PID 1, once bwrap's monitor is gone) become our children,
     # so that we reap them at once instead of leaving zombies to the host's init.
     libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
