@@ -52,4 +52,24 @@ public final class Ids {
   public static String requireRunId(String runId) {
     return require("run_id", runId);
   }
+
+  /** A tenant's name: lower-case letters, digits, '_' and '-', starting with a letter or digit. */
+  public static final String TENANT_REGEX = "[a-z0-9][a-z0-9_-]{0,62}";
+
+  private static final Pattern TENANT = Pattern.compile(TENANT_REGEX);
+
+  /**
+   * @return {@code tenant}, when it follows {@link #TENANT_REGEX}
+   * @throws PysandboxException {@code invalid_argument}, also for {@code null}
+   */
+  public static String requireTenant(String tenant) {
+    if (tenant == null || !TENANT.matcher(tenant).matches()) {
+      throw PysandboxException.invalid(
+          "tenant "
+              + PysandboxException.quote(tenant)
+              + " is invalid: use 1-63 characters of lower-case letters, digits, '_' and '-',"
+              + " starting with a letter or digit");
+    }
+    return tenant;
+  }
 }

@@ -53,6 +53,8 @@ import java.util.Map;
  * @param notebookPath where the run's notebook was saved on the host, or {@code null}; never on the
  *     wire
  * @param viewCommand a command that shows this run
+ * @param tenant the tenant that owns the run ({@link Tenants}); never on the wire (a caller sees
+ *     only its own runs)
  */
 public record RunRecord(
     String runId,
@@ -88,7 +90,8 @@ public record RunRecord(
     Long durationMs,
     List<RiskFinding> riskFindings,
     @JsonIgnore String notebookPath,
-    String viewCommand) {
+    String viewCommand,
+    @JsonIgnore String tenant) {
 
   public RunRecord {
     displays = displays == null ? List.of() : List.copyOf(displays);
@@ -177,6 +180,7 @@ public record RunRecord(
     b.riskFindings = riskFindings;
     b.notebookPath = notebookPath;
     b.viewCommand = viewCommand;
+    b.tenant = tenant;
     return b;
   }
 
@@ -215,6 +219,7 @@ public record RunRecord(
     private Long durationMs;
     private List<RiskFinding> riskFindings;
     private String notebookPath;
+    private String tenant;
     private String viewCommand;
 
     private Builder() {}
@@ -389,6 +394,11 @@ public record RunRecord(
       return this;
     }
 
+    public Builder tenant(String tenant) {
+      this.tenant = tenant;
+      return this;
+    }
+
     public RunRecord build() {
       return new RunRecord(
           runId,
@@ -424,7 +434,8 @@ public record RunRecord(
           durationMs,
           riskFindings,
           notebookPath,
-          viewCommand);
+          viewCommand,
+          tenant);
     }
   }
 }

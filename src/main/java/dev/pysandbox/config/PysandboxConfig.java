@@ -43,6 +43,7 @@ public final class PysandboxConfig {
   private final int startupTimeout;
   private final String logLevel;
   private final int maxSessions;
+  private final int maxSessionsPerTenant;
   private final int sessionTtlMinutes;
   private final boolean keepWorkspaces;
   private final int cancelGraceSeconds;
@@ -97,6 +98,8 @@ public final class PysandboxConfig {
     }
     this.startupTimeout = integer(Setting.STARTUP_TIMEOUT, 1, 600);
     this.maxSessions = integer(Setting.MAX_SESSIONS, 1, 100_000);
+    int perTenant = integer(Setting.MAX_SESSIONS_PER_TENANT, 0, 100_000);
+    this.maxSessionsPerTenant = perTenant == 0 ? maxSessions : Math.min(perTenant, maxSessions);
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
@@ -439,6 +442,11 @@ public final class PysandboxConfig {
 
   public int maxSessions() {
     return maxSessions;
+  }
+
+  /** Sessions one tenant may have open at once (at most {@link #maxSessions()}). */
+  public int maxSessionsPerTenant() {
+    return maxSessionsPerTenant;
   }
 
   public int sessionTtlMinutes() {

@@ -36,6 +36,10 @@ public enum Setting {
   POOL_PRELOAD(
       "pool_preload", "", "Modules pooled sandboxes import before use, e.g. numpy,pandas."),
   MAX_SESSIONS("max_sessions", "10", "Sessions open at once; a new one beyond is refused."),
+  MAX_SESSIONS_PER_TENANT(
+      "max_sessions_per_tenant",
+      "0",
+      "Sessions one tenant (one API key's owner) may have open at once; 0: as max_sessions."),
   SESSION_TTL(
       "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
   KEEP_WORKSPACES(

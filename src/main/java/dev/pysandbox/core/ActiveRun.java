@@ -9,6 +9,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class ActiveRun {
   final String runId;
+  final String tenant;
   final Session session;
   private volatile Sandbox sandbox;
   final CompletableFuture<Void> finished = new CompletableFuture<>();
@@ -17,8 +18,9 @@ final class ActiveRun {
   private volatile String interruptedBy;
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
-  ActiveRun(String runId, Session session) {
+  ActiveRun(String runId, String tenant, Session session) {
     this.runId = runId;
+    this.tenant = tenant;
     this.session = session;
   }
 

@@ -8,11 +8,12 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.store.SessionKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * Lists and reads files: a session's as its workspace holds them now, a run's as the run left them
@@ -22,27 +23,27 @@ final class Artifacts {
   private final DataLayout layout;
   private final long readMaxBytes;
   private final SessionManager sessions;
-  private final Function<String, RunRecord> runs;
+  private final BiFunction<String, String, RunRecord> runs;
 
   /**
-   * @param runs finds a run by id (without its code), or throws {@code not_found}
+   * @param runs finds a tenant's run by id (without its code), or throws {@code not_found}
    */
   Artifacts(
       DataLayout layout,
       long readMaxBytes,
       SessionManager sessions,
-      Function<String, RunRecord> runs) {
+      BiFunction<String, String, RunRecord> runs) {
     this.layout = layout;
     this.readMaxBytes = readMaxBytes;
     this.sessions = sessions;
     this.runs = runs;
   }
 
-  ArtifactList list(String runId, String sessionId) {
+  ArtifactList list(String tenant, String runId, String sessionId) {
     RequestValidator.requireExactlyOne(runId, sessionId);
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);
-      Session s = sessions.require(sessionId);
+      Session s = sessions.require(new SessionKey(tenant, sessionId));
       Sandbox sandbox = s.sandbox.getNow(null);
       var files =
           sandbox == null
@@ -50,7 +51,7 @@ final class Artifacts {
               : WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true).files();
       return new ArtifactList(sessionId, null, WorkspaceAccess.list(files), List.of());
     }
-    RunRecord r = runs.apply(runId);
+    RunRecord r = runs.apply(tenant, runId);
     Path dir = layout.runFiles(runId);
     var files =
         Files.isDirectory(dir)
@@ -59,13 +60,14 @@ final class Artifacts {
     return new ArtifactList(null, runId, WorkspaceAccess.list(files), r.artifacts());
   }
 
-  ArtifactContent read(String runId, String sessionId, String path, long maxSizeBytes) {
+  ArtifactContent read(
+      String tenant, String runId, String sessionId, String path, long maxSizeBytes) {
     RequestValidator.requireExactlyOne(runId, sessionId);
     RequestValidator.maxSizeBytes(maxSizeBytes);
     WorkspaceAccess.validatePath(path);
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);
-      Session s = sessions.require(sessionId);
+      Session s = sessions.require(new SessionKey(tenant, sessionId));
       Sandbox sandbox = s.sandbox.getNow(null);
       if (sandbox == null) {
         throw new PysandboxException(
@@ -74,7 +76,7 @@ final class Artifacts {
       return WorkspaceAccess.read(
           sandbox.workspace(), path, maxSizeBytes, readMaxBytes, "session '" + sessionId + "'");
     }
-    runs.apply(runId);
+    runs.apply(tenant, runId);
     Path dir = layout.runFiles(runId);
     if (!Files.isDirectory(dir)) {
       throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");

@@ -8,6 +8,7 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.worker.WorkerLostException;
 import dev.pysandbox.worker.WorkerReply;
 import java.util.ArrayList;
@@ -31,13 +32,13 @@ final class ContextCalls {
     this.sessions = sessions;
   }
 
-  ContextSnapshot get(String sessionId, List<String> names) {
+  ContextSnapshot get(String tenant, String sessionId, List<String> names) {
     ObjectNode payload = Json.mapper().createObjectNode();
     if (names != null) {
       names.forEach(n -> RequestValidator.validateName(n));
       payload.set("names", Json.mapper().valueToTree(names));
     }
-    JsonNode frame = call(sessionId, "get_context", payload);
+    JsonNode frame = call(tenant, sessionId, "get_context", payload);
     @SuppressWarnings("unchecked")
     Map<String, Object> variables = Json.mapper().convertValue(frame.path("variables"), Map.class);
     List<String> missing = new ArrayList<>();
@@ -45,22 +46,22 @@ final class ContextCalls {
     return new ContextSnapshot(sessionId, variables, missing);
   }
 
-  ContextSnapshot set(String sessionId, Map<String, Object> values) {
+  ContextSnapshot set(String tenant, String sessionId, Map<String, Object> values) {
     RequestValidator.contextValues(values);
     ObjectNode payload = Json.mapper().createObjectNode();
     payload.set("values", Json.mapper().valueToTree(values));
-    call(sessionId, "set_context", payload);
-    return get(sessionId, List.copyOf(values.keySet()));
+    call(tenant, sessionId, "set_context", payload);
+    return get(tenant, sessionId, List.copyOf(values.keySet()));
   }
 
-  SessionInfo clear(String sessionId) {
-    call(sessionId, "clear_context", Json.mapper().createObjectNode());
-    return sessions.require(sessionId).info();
+  SessionInfo clear(String tenant, String sessionId) {
+    call(tenant, sessionId, "clear_context", Json.mapper().createObjectNode());
+    return sessions.require(new SessionKey(tenant, sessionId)).info();
   }
 
-  private JsonNode call(String sessionId, String op, ObjectNode payload) {
+  private JsonNode call(String tenant, String sessionId, String op, ObjectNode payload) {
     Ids.requireSessionId(sessionId);
-    Session s = sessions.require(sessionId);
+    Session s = sessions.require(new SessionKey(tenant, sessionId));
     return sessions.with(
         s,
         sandbox -> {

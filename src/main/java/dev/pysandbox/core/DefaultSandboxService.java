@@ -8,7 +8,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
-import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunOutputs;
@@ -21,7 +20,6 @@ import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
-import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
@@ -44,9 +42,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
 
   private final ServiceWiring core;
+  private final TenantView local;
 
   private DefaultSandboxService(ServiceWiring core) {
     this.core = core;
+    this.local = new TenantView(core, Tenants.LOCAL);
   }
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
@@ -100,111 +100,66 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   /**
-   * The view of one tenant. Until the core keeps tenants apart, only {@link Tenants#LOCAL} is
-   * served; any other tenant is refused (fails closed).
+   * The view of one tenant: what it owns, and nothing of any other tenant's. A view is cheap and
+   * holds no state; the faces ask for one per call.
+   *
+   * @throws PysandboxException {@code invalid_argument} for a name that breaks {@link
+   *     Ids#TENANT_REGEX}
    */
   @Override
   public SandboxService forTenant(String tenant) {
-    if (Tenants.LOCAL.equals(tenant)) {
-      return this;
-    }
-    throw new PysandboxException(
-        ErrorCode.INVALID_ARGUMENT,
-        "tenant " + PysandboxException.quote(tenant) + " is not served");
+    return Tenants.LOCAL.equals(tenant) ? local : new TenantView(core, tenant);
   }
 
-  // -- runs --------------------------------------------------------------------------------------
+  // -- the tenant local (stdio and the CLI) ------------------------------------------------------
 
   @Override
   public RunRecord run(ExecutionRequest request, RunListener listener) {
-    int timeout = core.validator.validate(request);
-    core.requireBackend();
-    RunExecutor runs = core.runs;
-    if (request.sessionId() != null) {
-      Session s = core.sessions.open(request.sessionId(), null);
-      return core.sessions.with(
-          s,
-          sandbox ->
-              runs.inSession(
-                  runs.begin(request, timeout, s, listener),
-                  s,
-                  sandbox,
-                  request.code(),
-                  timeout,
-                  core.sessions));
-    }
-    RunRecord.Builder run = runs.begin(request, timeout, null, listener);
-    Sandbox sandbox;
-    try {
-      sandbox = core.pool.take();
-    } catch (PysandboxException e) {
-      runs.fail(run, "no sandbox could be started: " + e.getMessage());
-      throw e;
-    }
-    return runs.oneShot(run, sandbox, request.code(), timeout);
+    return local.run(request, listener);
   }
 
   @Override
   public CancelResult cancelRun(String runId) {
-    Ids.requireRunId(runId);
-    CancelResult r = core.runs.cancel(runId, core.sessions);
-    if (r != null) {
-      return r;
-    }
-    RunRecord stored = getRun(runId, false);
-    return new CancelResult(
-        runId,
-        false,
-        stored.status(),
-        "run " + runId + " is not running (it is " + stored.status().wireName() + ")");
+    return local.cancelRun(runId);
   }
 
   @Override
   public RunPage listRuns(RunQuery query) {
-    return core.store().list(query);
+    return local.listRuns(query);
   }
 
   @Override
   public RunRecord getRun(String runId, boolean includeCode) {
-    return core.storedRun(runId, includeCode);
+    return local.getRun(runId, includeCode);
   }
 
   @Override
   public RunOutputs getRunOutputs(String runId) {
-    RunRecord r = getRun(runId, false);
-    return new RunOutputs(runId, r.outputs(), r.outputsNonJson());
+    return local.getRunOutputs(runId);
   }
-
-  // -- sessions ----------------------------------------------------------------------------------
 
   @Override
   public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
-    String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
-    RequestValidator.ttlMinutes(ttlMinutes);
-    Limits wanted = core.validator.limits(limits);
-    core.requireBackend();
-    Session s = core.sessions.open(id, ttlMinutes, wanted);
-    core.sessions.ready(s);
-    return s.info();
+    return local.createSession(sessionId, ttlMinutes, limits);
   }
 
   @Override
   public List<SessionInfo> listSessions() {
-    return core.sessions.list();
+    return local.listSessions();
   }
 
   @Override
   public List<SessionInfo> listRecordedSessions() {
-    return core.store().openSessions();
+    return local.listRecordedSessions();
   }
 
   @Override
   public SessionInfo closeSession(String sessionId) {
-    return core.closer.close(sessionId);
+    return local.closeSession(sessionId);
   }
 
   /** Closes sessions idle past their TTL (run every 30 s; tests call it with a moved clock). */
-  List<String> expireIdleSessions() {
+  List<dev.pysandbox.store.SessionKey> expireIdleSessions() {
     return core.sessions.expireIdle();
   }
 
@@ -212,51 +167,40 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
 
   @Override
   public UploadResult uploadFile(UploadRequest req) {
-    return core.uploads.upload(req);
+    return local.uploadFile(req);
   }
 
   @Override
   public ArtifactList listArtifacts(String runId, String sessionId) {
-    return core.artifacts.list(runId, sessionId);
+    return local.listArtifacts(runId, sessionId);
   }
 
   @Override
   public ArtifactContent readArtifact(
       String runId, String sessionId, String path, long maxSizeBytes) {
-    return core.artifacts.read(runId, sessionId, path, maxSizeBytes);
+    return local.readArtifact(runId, sessionId, path, maxSizeBytes);
   }
 
   @Override
   public ContextSnapshot getContext(String sessionId, List<String> names) {
-    return core.context.get(sessionId, names);
+    return local.getContext(sessionId, names);
   }
 
   @Override
   public ContextSnapshot setContext(String sessionId, Map<String, Object> values) {
-    return core.context.set(sessionId, values);
+    return local.setContext(sessionId, values);
   }
 
   @Override
   public SessionInfo clearContext(String sessionId) {
-    return core.context.clear(sessionId);
+    return local.clearContext(sessionId);
   }
 
   // -- set-up and shutdown -----------------------------------------------------------------------
 
   @Override
   public SetupReport checkSetup() {
-    try {
-      core.store();
-    } catch (PysandboxException e) {
-      // reported below, from the handle
-    }
-    return SetupCheck.report(
-        core.config,
-        core.backend,
-        core.pool,
-        core.sessions.size(),
-        core.store.problem(),
-        core.time);
+    return local.checkSetup();
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

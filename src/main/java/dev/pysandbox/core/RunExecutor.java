@@ -72,12 +72,16 @@ final class RunExecutor {
    * stored, so that a cancel never finds a running run it cannot reach.
    */
   RunRecord.Builder begin(
-      ExecutionRequest request, int timeoutSeconds, Session session, RunListener listener) {
+      String tenant,
+      ExecutionRequest request,
+      int timeoutSeconds,
+      Session session,
+      RunListener listener) {
     String runId = Ids.newRunId();
-    active.put(runId, new ActiveRun(runId, session));
+    active.put(runId, new ActiveRun(runId, tenant, session));
     RunRecord.Builder run;
     try {
-      run = record(runId, request, timeoutSeconds, session == null ? null : session.id);
+      run = record(tenant, runId, request, timeoutSeconds, session == null ? null : session.id);
     } catch (RuntimeException e) {
       release(runId);
       throw e;
@@ -91,9 +95,10 @@ final class RunExecutor {
   }
 
   private RunRecord.Builder record(
-      String runId, ExecutionRequest request, int timeoutSeconds, String sessionId) {
+      String tenant, String runId, ExecutionRequest request, int timeoutSeconds, String sessionId) {
     RunRecord.Builder run =
         RunRecord.builder()
+            .tenant(tenant)
             .runId(runId)
             .sessionId(sessionId)
             .description(request.description())
@@ -373,11 +378,11 @@ final class RunExecutor {
   /**
    * KeyboardInterrupt first; after the grace period, SIGKILL (the session, if any, dies).
    *
-   * @return {@code null} when the run is not running here
+   * @return {@code null} when the tenant has no such run running here
    */
-  CancelResult cancel(String runId, SessionManager sessions) {
+  CancelResult cancel(String tenant, String runId, SessionManager sessions) {
     ActiveRun a = active.get(runId);
-    if (a == null) {
+    if (a == null || !a.tenant.equals(tenant)) {
       return null;
     }
     a.requestCancel();

@@ -9,6 +9,7 @@ import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
 import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.TimeSource;
@@ -110,7 +111,7 @@ final class ServiceWiring {
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
-            s -> store().claimSession(s.info(), instances.id(), instances::isAlive));
+            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive));
     this.runs =
         new RunExecutor(
             layout,
@@ -188,7 +189,7 @@ final class ServiceWiring {
 
   private void expireSafely() {
     try {
-      List<String> expired = sessions.expireIdle();
+      List<SessionKey> expired = sessions.expireIdle();
       if (!expired.isEmpty()) {
         log.info("closed idle sessions: {}", expired);
       }
@@ -212,15 +213,19 @@ final class ServiceWiring {
     return store.get();
   }
 
-  /** A stored run, without its code, with the command that shows it; {@code not_found} if none. */
-  dev.pysandbox.api.RunRecord storedRun(String runId) {
-    return storedRun(runId, false);
+  /**
+   * A tenant's stored run, without its code, with the command that shows it; {@code not_found} if
+   * the tenant has none with this id (another tenant's run answers exactly the same).
+   */
+  dev.pysandbox.api.RunRecord storedRun(String tenant, String runId) {
+    return storedRun(tenant, runId, false);
   }
 
-  dev.pysandbox.api.RunRecord storedRun(String runId, boolean includeCode) {
+  dev.pysandbox.api.RunRecord storedRun(String tenant, String runId, boolean includeCode) {
     Ids.requireRunId(runId);
     return store()
         .get(runId, includeCode)
+        .filter(r -> tenant.equals(r.tenant()))
         .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(r.runId())).build())
         .orElseThrow(
             () -> new PysandboxException(ErrorCode.NOT_FOUND, "no run with id '" + runId + "'"));
@@ -236,6 +241,7 @@ final class ServiceWiring {
       return;
     }
     pools.timer.shutdownNow();
+    backend.stopping();
     runs.interruptAll(reason);
     sessions.closeAll();
     pool.close();

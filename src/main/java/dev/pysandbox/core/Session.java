@@ -4,6 +4,7 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.store.SessionKey;
 import java.time.Instant;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -15,6 +16,7 @@ import java.util.concurrent.locks.ReentrantLock;
  * operation sees {@code session_busy} instead of waiting.
  */
 final class Session {
+  final String tenant;
   final String id;
   final Instant createdAt;
   final int ttlMinutes;
@@ -62,8 +64,9 @@ final class Session {
   /** The workspace as it was after the last operation, to tell what the next run changed. */
   private volatile Map<String, WorkspaceFiles.FileState> files = Map.of();
 
-  Session(String id, Instant createdAt, int ttlMinutes, Limits limits) {
-    this.id = id;
+  Session(SessionKey key, Instant createdAt, int ttlMinutes, Limits limits) {
+    this.tenant = key.tenant();
+    this.id = key.id();
     this.limits = limits;
     this.createdAt = createdAt;
     this.lastUsedAt = createdAt;
@@ -81,6 +84,10 @@ final class Session {
       return SessionState.STARTING;
     }
     return lock.isLocked() ? SessionState.BUSY : SessionState.IDLE;
+  }
+
+  SessionKey key() {
+    return new SessionKey(tenant, id);
   }
 
   SessionInfo info() {

@@ -5,6 +5,7 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.Pause;
 import dev.pysandbox.util.TimeSource;
 import java.util.concurrent.TimeUnit;
@@ -37,15 +38,16 @@ final class SessionCloser {
    * Closes the session here, or asks the process that owns it and waits up to 10 s for it to be
    * recorded closed.
    */
-  SessionInfo close(String sessionId) {
+  SessionInfo close(String tenant, String sessionId) {
     Ids.requireSessionId(sessionId);
-    if (sessions.find(sessionId) != null || !store.get().requestClose(sessionId)) {
-      return sessions.close(sessionId, "closed by request");
+    SessionKey key = new SessionKey(tenant, sessionId);
+    if (sessions.find(key) != null || !store.get().requestClose(key)) {
+      return sessions.close(key, "closed by request");
     }
     long deadline = time.nanoTime() + TimeUnit.SECONDS.toNanos(OWNER_WAIT_SECONDS);
     while (time.nanoTime() - deadline < 0) {
       var still =
-          store.get().openSessions().stream()
+          store.get().openSessions(tenant).stream()
               .filter(s -> s.sessionId().equals(sessionId))
               .findFirst();
       if (still.isEmpty()) {
@@ -68,7 +70,7 @@ final class SessionCloser {
       return;
     }
     try {
-      for (String id : store.get().closeRequests(instanceId)) {
+      for (SessionKey id : store.get().closeRequests(instanceId)) {
         try {
           sessions.close(id, "closed on request from another process");
         } catch (PysandboxException e) {

@@ -60,9 +60,9 @@ final class SessionJournal {
     writer.execute(
         () -> {
           try {
-            store.get().saveSession(info, instanceId);
+            store.get().saveSession(s.tenant, info, instanceId);
           } catch (RuntimeException e) {
-            log.warn("could not record session {}: {}", info.sessionId(), e.getMessage());
+            log.warn("could not record session {}: {}", s.key(), e.getMessage());
           }
         });
   }

@@ -6,6 +6,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
 import java.time.Instant;
@@ -58,7 +59,7 @@ final class SessionManager {
   private final Closer closer;
   private final Journal journal;
   private final Claimer claimer;
-  private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+  private final Map<SessionKey, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
 
   SessionManager(
@@ -83,14 +84,14 @@ final class SessionManager {
    *
    * @throws PysandboxException {@code max_sessions} when a new one would pass the limit
    */
-  Session open(String id, Integer ttlMinutes) {
+  Session open(SessionKey id, Integer ttlMinutes) {
     return open(id, ttlMinutes, config.defaultLimits());
   }
 
   /**
    * @param limits the new session's limits
    */
-  Session open(String id, Integer ttlMinutes, Limits limits) {
+  Session open(SessionKey id, Integer ttlMinutes, Limits limits) {
     Session existing = sessions.get(id);
     if (existing != null) {
       return existing;
@@ -106,11 +107,23 @@ final class SessionManager {
         throw new PysandboxException(
             ErrorCode.MAX_SESSIONS,
             "cannot open session '"
-                + id
+                + id.id()
                 + "': "
                 + sessions.size()
                 + " sessions are open and max_sessions is "
                 + config.maxSessions()
+                + "; close one with close_session (or wait for an idle one to expire)");
+      }
+      int ofTenant = sizeOf(id.tenant());
+      if (ofTenant >= config.maxSessionsPerTenant()) {
+        throw new PysandboxException(
+            ErrorCode.MAX_SESSIONS,
+            "cannot open session '"
+                + id.id()
+                + "': "
+                + ofTenant
+                + " of your sessions are open and max_sessions_per_tenant is "
+                + config.maxSessionsPerTenant()
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
       created = new Session(id, clock.instant(), ttl, limits);
@@ -123,12 +136,12 @@ final class SessionManager {
         throw new PysandboxException(
             ErrorCode.SESSION_BUSY,
             "session '"
-                + id
+                + id.id()
                 + "' is open in another pysandbox server that shares this data directory"
                 + " (instance "
                 + owner.get()
                 + "); use another session_id, or close it there (pysandbox sessions close "
-                + id
+                + id.id()
                 + ")");
       }
       claimed = true;
@@ -161,7 +174,7 @@ final class SessionManager {
   }
 
   /** The open session with this id, or {@code null}. */
-  Session find(String id) {
+  Session find(SessionKey id) {
     Session s = sessions.get(id);
     return s == null || s.isClosed() ? null : s;
   }
@@ -169,11 +182,11 @@ final class SessionManager {
   /**
    * @throws PysandboxException {@code not_found}
    */
-  Session require(String id) {
+  Session require(SessionKey id) {
     Session s = sessions.get(id);
     if (s == null || s.isClosed()) {
       throw new PysandboxException(
-          ErrorCode.NOT_FOUND, "no open session '" + id + "' (create it with create_session)");
+          ErrorCode.NOT_FOUND, "no open session '" + id.id() + "' (create it with create_session)");
     }
     return s;
   }
@@ -275,13 +288,13 @@ final class SessionManager {
    *
    * @throws PysandboxException {@code session_busy} while it runs code
    */
-  SessionInfo close(String id, String why) {
+  SessionInfo close(SessionKey id, String why) {
     Session s = require(id);
     if (!s.lock.tryLock()) {
       throw new PysandboxException(
           ErrorCode.SESSION_BUSY,
           "session '"
-              + id
+              + id.id()
               + "' is running "
               + (s.runningRunId() == null ? "a call" : s.runningRunId())
               + "; cancel it (cancel_run) or wait before closing");
@@ -295,20 +308,25 @@ final class SessionManager {
 
   private SessionInfo closeLocked(Session s, String why) {
     s.markClosed();
-    sessions.remove(s.id, s);
+    sessions.remove(s.key(), s);
     Sandbox sandbox = s.sandbox.getNow(null);
     if (sandbox != null) {
       sandbox.kill("session closed");
       blocking.execute(() -> closer.closed(s, sandbox));
     }
-    log.info("session {} closed: {}", s.id, why);
+    log.info("session {} closed: {}", s.key(), why);
     journal.changed(s);
     return s.info();
   }
 
-  /** Sessions in creation order. */
-  List<SessionInfo> list() {
-    List<Session> all = new ArrayList<>(sessions.values());
+  /** A tenant's sessions in creation order. */
+  List<SessionInfo> list(String tenant) {
+    List<Session> all = new ArrayList<>();
+    for (Session s : sessions.values()) {
+      if (s.tenant.equals(tenant)) {
+        all.add(s);
+      }
+    }
     all.sort(Comparator.comparing((Session s) -> s.createdAt).thenComparing(s -> s.id));
     List<SessionInfo> out = new ArrayList<>();
     for (Session s : all) {
@@ -317,18 +335,29 @@ final class SessionManager {
     return out;
   }
 
+  /** Open sessions of every tenant. */
   int size() {
     return sessions.size();
+  }
+
+  private int sizeOf(String tenant) {
+    int n = 0;
+    for (SessionKey k : sessions.keySet()) {
+      if (k.tenant().equals(tenant)) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /**
    * Closes sessions idle for longer than their TTL; a busy one is left for the next round.
    *
-   * @return the ids closed
+   * @return the sessions closed
    */
-  List<String> expireIdle() {
+  List<SessionKey> expireIdle() {
     Instant now = clock.instant();
-    List<String> closed = new ArrayList<>();
+    List<SessionKey> closed = new ArrayList<>();
     for (Session s : sessions.values()) {
       Duration idle = Duration.between(s.lastUsedAt(), now);
       if (idle.toMinutes() < s.ttlMinutes || !s.sandbox.isDone()) {
@@ -340,7 +369,7 @@ final class SessionManager {
       try {
         if (!s.isClosed()) {
           closeLocked(s, "idle for " + idle.toMinutes() + " min (ttl " + s.ttlMinutes + " min)");
-          closed.add(s.id);
+          closed.add(s.key());
         }
       } finally {
         s.lock.unlock();

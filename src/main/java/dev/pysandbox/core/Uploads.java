@@ -7,6 +7,7 @@ import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.store.SessionKey;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,11 +32,11 @@ final class Uploads {
     this.requireBackend = requireBackend;
   }
 
-  UploadResult upload(UploadRequest req) {
+  UploadResult upload(String tenant, UploadRequest req) {
     String filename = req.filename();
     byte[] data = decode(req);
     requireBackend.run();
-    Session s = sessions.open(req.sessionId(), null);
+    Session s = sessions.open(new SessionKey(tenant, req.sessionId()), null);
     boolean root = HostUser.currentUid() == 0;
     return sessions.with(
         s,

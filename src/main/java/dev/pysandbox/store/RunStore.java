@@ -13,7 +13,8 @@ import java.util.function.Predicate;
  */
 public interface RunStore extends AutoCloseable {
   /**
-   * Records a run that is about to start.
+   * Records a run that is about to start, owned by its {@link RunRecord#tenant()} ({@code local}
+   * when null).
    *
    * @param instanceId the server process that owns it until it finishes
    */
@@ -27,11 +28,15 @@ public interface RunStore extends AutoCloseable {
   boolean finish(RunRecord run);
 
   /**
+   * A run of any tenant, with its {@link RunRecord#tenant()}: the caller checks the owner, so that
+   * another tenant's run and a missing one take the same path.
+   *
    * @param includeCode false leaves {@code code} null
    */
   Optional<RunRecord> get(String runId, boolean includeCode);
 
-  RunPage list(RunQuery query);
+  /** A page of one tenant's runs, newest first. */
+  RunPage list(String tenant, RunQuery query);
 
   /**
    * Marks runs whose owning server is gone as {@code interrupted}.
@@ -41,8 +46,10 @@ public interface RunStore extends AutoCloseable {
    */
   java.util.List<String> interruptOrphans(Predicate<String> instanceAlive);
 
-  /** Records a session's current state (insert or replace), owned by {@code instanceId}. */
-  void saveSession(dev.pysandbox.api.SessionInfo session, String instanceId);
+  /**
+   * Records a tenant's session's current state (insert or replace), owned by {@code instanceId}.
+   */
+  void saveSession(String tenant, dev.pysandbox.api.SessionInfo session, String instanceId);
 
   /**
    * Claims an open session id for this server instance, atomically even against other server
@@ -58,20 +65,23 @@ public interface RunStore extends AutoCloseable {
    *     owner is dead, or already ours); otherwise the instance id of the live owner
    */
   Optional<String> claimSession(
-      dev.pysandbox.api.SessionInfo session, String instanceId, Predicate<String> instanceAlive);
+      String tenant,
+      dev.pysandbox.api.SessionInfo session,
+      String instanceId,
+      Predicate<String> instanceAlive);
 
-  /** Sessions recorded as not closed, oldest first. */
-  java.util.List<dev.pysandbox.api.SessionInfo> openSessions();
+  /** A tenant's sessions recorded as not closed, oldest first. */
+  java.util.List<dev.pysandbox.api.SessionInfo> openSessions(String tenant);
 
   /**
    * Asks the server that owns a session to close it.
    *
-   * @return false when no open session has this id
+   * @return false when the tenant has no open session with this id
    */
-  boolean requestClose(String sessionId);
+  boolean requestClose(SessionKey session);
 
-  /** Ids of this instance's open sessions that someone asked to close. */
-  java.util.List<String> closeRequests(String instanceId);
+  /** This instance's open sessions that someone asked to close. */
+  java.util.List<SessionKey> closeRequests(String instanceId);
 
   /**
    * Marks sessions whose server is gone as closed (their sandboxes died with it).

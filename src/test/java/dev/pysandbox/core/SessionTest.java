@@ -15,6 +15,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.store.SessionKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -314,7 +315,7 @@ class SessionTest {
     service.createSession("long", null);
     run("short", "print(1)");
     clock.advance(Duration.ofMinutes(6));
-    assertThat(service.expireIdleSessions()).containsExactly("short");
+    assertThat(service.expireIdleSessions()).containsExactly(new SessionKey("local", "short"));
     CompletableFuture<RunRecord> busy =
         CompletableFuture.supplyAsync(() -> run("long", "import time\ntime.sleep(2)"), threads);
     awaitState("long", "busy");
@@ -322,7 +323,7 @@ class SessionTest {
     assertThat(service.expireIdleSessions()).as("a busy session is not expired").isEmpty();
     busy.get(10, TimeUnit.SECONDS);
     clock.advance(Duration.ofMinutes(31));
-    assertThat(service.expireIdleSessions()).containsExactly("long");
+    assertThat(service.expireIdleSessions()).containsExactly(new SessionKey("local", "long"));
     assertThat(service.listSessions()).isEmpty();
   }
 

@@ -104,7 +104,7 @@ class SurfacedFailuresTest {
     Sandbox real = realSandbox();
     Sandbox unkillable = new KillFails(real);
     ListAppender<ILoggingEvent> log = capture(KillOutcome.class);
-    ActiveRun active = new ActiveRun("run_kill_fails", null);
+    ActiveRun active = new ActiveRun("run_kill_fails", "local", null);
     active.attach(unkillable);
     RunRecord.Builder run = RunRecord.builder().runId("run_kill_fails");
 
@@ -144,7 +144,7 @@ class SurfacedFailuresTest {
               64L << 20);
       RunRecord r =
           runs.oneShot(
-              runs.begin(ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),
+              runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),
               sandbox,
               "print(1)",
               5);

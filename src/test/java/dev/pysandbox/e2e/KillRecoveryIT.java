@@ -85,7 +85,8 @@ class KillRecoveryIT {
       server.destroyForcibly();
     }
     try (RunStore store = JdbcRunStore.openSqlite(dataDir.resolve("pysandbox.db"))) {
-      assertThat(store.list(new RunQuery(10, 0, RunStatus.RUNNING, null)).total()).isEqualTo(1);
+      assertThat(store.list("local", new RunQuery(10, 0, RunStatus.RUNNING, null)).total())
+          .isEqualTo(1);
     }
     try (DefaultSandboxService service = TestServices.start(dataDir, Map.of("pool_size", "0"))) {
       var runs = service.listRuns(new RunQuery(10, 0, null, null)).runs();

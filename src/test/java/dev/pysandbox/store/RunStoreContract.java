@@ -104,7 +104,8 @@ public abstract class RunStoreContract {
             .build();
     assertThat(store.finish(done)).isTrue();
     RunRecord r = store.get("run_2", true).orElseThrow();
-    assertThat(r.toBuilder().viewCommand(null).build()).isEqualTo(done);
+    assertThat(r.toBuilder().viewCommand(null).build())
+        .isEqualTo(done.toBuilder().tenant("local").build());
     assertThat(store.finish(done.toBuilder().status(RunStatus.SUCCEEDED).build()))
         .as("a finished run never changes")
         .isFalse();
@@ -123,13 +124,13 @@ public abstract class RunStoreContract {
             .status(RunStatus.SUCCEEDED)
             .finishedAt(Instant.ofEpochMilli(20_000).toString())
             .build());
-    RunPage page = store.list(new RunQuery(2, 1, null, null));
+    RunPage page = store.list("local", new RunQuery(2, 1, null, null));
     assertThat(page.total()).isEqualTo(5);
     assertThat(page.runs()).extracting(s -> s.runId()).containsExactly("run_l3", "run_l2");
-    assertThat(store.list(new RunQuery(10, 0, RunStatus.SUCCEEDED, null)).runs())
+    assertThat(store.list("local", new RunQuery(10, 0, RunStatus.SUCCEEDED, null)).runs())
         .extracting(s -> s.runId())
         .containsExactly("run_l1");
-    assertThat(store.list(new RunQuery(10, 0, null, "s-even")).total()).isEqualTo(3);
+    assertThat(store.list("local", new RunQuery(10, 0, null, "s-even")).total()).isEqualTo(3);
     assertThat(page.runs().get(0).codePreview()).isEqualTo("print(1)");
   }
 
@@ -159,8 +160,9 @@ public abstract class RunStoreContract {
             30,
             null,
             null);
-    store.saveSession(s1, "11111111");
+    store.saveSession("local", s1, "11111111");
     store.saveSession(
+        "local",
         new dev.pysandbox.api.SessionInfo(
             "s2",
             SessionState.DEAD,
@@ -172,21 +174,22 @@ public abstract class RunStoreContract {
             "timeout: ...",
             null),
         "deaddead");
-    assertThat(store.openSessions())
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .containsExactly("s1:idle", "s2:dead");
-    assertThat(store.requestClose("s1")).isTrue();
-    assertThat(store.requestClose("nope")).isFalse();
-    assertThat(store.closeRequests("11111111")).containsExactly("s1");
+    assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "s1"))).isTrue();
+    assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "nope"))).isFalse();
+    assertThat(store.closeRequests("11111111")).containsExactly(new SessionKey("local", "s1"));
     assertThat(store.closeRequests("deaddead")).isEmpty();
     assertThat(store.closeOrphanSessions(i -> i.equals("11111111"))).containsExactly("s2");
     store.saveSession(
+        "local",
         new dev.pysandbox.api.SessionInfo(
             "s1", SessionState.CLOSED, s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null, null),
         "11111111");
-    assertThat(store.openSessions()).isEmpty();
+    assertThat(store.openSessions("local")).isEmpty();
     assertThat(store.closeRequests("11111111")).isEmpty();
-    store.saveSession(s1, "11111111");
+    store.saveSession("local", s1, "11111111");
     assertThat(store.closeRequests("11111111"))
         .as("a reopened session starts without a close request")
         .isEmpty();
@@ -214,24 +217,26 @@ public abstract class RunStoreContract {
 
   @Test
   void claimSession_ofANewId_isOurs_andRecordsIt() {
-    assertThat(store.claimSession(session("c1", "starting"), "11111111", i -> true)).isEmpty();
-    assertThat(store.openSessions())
+    assertThat(store.claimSession("local", session("c1", "starting"), "11111111", i -> true))
+        .isEmpty();
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .containsExactly("c1:starting");
-    assertThat(store.claimSession(session("c1", "idle"), "11111111", i -> true))
+    assertThat(store.claimSession("local", session("c1", "idle"), "11111111", i -> true))
         .as("already ours")
         .isEmpty();
-    assertThat(store.openSessions())
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .containsExactly("c1:idle");
   }
 
   @Test
   void claimSession_ownedByALiveInstance_isRefused_namingTheOwner() {
-    store.claimSession(session("c2", "idle"), "11111111", i -> true);
+    store.claimSession("local", session("c2", "idle"), "11111111", i -> true);
     List<String> asked = new ArrayList<>();
     Optional<String> refused =
         store.claimSession(
+            "local",
             session("c2", "starting"),
             "22222222",
             i -> {
@@ -240,21 +245,22 @@ public abstract class RunStoreContract {
             });
     assertThat(refused).contains("11111111");
     assertThat(asked).containsExactly("11111111");
-    assertThat(store.openSessions())
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .as("the owner's row is untouched")
         .containsExactly("c2:idle");
-    assertThat(store.requestClose("c2")).isTrue();
-    assertThat(store.closeRequests("11111111")).containsExactly("c2");
+    assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "c2"))).isTrue();
+    assertThat(store.closeRequests("11111111")).containsExactly(new SessionKey("local", "c2"));
     assertThat(store.closeRequests("22222222")).isEmpty();
   }
 
   @Test
   void claimSession_ownedByADeadInstance_isTakenOver_withoutItsCloseRequest() {
-    store.claimSession(session("c3", "busy"), "deaddead", i -> true);
-    store.requestClose("c3");
-    assertThat(store.claimSession(session("c3", "starting"), "22222222", i -> false)).isEmpty();
-    assertThat(store.openSessions())
+    store.claimSession("local", session("c3", "busy"), "deaddead", i -> true);
+    store.requestClose(new dev.pysandbox.store.SessionKey("local", "c3"));
+    assertThat(store.claimSession("local", session("c3", "starting"), "22222222", i -> false))
+        .isEmpty();
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .containsExactly("c3:starting");
     assertThat(store.closeRequests("22222222")).isEmpty();
@@ -265,17 +271,18 @@ public abstract class RunStoreContract {
 
   @Test
   void claimSession_ofAClosedSession_isOurs_withoutAskingAboutTheOldOwner() {
-    store.claimSession(session("c4", "idle"), "11111111", i -> true);
-    store.saveSession(session("c4", "closed"), "11111111");
+    store.claimSession("local", session("c4", "idle"), "11111111", i -> true);
+    store.saveSession("local", session("c4", "closed"), "11111111");
     assertThat(
             store.claimSession(
+                "local",
                 session("c4", "starting"),
                 "22222222",
                 i -> {
                   throw new AssertionError("asked about " + i);
                 }))
         .isEmpty();
-    assertThat(store.openSessions())
+    assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state())
         .containsExactly("c4:starting");
     assertThat(store.closeOrphanSessions(i -> i.equals("22222222"))).isEmpty();
@@ -302,7 +309,7 @@ public abstract class RunStoreContract {
               pool.submit(
                   () -> {
                     go.await();
-                    return own.claimSession(contested, instance, id -> true);
+                    return own.claimSession("local", contested, instance, id -> true);
                   }));
         }
         go.countDown();
@@ -318,10 +325,10 @@ public abstract class RunStoreContract {
         }
         assertThat(winners).as("round %d winners", round).hasSize(1);
         assertThat(ownersNamed).hasSize(instances - 1).containsOnly(winners.get(0));
-        assertThat(store.requestClose(contested.sessionId())).isTrue();
+        assertThat(store.requestClose(new SessionKey("local", contested.sessionId()))).isTrue();
         assertThat(store.closeRequests(winners.get(0)))
             .as("the winner is the owner recorded")
-            .contains(contested.sessionId());
+            .contains(new SessionKey("local", contested.sessionId()));
       }
     } finally {
       pool.shutdownNow();

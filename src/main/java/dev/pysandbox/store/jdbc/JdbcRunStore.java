@@ -16,7 +16,9 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.api.Tenants;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.store.SessionKey;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -29,6 +31,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
 import org.flywaydb.core.api.FlywayException;
@@ -114,8 +117,8 @@ public final class JdbcRunStore implements RunStore {
   public void insert(RunRecord run, String instanceId) {
     String sql =
         "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
-            + " code_hash, timeout_seconds, backend, created_at, limits_json)"
-            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)";
+            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant)"
+            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
     write(
         sql,
         ps -> {
@@ -131,6 +134,7 @@ public final class JdbcRunStore implements RunStore {
           ps.setString(10, run.backend());
           ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
           ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
+          ps.setString(13, run.tenant() == null ? Tenants.LOCAL : run.tenant());
         });
   }
 
@@ -183,9 +187,10 @@ public final class JdbcRunStore implements RunStore {
   }
 
   @Override
-  public RunPage list(RunQuery q) {
-    StringBuilder where = new StringBuilder(" WHERE 1=1");
+  public RunPage list(String tenant, RunQuery q) {
+    StringBuilder where = new StringBuilder(" WHERE tenant=?");
     List<String> args = new ArrayList<>();
+    args.add(Objects.requireNonNull(tenant));
     if (q.status() != null) {
       where.append(" AND status=?");
       args.add(q.status().wireName());
@@ -259,21 +264,21 @@ public final class JdbcRunStore implements RunStore {
   // pending close request and in whether an existing row may be overwritten.
   private static final String SESSION_UPSERT =
       "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
-          + " run_count, workspace_bytes, ttl_minutes, dead_reason, close_requested)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,0)"
-          + " ON CONFLICT (id) DO UPDATE SET instance_id=excluded.instance_id,"
+          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, close_requested)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,0)"
+          + " ON CONFLICT (tenant, id) DO UPDATE SET instance_id=excluded.instance_id,"
           + " state=excluded.state, created_at=excluded.created_at,"
           + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
           + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
           + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,";
 
   @Override
-  public void saveSession(SessionInfo s, String instanceId) {
+  public void saveSession(String tenant, SessionInfo s, String instanceId) {
     write(
         SESSION_UPSERT
             + " close_requested=CASE WHEN excluded.state='closed' THEN 0"
             + " ELSE sessions.close_requested END",
-        ps -> bindSession(ps, s, instanceId));
+        ps -> bindSession(ps, tenant, s, instanceId));
   }
 
   /**
@@ -283,7 +288,7 @@ public final class JdbcRunStore implements RunStore {
    */
   @Override
   public Optional<String> claimSession(
-      SessionInfo s, String instanceId, Predicate<String> instanceAlive) {
+      String tenant, SessionInfo s, String instanceId, Predicate<String> instanceAlive) {
     String claim =
         SESSION_UPSERT
             + " close_requested=CASE WHEN sessions.state <> 'closed'"
@@ -298,16 +303,19 @@ public final class JdbcRunStore implements RunStore {
           write(
               claim,
               ps -> {
-                bindSession(ps, s, instanceId);
-                ps.setString(11, replacing);
+                bindSession(ps, tenant, s, instanceId);
+                ps.setString(12, replacing);
               });
       if (claimed == 1) {
         return Optional.empty();
       }
       Optional<String> owner =
           read(
-              "SELECT instance_id FROM sessions WHERE id=? AND state <> 'closed'",
-              ps -> ps.setString(1, s.sessionId()),
+              "SELECT instance_id FROM sessions WHERE tenant=? AND id=? AND state <> 'closed'",
+              ps -> {
+                ps.setString(1, tenant);
+                ps.setString(2, s.sessionId());
+              },
               rs -> rs.next() ? Optional.of(rs.getString(1)) : Optional.<String>empty());
       if (owner.isEmpty() || owner.get().equals(instanceId)) {
         deadOwner = null; // closed, or claimed by another thread of ours, in between: try again
@@ -326,7 +334,7 @@ public final class JdbcRunStore implements RunStore {
             + " attempts; its row kept changing under other servers");
   }
 
-  private void bindSession(PreparedStatement ps, SessionInfo s, String instanceId)
+  private void bindSession(PreparedStatement ps, String tenant, SessionInfo s, String instanceId)
       throws SQLException {
     ps.setString(1, s.sessionId());
     ps.setString(2, instanceId);
@@ -338,13 +346,14 @@ public final class JdbcRunStore implements RunStore {
     ps.setLong(8, s.workspaceBytes());
     ps.setInt(9, s.ttlMinutes());
     ps.setString(10, s.deadReason());
+    ps.setString(11, Objects.requireNonNull(tenant));
   }
 
   @Override
-  public List<SessionInfo> openSessions() {
+  public List<SessionInfo> openSessions(String tenant) {
     return read(
-        "SELECT * FROM sessions WHERE state <> 'closed' ORDER BY created_at, id",
-        ps -> {},
+        "SELECT * FROM sessions WHERE tenant=? AND state <> 'closed' ORDER BY created_at, id",
+        ps -> ps.setString(1, Objects.requireNonNull(tenant)),
         rs -> {
           List<SessionInfo> out = new ArrayList<>();
           while (rs.next()) {
@@ -365,22 +374,26 @@ public final class JdbcRunStore implements RunStore {
   }
 
   @Override
-  public boolean requestClose(String sessionId) {
+  public boolean requestClose(SessionKey session) {
     return write(
-            "UPDATE sessions SET close_requested=1 WHERE id=? AND state <> 'closed'",
-            ps -> ps.setString(1, sessionId))
+            "UPDATE sessions SET close_requested=1 WHERE tenant=? AND id=? AND state <> 'closed'",
+            ps -> {
+              ps.setString(1, session.tenant());
+              ps.setString(2, session.id());
+            })
         == 1;
   }
 
   @Override
-  public List<String> closeRequests(String instanceId) {
+  public List<SessionKey> closeRequests(String instanceId) {
     return read(
-        "SELECT id FROM sessions WHERE close_requested=1 AND state <> 'closed' AND instance_id=?",
+        "SELECT tenant, id FROM sessions WHERE close_requested=1 AND state <> 'closed'"
+            + " AND instance_id=?",
         ps -> ps.setString(1, instanceId),
         rs -> {
-          List<String> out = new ArrayList<>();
+          List<SessionKey> out = new ArrayList<>();
           while (rs.next()) {
-            out.add(rs.getString(1));
+            out.add(new SessionKey(rs.getString(1), rs.getString(2)));
           }
           return out;
         });
@@ -454,6 +467,7 @@ public final class JdbcRunStore implements RunStore {
     Long finished = getLong(rs, "finished_at");
     return RunRecord.builder()
         .runId(rs.getString("id"))
+        .tenant(rs.getString("tenant"))
         .sessionId(rs.getString("session_id"))
         .parentRunId(rs.getString("parent_run_id"))
         .description(rs.getString("description"))

@@ -44,10 +44,11 @@ class SqliteRunStoreTest extends RunStoreContract {
     for (int i = 0; i < 3; i++) {
       jdbc.insert(RunStoreContractAccess.running("run_p" + i), "aaaaaaaa");
     }
-    jdbc.list(new RunQuery(1, 0, null, null));
+    jdbc.list("local", new RunQuery(1, 0, null, null));
     int cached = jdbc.cachedStatementCount();
     for (int page = 1; page <= 50; page++) {
-      assertThat(jdbc.list(new RunQuery(1 + page % 7, page, null, null)).total()).isEqualTo(3);
+      assertThat(jdbc.list("local", new RunQuery(1 + page % 7, page, null, null)).total())
+          .isEqualTo(3);
     }
     assertThat(jdbc.cachedStatementCount()).isEqualTo(cached);
   }

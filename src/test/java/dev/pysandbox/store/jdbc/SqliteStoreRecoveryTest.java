@@ -78,7 +78,7 @@ class SqliteStoreRecoveryTest {
         .isEqualTo(RunStatus.SUCCEEDED);
     assertThat(store.get("run_after", true).orElseThrow().code()).hasSize(200_000);
     assertThat(store.get("run_full", false)).isEmpty();
-    assertThat(store.list(new RunQuery(10, 0, null, null)).total()).isEqualTo(2);
+    assertThat(store.list("local", new RunQuery(10, 0, null, null)).total()).isEqualTo(2);
   }
 
   private static RunRecord bigRunning(String id) {

@@ -1,0 +1,190 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ArtifactContent;
+import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.CancelResult;
+import dev.pysandbox.api.ContextSnapshot;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.Limits;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunListener;
+import dev.pysandbox.api.RunOutputs;
+import dev.pysandbox.api.RunPage;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.api.UploadResult;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.store.SessionKey;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The core as one tenant sees it: every call names its tenant to the part whose job it is, so that
+ * sessions are looked up by (tenant, id), runs are listed by tenant, and a run or session of
+ * another tenant answers exactly as one that does not exist ({@code not_found}, the same message,
+ * the same path through the code). Cheap: a view holds no state but its tenant's name.
+ */
+final class TenantView implements SandboxService {
+  private final ServiceWiring core;
+  private final String tenant;
+
+  TenantView(ServiceWiring core, String tenant) {
+    this.core = core;
+    this.tenant = Ids.requireTenant(tenant);
+  }
+
+  String tenant() {
+    return tenant;
+  }
+
+  // -- runs --------------------------------------------------------------------------------------
+
+  @Override
+  public RunRecord run(ExecutionRequest request, RunListener listener) {
+    int timeout = core.validator.validate(request);
+    core.requireBackend();
+    RunExecutor runs = core.runs;
+    if (request.sessionId() != null) {
+      Session s = core.sessions.open(new SessionKey(tenant, request.sessionId()), null);
+      return core.sessions.with(
+          s,
+          sandbox ->
+              runs.inSession(
+                  runs.begin(tenant, request, timeout, s, listener),
+                  s,
+                  sandbox,
+                  request.code(),
+                  timeout,
+                  core.sessions));
+    }
+    RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener);
+    Sandbox sandbox;
+    try {
+      sandbox = core.pool.take();
+    } catch (PysandboxException e) {
+      runs.fail(run, "no sandbox could be started: " + e.getMessage());
+      throw e;
+    }
+    return runs.oneShot(run, sandbox, request.code(), timeout);
+  }
+
+  @Override
+  public CancelResult cancelRun(String runId) {
+    Ids.requireRunId(runId);
+    CancelResult r = core.runs.cancel(tenant, runId, core.sessions);
+    if (r != null) {
+      return r;
+    }
+    RunRecord stored = getRun(runId, false);
+    return new CancelResult(
+        runId,
+        false,
+        stored.status(),
+        "run " + runId + " is not running (it is " + stored.status().wireName() + ")");
+  }
+
+  @Override
+  public RunPage listRuns(RunQuery query) {
+    return core.store().list(tenant, query);
+  }
+
+  @Override
+  public RunRecord getRun(String runId, boolean includeCode) {
+    return core.storedRun(tenant, runId, includeCode);
+  }
+
+  @Override
+  public RunOutputs getRunOutputs(String runId) {
+    RunRecord r = getRun(runId, false);
+    return new RunOutputs(runId, r.outputs(), r.outputsNonJson());
+  }
+
+  // -- sessions ----------------------------------------------------------------------------------
+
+  @Override
+  public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
+    String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
+    RequestValidator.ttlMinutes(ttlMinutes);
+    Limits wanted = core.validator.limits(limits);
+    core.requireBackend();
+    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted);
+    core.sessions.ready(s);
+    return s.info();
+  }
+
+  @Override
+  public List<SessionInfo> listSessions() {
+    return core.sessions.list(tenant);
+  }
+
+  @Override
+  public List<SessionInfo> listRecordedSessions() {
+    return core.store().openSessions(tenant);
+  }
+
+  @Override
+  public SessionInfo closeSession(String sessionId) {
+    return core.closer.close(tenant, sessionId);
+  }
+
+  // -- files and context -------------------------------------------------------------------------
+
+  @Override
+  public UploadResult uploadFile(UploadRequest req) {
+    return core.uploads.upload(tenant, req);
+  }
+
+  @Override
+  public ArtifactList listArtifacts(String runId, String sessionId) {
+    return core.artifacts.list(tenant, runId, sessionId);
+  }
+
+  @Override
+  public ArtifactContent readArtifact(
+      String runId, String sessionId, String path, long maxSizeBytes) {
+    return core.artifacts.read(tenant, runId, sessionId, path, maxSizeBytes);
+  }
+
+  @Override
+  public ContextSnapshot getContext(String sessionId, List<String> names) {
+    return core.context.get(tenant, sessionId, names);
+  }
+
+  @Override
+  public ContextSnapshot setContext(String sessionId, Map<String, Object> values) {
+    return core.context.set(tenant, sessionId, values);
+  }
+
+  @Override
+  public SessionInfo clearContext(String sessionId) {
+    return core.context.clear(tenant, sessionId);
+  }
+
+  // -- set-up ------------------------------------------------------------------------------------
+
+  @Override
+  public SetupReport checkSetup() {
+    try {
+      core.store();
+    } catch (PysandboxException e) {
+      // reported below, from the handle
+    }
+    return SetupCheck.report(
+        core.config,
+        core.backend,
+        core.pool,
+        core.sessions.size(),
+        core.store.problem(),
+        core.time);
+  }
+
+  /** A view owns nothing: the core is closed by its owner ({@link DefaultSandboxService}). */
+  @Override
+  public void close() {}
+}
