@@ -4,16 +4,25 @@ import dev.pysandbox.util.RandomIds;
 import java.util.regex.Pattern;
 
 /**
- * The one rule for the ids a caller names (sessions, runs): 1-64 letters, digits, '_' and '-'. Ids
- * end up in file names, cgroup names and URIs, so nothing else may get through. Every check of an
- * id, every schema pattern and every URI template takes the rule from here, and every id the server
- * makes up for a run or a session is made here.
+ * The one rule for the ids a caller names (sessions, runs, API keys): 1-64 letters, digits, '_' and
+ * '-'. Ids end up in file names, cgroup names and URIs, so nothing else may get through. Every
+ * check of an id, every schema pattern and every URI template takes the rule from here, and every
+ * id the server makes up for a run, a session or an API key is made here. Tenant names have their
+ * own, narrower rule ({@link #TENANT_REGEX}), here too.
  */
 public final class Ids {
   /** The rule as a regular expression, unanchored (use it with {@code matches()}). */
   public static final String REGEX = "[A-Za-z0-9_-]{1,64}";
 
   public static final Pattern PATTERN = Pattern.compile(REGEX);
+
+  /**
+   * The rule for a tenant name, unanchored: 1-63 lowercase letters, digits, '_' and '-', starting
+   * with a letter or a digit (so that it can name a directory, a cgroup or a DNS label as it is).
+   */
+  public static final String TENANT_REGEX = "[a-z0-9][a-z0-9_-]{0,62}";
+
+  public static final Pattern TENANT_PATTERN = Pattern.compile(TENANT_REGEX);
 
   private Ids() {}
 
@@ -25,6 +34,11 @@ public final class Ids {
   /** A new session id, for a session the caller did not name: {@code sess_} and 12 hex digits. */
   public static String newSessionId() {
     return "sess_" + RandomIds.hex(6);
+  }
+
+  /** A new API key's public id: {@code key_} and 12 hex digits. */
+  public static String newKeyId() {
+    return "key_" + RandomIds.hex(6);
   }
 
   /**
@@ -53,22 +67,23 @@ public final class Ids {
     return require("run_id", runId);
   }
 
-  /** A tenant's name: lower-case letters, digits, '_' and '-', starting with a letter or digit. */
-  public static final String TENANT_REGEX = "[a-z0-9][a-z0-9_-]{0,62}";
-
-  private static final Pattern TENANT = Pattern.compile(TENANT_REGEX);
+  /** {@link #require} for an API key's {@code key_id}. */
+  public static String requireKeyId(String keyId) {
+    return require("key_id", keyId);
+  }
 
   /**
    * @return {@code tenant}, when it follows {@link #TENANT_REGEX}
-   * @throws PysandboxException {@code invalid_argument}, also for {@code null}
+   * @throws PysandboxException {@code invalid_argument} naming the rule, also when {@code tenant}
+   *     is {@code null}
    */
   public static String requireTenant(String tenant) {
-    if (tenant == null || !TENANT.matcher(tenant).matches()) {
+    if (tenant == null || !TENANT_PATTERN.matcher(tenant).matches()) {
       throw PysandboxException.invalid(
           "tenant "
               + PysandboxException.quote(tenant)
-              + " is invalid: use 1-63 characters of lower-case letters, digits, '_' and '-',"
-              + " starting with a letter or digit");
+              + " is invalid: use 1-63 characters of lowercase letters, digits, '_' and '-',"
+              + " starting with a letter or a digit");
     }
     return tenant;
   }

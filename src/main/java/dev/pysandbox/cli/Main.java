@@ -4,7 +4,9 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.ApiKeysFactory;
 import dev.pysandbox.core.DefaultSandboxService;
+import dev.pysandbox.store.ApiKeys;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -24,6 +26,7 @@ import picocli.CommandLine.ScopeType;
       RunCommand.class,
       RunsCommand.class,
       SessionsCommand.class,
+      KeysCommand.class,
       DoctorCommand.class,
       ConfigCommand.class
     })
@@ -78,6 +81,11 @@ public final class Main implements Runnable {
    */
   DefaultSandboxService openReadOnly() {
     return DefaultSandboxService.openReadOnly(config(COMMAND_DEFAULTS));
+  }
+
+  /** The API keys of the data directory, for {@code keys}: no core, no sandbox. */
+  ApiKeys openApiKeys() {
+    return ApiKeysFactory.open(config(COMMAND_DEFAULTS), true);
   }
 
   /** The configuration from flags, environment, file and defaults. */

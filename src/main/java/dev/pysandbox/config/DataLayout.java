@@ -9,7 +9,7 @@ import java.nio.file.Path;
  *
  * <pre>
  * data_dir/
- *   pysandbox.db            run history (SQLite)
+ *   pysandbox.db            run history, sessions and API keys (SQLite)
  *   config.properties       optional settings
  *   runs/RUN_ID/files/      files a run created or changed, as it left them
  *   instances/ID.lock       held by each live server process; a free lock means a dead one

@@ -280,7 +280,8 @@ final class ServiceWiring {
         "io-" + instance + ".sock");
   }
 
-  private static void restrict(Path dir) {
+  /** Makes the data directory private to its owner, as every process that opens it does. */
+  static void restrict(Path dir) {
     try {
       Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
     } catch (IOException | UnsupportedOperationException e) {

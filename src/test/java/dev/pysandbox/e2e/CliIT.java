@@ -2,10 +2,17 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.api.ApiPrincipal;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.cli.Main;
+import dev.pysandbox.store.ApiKeys;
+import dev.pysandbox.store.jdbc.JdbcApiKeys;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
@@ -147,12 +154,69 @@ class CliIT {
     }
   }
 
+  @Test
+  void keys_createListRevoke_andARevocationReachesAnotherProcessWithinTwoSeconds()
+      throws Exception {
+    ServerProcess.Result created =
+        ServerProcess.run(dataDir, null, "keys", "create", "--tenant", "acme", "--label", "ci bot");
+    assertThat(created.exit()).as(created.stderr()).isZero();
+    // stdout is the key and nothing else: KEY=$(pysandbox keys create ...) must work.
+    assertThat(created.stdout()).matches("psk_[A-Za-z0-9_-]{43}\n");
+    String key = created.stdout().strip();
+    assertThat(created.stderr()).contains("shown once").doesNotContain(key);
+    String keyId = created.stderr().replaceAll("(?s).*key (key_[0-9a-f]{12}) .*", "$1");
+    assertThat(keyId).matches("key_[0-9a-f]{12}");
+
+    ServerProcess.Result list = ServerProcess.run(dataDir, null, "keys", "list");
+    assertThat(list.exit()).isZero();
+    assertThat(list.stdout())
+        .contains(keyId)
+        .contains("acme")
+        .contains("ci bot")
+        .contains("(1 keys)");
+    assertThat(list.stdout() + list.stderr()).doesNotContain(key);
+    var json =
+        Json.mapper().readTree(ServerProcess.run(dataDir, null, "keys", "list", "--json").stdout());
+    assertThat(json.get(0).get("key_id").asText()).isEqualTo(keyId);
+    assertThat(json.get(0).get("revoked_at").isNull()).isTrue();
+
+    // This JVM plays the HTTP server: another process on the same data directory.
+    try (JdbcApiKeys server = JdbcApiKeys.openSqlite(dataDir.resolve("pysandbox.db"))) {
+      assertThat(server.authenticate(key)).contains(new ApiPrincipal(keyId, "acme"));
+      ServerProcess.Result revoke = ServerProcess.run(dataDir, null, "keys", "revoke", keyId);
+      assertThat(revoke.exit()).as(revoke.stderr()).isZero();
+      assertThat(revoke.stdout()).startsWith("key " + keyId + " revoked at ");
+      Await.until(
+          "the server refuses the revoked key",
+          Duration.ofMillis(ApiKeys.REVOCATION_DELAY_MILLIS),
+          () -> server.authenticate(key),
+          Optional::isEmpty);
+    }
+    json =
+        Json.mapper().readTree(ServerProcess.run(dataDir, null, "keys", "list", "--json").stdout());
+    assertThat(json.get(0).get("revoked_at").isNull()).isFalse();
+
+    ServerProcess.Result unknown =
+        ServerProcess.run(dataDir, null, "keys", "revoke", "key_000000000000");
+    assertThat(unknown.exit()).isEqualTo(3);
+    assertThat(unknown.stderr()).contains("not_found");
+    ServerProcess.Result badTenant =
+        ServerProcess.run(dataDir, null, "keys", "create", "--tenant", "Acme Corp");
+    assertThat(badTenant.exit()).isEqualTo(2);
+    assertThat(badTenant.stderr()).contains("invalid_argument").contains("tenant");
+    assertThat(badTenant.stdout()).isEmpty();
+    ServerProcess.Result noTenant = ServerProcess.run(dataDir, null, "keys", "create");
+    assertThat(noTenant.exit()).isEqualTo(2);
+    assertThat(noTenant.stdout()).isEmpty();
+  }
+
   /** Regression: `pysandbox runs list --help` and the like failed with "Unknown option". */
   @Test
   void help_onEverySubcommand_printsItsUsage() throws Exception {
     List<List<String>> paths = new ArrayList<>();
     collectSubcommands(new CommandLine(new Main()), List.of(), paths);
-    assertThat(paths).contains(List.of("runs", "list"), List.of("sessions", "close"));
+    assertThat(paths)
+        .contains(List.of("runs", "list"), List.of("sessions", "close"), List.of("keys", "create"));
     for (List<String> path : paths) {
       List<String> args = new ArrayList<>(path);
       args.add("--help");

@@ -34,6 +34,7 @@ final class CachedConnection implements AutoCloseable {
 
   private static final int VALIDATION_TIMEOUT_SECONDS = 2;
 
+  private final String name;
   private final SqlSupplier<Connection> connector;
   private final ReentrantLock lock = new ReentrantLock();
   // Keyed by SQL text, so callers bind every value: a value pasted into the text leaks a statement.
@@ -43,10 +44,12 @@ final class CachedConnection implements AutoCloseable {
   private boolean closed;
 
   /**
+   * @param name what the connection serves, for error messages ("run store")
    * @param connector opens a connection with every setting needed; called now, and again whenever a
    *     failure left the connection unusable
    */
-  CachedConnection(SqlSupplier<Connection> connector) throws SQLException {
+  CachedConnection(String name, SqlSupplier<Connection> connector) throws SQLException {
+    this.name = name;
     this.connector = connector;
     this.connection = connector.get();
   }
@@ -92,7 +95,7 @@ final class CachedConnection implements AutoCloseable {
       String recovery = recover(sql);
       throw new PysandboxException(
           ErrorCode.STORE_UNAVAILABLE,
-          "run store " + kind + " failed: " + e.getMessage() + recovery,
+          name + " " + kind + " failed: " + e.getMessage() + recovery,
           e);
     } finally {
       lock.unlock();
@@ -104,7 +107,7 @@ final class CachedConnection implements AutoCloseable {
     if (ps == null) {
       if (connection == null) {
         if (closed) {
-          throw new SQLException("the run store is closed");
+          throw new SQLException("the " + name + " is closed");
         }
         connection = connector.get();
       }

@@ -19,7 +19,6 @@ import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.SessionKey;
-import java.io.IOException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -34,7 +33,6 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.function.Predicate;
-import org.flywaydb.core.api.FlywayException;
 
 /**
  * {@link RunStore} over JDBC with Flyway migrations. The SQL is portable (SQLite and PostgreSQL);
@@ -61,7 +59,7 @@ public final class JdbcRunStore implements RunStore {
    */
   JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector, Clock clock)
       throws SQLException {
-    this.db = new CachedConnection(connector);
+    this.db = new CachedConnection("run store", connector);
     this.clock = clock;
   }
 
@@ -93,24 +91,8 @@ public final class JdbcRunStore implements RunStore {
    * need no checksum validation), one that is not yet is migrated as always.
    */
   public static JdbcRunStore openSqlite(Path file, Clock clock, boolean lookOnly) {
-    SqliteDatabase db = new SqliteDatabase(file);
-    try {
-      if (!(lookOnly && db.isCurrent())) {
-        db.migrate();
-      }
-      return new JdbcRunStore(db::connect, clock);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE, "interrupted while opening the run store " + file, e);
-    } catch (IOException | SQLException | FlywayException e) {
-      // Only what opening a database can meet is store_unavailable; anything else is a bug and
-      // stays what it is. Migrating opens and closes its own connections: none is left open here.
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE,
-          "cannot open the run store " + file + ": " + e.getMessage(),
-          e);
-    }
+    return SqliteDatabase.open(
+        file, lookOnly, "run store", db -> new JdbcRunStore(db::connect, clock));
   }
 
   @Override

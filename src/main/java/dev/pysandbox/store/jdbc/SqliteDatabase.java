@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.util.NativeLibraries;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
@@ -14,6 +16,7 @@ import java.sql.Statement;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import org.flywaydb.core.Flyway;
+import org.flywaydb.core.api.FlywayException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.sqlite.SQLiteConfig;
@@ -57,6 +60,39 @@ final class SqliteDatabase {
 
   Path file() {
     return file;
+  }
+
+  /**
+   * Opens the database at {@code file} for one store: migrated first unless {@code lookOnly} and
+   * already current (see {@link #isCurrent}), then handed to {@code build}. Every store of a data
+   * directory (runs, API keys) opens the same file this way, so they share one schema history.
+   *
+   * @param what the store's name in messages ("run store")
+   * @throws PysandboxException {@code store_unavailable} when the database cannot be opened
+   */
+  static <T> T open(
+      Path file,
+      boolean lookOnly,
+      String what,
+      CachedConnection.SqlFunction<SqliteDatabase, T> build) {
+    SqliteDatabase db = new SqliteDatabase(file);
+    try {
+      if (!(lookOnly && db.isCurrent())) {
+        db.migrate();
+      }
+      return build.apply(db);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE, "interrupted while opening the " + what + " " + file, e);
+    } catch (IOException | SQLException | FlywayException e) {
+      // Only what opening a database can meet is store_unavailable; anything else is a bug and
+      // stays what it is. Migrating opens and closes its own connections: none is left open here.
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE,
+          "cannot open the " + what + " " + file + ": " + e.getMessage(),
+          e);
+    }
   }
 
   /** A new connection with the busy timeout, WAL journal and NORMAL synchronous set. */
