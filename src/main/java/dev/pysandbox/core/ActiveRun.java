@@ -16,6 +16,7 @@ final class ActiveRun {
   private volatile boolean cancelRequested;
   private volatile boolean killedByCancel;
   private volatile String interruptedBy;
+  private volatile String cancelledBy;
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
   ActiveRun(String runId, String tenant, Session session) {
@@ -48,6 +49,20 @@ final class ActiveRun {
 
   void interrupt(String reason) {
     interruptedBy = reason;
+  }
+
+  /** Why the server cancelled this run itself (a shutdown's grace ran out), or {@code null}. */
+  String cancelledBy() {
+    return cancelledBy;
+  }
+
+  /**
+   * The server cancels the run for {@code reason}: it ends {@code cancelled}, its sandbox killed.
+   */
+  void cancelBecause(String reason) {
+    cancelledBy = reason;
+    killedByCancel = true;
+    cancelRequested = true;
   }
 
   boolean killedByCancel() {

@@ -220,6 +220,29 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
     }
   }
 
+  /**
+   * A graceful stop's first half: no new run starts (each is refused with a retryable {@code
+   * backend_unavailable}); runs in flight may finish within {@code graceMillis}; those still
+   * running then are cancelled — their sandboxes killed, each recorded {@code cancelled} with
+   * {@code reason}. Call {@link #close(String)} next.
+   *
+   * @return the ids of the runs cancelled
+   */
+  public List<String> drain(long graceMillis, String reason) {
+    core.runs.refuseNew();
+    List<String> left = core.runs.awaitIdle(graceMillis);
+    if (left.isEmpty()) {
+      return left;
+    }
+    log.info("cancelling {} run(s) still in flight after the grace period: {}", left.size(), left);
+    core.runs.cancelAll(reason);
+    List<String> stuck = core.runs.awaitIdle(5_000);
+    if (!stuck.isEmpty()) {
+      log.warn("runs still finishing after they were cancelled: {}", stuck);
+    }
+    return left;
+  }
+
   @Override
   public void close() {
     close("the server stopped");

@@ -105,9 +105,11 @@ final class Execution {
       run.status(RunStatus.CANCELLED)
           .killReason(null)
           .message(
-              active.killedByCancel()
-                  ? "cancelled: it did not stop on KeyboardInterrupt, so its sandbox was killed"
-                  : "cancelled: stopped by KeyboardInterrupt");
+              active.cancelledBy() != null
+                  ? "cancelled: " + active.cancelledBy() + "; its sandbox was killed"
+                  : active.killedByCancel()
+                      ? "cancelled: it did not stop on KeyboardInterrupt, so its sandbox was killed"
+                      : "cancelled: stopped by KeyboardInterrupt");
     }
     return o;
   }

@@ -37,6 +37,7 @@ import org.slf4j.LoggerFactory;
 final class RunExecutor {
   private static final Logger log = LoggerFactory.getLogger(RunExecutor.class);
 
+  private volatile boolean refusing;
   private final DataLayout layout;
   private final TimeSource clock;
   private final String instanceId;
@@ -77,6 +78,12 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
+    if (refusing) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "the server is stopping and starts no new run; try again on another server or after"
+              + " it restarts");
+    }
     String runId = Ids.newRunId();
     active.put(runId, new ActiveRun(runId, tenant, session));
     RunRecord.Builder run;
@@ -352,6 +359,25 @@ final class RunExecutor {
         sandbox.kill(reason);
       }
     }
+  }
+
+  /**
+   * Cancels every run still in flight, for {@code reason} (a shutdown whose grace period ran out):
+   * each sandbox is killed and each run ends {@code cancelled} with the reason.
+   */
+  void cancelAll(String reason) {
+    for (ActiveRun a : active.values()) {
+      a.cancelBecause(reason);
+      Sandbox sandbox = a.sandbox();
+      if (sandbox != null) {
+        KillOutcome.kill(sandbox, "cancelled");
+      }
+    }
+  }
+
+  /** From now on no run starts: each is refused, retryable, saying the server is stopping. */
+  void refuseNew() {
+    refusing = true;
   }
 
   /**
