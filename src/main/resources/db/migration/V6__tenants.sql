@@ -2,6 +2,8 @@
 -- stdio and the CLI, and for everything recorded before tenants). Session ids are per tenant: two
 -- tenants may each have a session `default`, so the sessions table's key becomes (tenant, id).
 ALTER TABLE runs ADD COLUMN tenant VARCHAR(64) NOT NULL DEFAULT 'local';
+-- The X-Request-Id of the HTTP request that started a run (null for stdio and the CLI).
+ALTER TABLE runs ADD COLUMN request_id VARCHAR(64);
 DROP INDEX runs_created_idx;
 DROP INDEX runs_session_idx;
 DROP INDEX runs_status_idx;

@@ -53,6 +53,8 @@ import java.util.Map;
  * @param notebookPath where the run's notebook was saved on the host, or {@code null}; never on the
  *     wire
  * @param viewCommand a command that shows this run
+ * @param requestId the id of the HTTP request that started the run ({@code X-Request-Id}), or
+ *     {@code null} (stdio, CLI)
  * @param tenant the tenant that owns the run ({@link Tenants}); never on the wire (a caller sees
  *     only its own runs)
  */
@@ -91,6 +93,7 @@ public record RunRecord(
     List<RiskFinding> riskFindings,
     @JsonIgnore String notebookPath,
     String viewCommand,
+    String requestId,
     @JsonIgnore String tenant) {
 
   public RunRecord {
@@ -180,6 +183,7 @@ public record RunRecord(
     b.riskFindings = riskFindings;
     b.notebookPath = notebookPath;
     b.viewCommand = viewCommand;
+    b.requestId = requestId;
     b.tenant = tenant;
     return b;
   }
@@ -219,6 +223,7 @@ public record RunRecord(
     private Long durationMs;
     private List<RiskFinding> riskFindings;
     private String notebookPath;
+    private String requestId;
     private String tenant;
     private String viewCommand;
 
@@ -394,6 +399,11 @@ public record RunRecord(
       return this;
     }
 
+    public Builder requestId(String requestId) {
+      this.requestId = requestId;
+      return this;
+    }
+
     public Builder tenant(String tenant) {
       this.tenant = tenant;
       return this;
@@ -435,6 +445,7 @@ public record RunRecord(
           riskFindings,
           notebookPath,
           viewCommand,
+          requestId,
           tenant);
     }
   }

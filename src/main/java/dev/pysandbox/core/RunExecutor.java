@@ -106,6 +106,7 @@ final class RunExecutor {
     RunRecord.Builder run =
         RunRecord.builder()
             .tenant(tenant)
+            .requestId(RequestIds.current())
             .runId(runId)
             .sessionId(sessionId)
             .description(request.description())

@@ -99,8 +99,8 @@ public final class JdbcRunStore implements RunStore {
   public void insert(RunRecord run, String instanceId) {
     String sql =
         "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
-            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant)"
-            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)";
+            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id)"
+            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     write(
         sql,
         ps -> {
@@ -117,6 +117,7 @@ public final class JdbcRunStore implements RunStore {
           ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
           ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
           ps.setString(13, run.tenant() == null ? Tenants.LOCAL : run.tenant());
+          ps.setString(14, run.requestId());
         });
   }
 
@@ -450,6 +451,7 @@ public final class JdbcRunStore implements RunStore {
     return RunRecord.builder()
         .runId(rs.getString("id"))
         .tenant(rs.getString("tenant"))
+        .requestId(rs.getString("request_id"))
         .sessionId(rs.getString("session_id"))
         .parentRunId(rs.getString("parent_run_id"))
         .description(rs.getString("description"))
