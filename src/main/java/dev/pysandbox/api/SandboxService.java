@@ -79,6 +79,17 @@ public interface SandboxService extends AutoCloseable {
    */
   ArtifactContent readArtifact(String runId, String sessionId, String path, long maxSizeBytes);
 
+  /**
+   * One file of a session's workspace or of a run, opened for streaming, of any size: the file is
+   * opened as {@link #readArtifact} opens it (by descriptor, a link refused rather than followed),
+   * hashed through that descriptor, and read through it. Exactly one of the ids.
+   *
+   * @return the open file; the caller closes it
+   * @throws PysandboxException {@code invalid_argument} (a path that is not plain and relative, a
+   *     directory), {@code not_found}, {@code forbidden} (a link, a FIFO, a leased file)
+   */
+  FileStream openArtifact(String runId, String sessionId, String path);
+
   /** A run's {@code __outputs__}. */
   RunOutputs getRunOutputs(String runId);
 

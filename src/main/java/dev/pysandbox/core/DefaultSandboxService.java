@@ -6,6 +6,7 @@ import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.Limits;
@@ -224,6 +225,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   public ArtifactContent readArtifact(
       String runId, String sessionId, String path, long maxSizeBytes) {
     return core.artifacts.read(runId, sessionId, path, maxSizeBytes);
+  }
+
+  @Override
+  public FileStream openArtifact(String runId, String sessionId, String path) {
+    return core.artifacts.open(runId, sessionId, path);
   }
 
   @Override

@@ -6,9 +6,11 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.util.Sha256;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
@@ -28,7 +30,10 @@ class FilesAndResultsTest {
 
   @BeforeAll
   static void start() {
-    service = TestServices.start(dataDir, Map.of("upload_max_bytes", "1000", "max_sessions", "50"));
+    service =
+        TestServices.start(
+            dataDir,
+            Map.of("upload_max_bytes", "1000", "max_sessions", "50", "read_max_bytes", "8192"));
   }
 
   @AfterAll
@@ -141,6 +146,43 @@ class FilesAndResultsTest {
     assertThat(service.listArtifacts(null, "esc").files())
         .extracting(f -> f.path())
         .containsExactly("big.txt", "dir/sub/ok.txt");
+  }
+
+  @Test
+  void openArtifact_streamsAFileOverReadMaxBytes_throughItsDescriptor_andRefusesWhatReadRefuses()
+      throws Exception {
+    service.run(
+        new ExecutionRequest(
+            "import os\nos.symlink('/etc/passwd', 'passwd')\nos.makedirs('d')\n"
+                + "open('d/big.bin', 'wb').write(bytes(range(256)) * 40)",
+            "stream",
+            null,
+            null));
+    byte[] expected = new byte[256 * 40];
+    for (int i = 0; i < expected.length; i++) {
+      expected[i] = (byte) i;
+    }
+    try (FileStream f = service.openArtifact(null, "stream", "d/big.bin")) {
+      assertThat(f.sizeBytes()).as("over read_max_bytes 8192").isEqualTo(10240);
+      assertThat(f.sha256()).isEqualTo(Sha256.hex(expected));
+      assertThat(f.path()).isEqualTo("d/big.bin");
+      assertThat(f.modifiedAt()).isAfter(java.time.Instant.now().minusSeconds(600));
+      f.content().skipNBytes(10000);
+      assertThat(f.content().readAllBytes())
+          .isEqualTo(java.util.Arrays.copyOfRange(expected, 10000, 10240));
+    }
+    for (var bad :
+        Map.of(
+                "passwd", ErrorCode.FORBIDDEN,
+                "../etc/passwd", ErrorCode.INVALID_ARGUMENT,
+                "/etc/passwd", ErrorCode.INVALID_ARGUMENT,
+                "d", ErrorCode.INVALID_ARGUMENT,
+                "nope", ErrorCode.NOT_FOUND)
+            .entrySet()) {
+      assertThatThrownBy(() -> service.openArtifact(null, "stream", bad.getKey()))
+          .as(bad.getKey())
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(bad.getValue()));
+    }
   }
 
   @Test
