@@ -26,6 +26,7 @@ import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.List;
@@ -214,6 +215,12 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   @Override
   public UploadResult uploadFile(UploadRequest req) {
     return core.uploads.upload(req);
+  }
+
+  @Override
+  public UploadResult uploadStream(
+      String sessionId, String filename, InputStream content, long maxBytes, boolean overwrite) {
+    return core.uploads.uploadStream(sessionId, filename, content, maxBytes, overwrite);
   }
 
   @Override

@@ -69,6 +69,18 @@ final class WorkspaceAccess {
     return parts;
   }
 
+  /** What a {@link Content} wrote: its size and the sha256 of exactly those bytes. */
+  record Written(long size, String sha256) {}
+
+  /** Writes a file's bytes into the new, empty file it is given. */
+  @FunctionalInterface
+  interface Content {
+    /**
+     * @throws PysandboxException to give up (the partial file is removed)
+     */
+    Written writeTo(SeekableByteChannel file) throws IOException;
+  }
+
   /**
    * Writes one file at the top of the workspace, owned by the sandbox user.
    *
@@ -80,6 +92,36 @@ final class WorkspaceAccess {
       Path workspace,
       String filename,
       byte[] data,
+      boolean overwrite,
+      HostUser owner) {
+    return write(
+        sessionId,
+        workspace,
+        filename,
+        ch -> {
+          ByteBuffer buf = ByteBuffer.wrap(data);
+          while (buf.hasRemaining()) {
+            ch.write(buf);
+          }
+          return new Written(data.length, Sha256.hex(data));
+        },
+        overwrite,
+        owner);
+  }
+
+  /**
+   * Writes one file at the top of the workspace, owned by the sandbox user: {@code content} fills a
+   * new temporary file (O_EXCL, no link followed), which is then renamed over the name. If {@code
+   * content} fails, the temporary file is removed and nothing else changed.
+   *
+   * @param filename a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it
+   * @param owner the sandbox user, or {@code null} when the server itself is that user
+   */
+  static UploadResult write(
+      String sessionId,
+      Path workspace,
+      String filename,
+      Content content,
       boolean overwrite,
       HostUser owner) {
     try (DirectoryStream<Path> top = Files.newDirectoryStream(workspace)) {
@@ -99,14 +141,12 @@ final class WorkspaceAccess {
             filename + " is a directory in session '" + sessionId + "'");
       }
       Path tmp = Path.of(".pysandbox-upload-" + RandomIds.hex(8));
+      Written written;
       try (SeekableByteChannel ch =
           dir.newByteChannel(
               tmp, Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW, NOFOLLOW))) {
-        ByteBuffer buf = ByteBuffer.wrap(data);
-        while (buf.hasRemaining()) {
-          ch.write(buf);
-        }
-      } catch (IOException e) {
+        written = content.writeTo(ch);
+      } catch (IOException | RuntimeException e) {
         try {
           dir.deleteFile(tmp);
         } catch (IOException gone) {
@@ -125,8 +165,8 @@ final class WorkspaceAccess {
       return new UploadResult(
           sessionId,
           filename,
-          data.length,
-          Sha256.hex(data),
+          written.size(),
+          written.sha256(),
           WorkspaceFiles.mediaType(filename),
           existing != null);
     } catch (IOException e) {

@@ -11,6 +11,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.util.Sha256;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
@@ -183,6 +184,74 @@ class FilesAndResultsTest {
           .as(bad.getKey())
           .satisfies(e -> assertThat(codeOf(e)).isEqualTo(bad.getValue()));
     }
+  }
+
+  @Test
+  void uploadStream_writesThroughABoundedBuffer_andLeavesNothingWhenCutOff() throws Exception {
+    var r =
+        service.uploadStream(
+            "streamup",
+            "s.txt",
+            new java.io.ByteArrayInputStream("streamed".getBytes(StandardCharsets.UTF_8)),
+            1000,
+            false);
+    assertThat(r.sizeBytes()).isEqualTo(8);
+    assertThat(r.sha256()).isEqualTo(Sha256.hex("streamed"));
+    assertThat(service.readArtifact(null, "streamup", "s.txt", 100).content())
+        .isEqualTo("streamed");
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "big.bin",
+                    new java.io.ByteArrayInputStream(new byte[1001]),
+                    5000,
+                    false))
+        .as("upload_max_bytes 1000 caps maxBytes")
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE));
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "big.bin",
+                    new java.io.ByteArrayInputStream(new byte[11]),
+                    10,
+                    false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE));
+    java.io.InputStream failing =
+        new java.io.InputStream() {
+          int left = 100;
+
+          @Override
+          public int read() throws java.io.IOException {
+            if (left == 0) {
+              throw new java.io.EOFException("the client went away");
+            }
+            left--;
+            return 'x';
+          }
+        };
+    assertThatThrownBy(() -> service.uploadStream("streamup", "cut.txt", failing, 1000, false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("the client went away");
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup", "s.txt", new java.io.ByteArrayInputStream(new byte[1]), 10, false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.FILE_EXISTS));
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "d/x.txt",
+                    new java.io.ByteArrayInputStream(new byte[1]),
+                    10,
+                    false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    RunRecord ls =
+        service.run(
+            new ExecutionRequest("import os\nsorted(os.listdir('.'))", "streamup", null, null));
+    assertThat(ls.result()).containsEntry("text/plain", "['s.txt']");
   }
 
   @Test
