@@ -127,7 +127,7 @@ final class Downloads {
       return new Range(Math.max(0, size - suffix), size - 1);
     }
     long first = Long.parseLong(a);
-    long last = b.isEmpty() ? size - 1 : Long.parseLong(b);
+    long last = b.isEmpty() ? Long.MAX_VALUE : Long.parseLong(b);
     if (last < first) {
       return null;
     }

@@ -84,6 +84,21 @@ final class RestTestServer implements AutoCloseable {
     return self[0];
   }
 
+  /**
+   * What the request marked {@code measure} allocated on its thread; waits for it, since the filter
+   * records it after the answer has gone out.
+   */
+  long allocatedBy(String measure) throws InterruptedException {
+    for (int i = 0; i < 500; i++) {
+      Long bytes = allocated.get(measure);
+      if (bytes != null) {
+        return bytes;
+      }
+      Thread.sleep(10);
+    }
+    throw new AssertionError("no allocation was recorded for " + measure);
+  }
+
   URI uri(String path) {
     return URI.create("http://127.0.0.1:" + port + "/api/v1" + path);
   }
