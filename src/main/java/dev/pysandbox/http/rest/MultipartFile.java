@@ -8,6 +8,7 @@ import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.Retainable;
 
 /**
  * The one file part of a {@code multipart/form-data} body, as a stream, parsed as it is read
@@ -108,7 +109,9 @@ final class MultipartFile extends InputStream {
       bodyEnded = true;
       parser.parse(Content.Chunk.EOF);
     } else {
-      parser.parse(Content.Chunk.from(ByteBuffer.wrap(input, 0, n), false));
+      // Not reference-counted: the buffer is ours, reused for the next feed once this one is taken.
+      parser.parse(
+          Content.Chunk.asChunk(ByteBuffer.wrap(input, 0, n), false, Retainable.NON_RETAINABLE));
     }
     if (listener.failure != null) {
       throw listener.failure;
@@ -154,14 +157,15 @@ final class MultipartFile extends InputStream {
       filename = getFileName();
     }
 
+    /**
+     * Copies the content out at once. The chunk is not released: it is a slice of a buffer of ours
+     * that no pool owns, or one the parser made (and releases itself in this Jetty version; a
+     * second release fails the parse).
+     */
     @Override
     public void onPartContent(Content.Chunk chunk) {
-      try {
-        if (failure == null && chunk.hasRemaining()) {
-          take(chunk.getByteBuffer());
-        }
-      } finally {
-        chunk.release();
+      if (failure == null && chunk.hasRemaining()) {
+        take(chunk.getByteBuffer());
       }
     }
 

@@ -76,6 +76,11 @@ public final class RestServlet extends HttpServlet {
         tenants, config.uploadMaxBytes(), config.codeMaxBytes(), config.resultOutputLimitBytes());
   }
 
+  /** The route table, the document's own route last. */
+  List<Route> routes() {
+    return routes;
+  }
+
   @Override
   protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
     try {
