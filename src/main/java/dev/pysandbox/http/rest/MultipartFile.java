@@ -8,7 +8,6 @@ import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.MultiPart;
 import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.io.Retainable;
 
 /**
  * The one file part of a {@code multipart/form-data} body, as a stream, parsed as it is read
@@ -109,9 +108,9 @@ final class MultipartFile extends InputStream {
       bodyEnded = true;
       parser.parse(Content.Chunk.EOF);
     } else {
-      // Not reference-counted: the buffer is ours, reused for the next feed once this one is taken.
-      parser.parse(
-          Content.Chunk.asChunk(ByteBuffer.wrap(input, 0, n), false, Retainable.NON_RETAINABLE));
+      // A chunk that can be retained, so that the parser slices it rather than copying it; the
+      // buffer is reused for the next feed, once this one's content has been taken.
+      parser.parse(Content.Chunk.from(ByteBuffer.wrap(input, 0, n), false));
     }
     if (listener.failure != null) {
       throw listener.failure;

@@ -16,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -393,6 +394,25 @@ class RestFilesTest {
     assertThat(tree(up).path("sha256").asText()).isEqualTo(Sha256.hex(data));
     assertThat(http.allocatedBy("upload"))
         .as("bytes allocated serving a 32 MiB upload")
+        .isLessThan(8L << 20);
+
+    HttpResponse<String> form =
+        http.send(
+            http.request("/sessions/rf-heap/files")
+                .header("X-Test-Measure", "form")
+                .header("Content-Type", "multipart/form-data; boundary=HeapTest")
+                .POST(
+                    HttpRequest.BodyPublishers.ofByteArrays(
+                        List.of(
+                            ("--HeapTest\r\nContent-Disposition: form-data; name=\"file\";"
+                                    + " filename=\"form.bin\"\r\n\r\n")
+                                .getBytes(StandardCharsets.US_ASCII),
+                            data,
+                            "\r\n--HeapTest--\r\n".getBytes(StandardCharsets.US_ASCII)))));
+    assertThat(form.statusCode()).as(form.body()).isEqualTo(201);
+    assertThat(tree(form).path("sha256").asText()).isEqualTo(Sha256.hex(data));
+    assertThat(http.allocatedBy("form"))
+        .as("bytes allocated serving a 32 MiB multipart upload")
         .isLessThan(8L << 20);
 
     HttpResponse<InputStream> down =
