@@ -74,7 +74,10 @@ final class FileRoutes {
                   uploadMaxBytes + RestLimits.FORM_OVERHEAD_BYTES,
                   "upload_max_bytes + 64 KiB for the form");
               MultipartFile file =
-                  MultipartFile.open(c.request().getInputStream(), c.request().getContentType());
+                  MultipartFile.open(
+                      c.request().getInputStream(),
+                      c.request().getContentType(),
+                      uploadMaxBytes + RestLimits.FORM_OVERHEAD_BYTES);
               return uploaded(
                   c.service()
                       .uploadStream(

@@ -22,15 +22,18 @@ final class MultipartFile extends InputStream {
   private static final int CHUNK = 64 * 1024;
 
   private final InputStream body;
+  private final long maxBodyBytes;
   private final MultiPart.Parser parser;
   private final Listener listener = new Listener();
   private final byte[] input = new byte[CHUNK];
   private ByteBuffer pending = ByteBuffer.allocate(2 * CHUNK).flip();
   private String filename;
   private boolean bodyEnded;
+  private long bodyBytes;
 
-  private MultipartFile(InputStream body, String boundary) {
+  private MultipartFile(InputStream body, String boundary, long maxBodyBytes) {
     this.body = body;
+    this.maxBodyBytes = maxBodyBytes;
     this.parser = new MultiPart.Parser(boundary, listener);
     this.parser.setMaxParts(2);
   }
@@ -39,11 +42,15 @@ final class MultipartFile extends InputStream {
    * Reads the form up to the file part's content.
    *
    * @param contentType the request's, with its boundary
+   * @param maxBodyBytes the most of the body read, file and form together: past it (an endless
+   *     preamble or epilogue, which the parser would skip for ever) the stream fails with {@code
+   *     payload_too_large}
    * @throws PysandboxException {@code unsupported_media_type} when it is not a multipart form,
    *     {@code invalid_argument} when the form is malformed or its first part is not a file named
    *     {@code file}
    */
-  static MultipartFile open(InputStream body, String contentType) throws IOException {
+  static MultipartFile open(InputStream body, String contentType, long maxBodyBytes)
+      throws IOException {
     String boundary = contentType == null ? null : MultiPart.extractBoundary(contentType);
     if (contentType == null
         || !contentType.trim().toLowerCase(java.util.Locale.ROOT).startsWith("multipart/form-data")
@@ -55,7 +62,7 @@ final class MultipartFile extends InputStream {
               + PysandboxException.quote(contentType)
               + " (or PUT the bytes to /sessions/{session_id}/files/{name})");
     }
-    MultipartFile f = new MultipartFile(body, boundary);
+    MultipartFile f = new MultipartFile(body, boundary, maxBodyBytes);
     while (f.filename == null) {
       if (!f.feed()) {
         throw PysandboxException.invalid("the form has no part named '" + PART + "'");
@@ -104,6 +111,14 @@ final class MultipartFile extends InputStream {
       return false;
     }
     int n = body.read(input);
+    if (n > 0) {
+      bodyBytes += n;
+      if (bodyBytes > maxBodyBytes) {
+        throw new PysandboxException(
+            ErrorCode.PAYLOAD_TOO_LARGE,
+            "the form is over " + maxBodyBytes + " bytes (upload_max_bytes + 64 KiB for the form)");
+      }
+    }
     if (n < 0) {
       bodyEnded = true;
       parser.parse(Content.Chunk.EOF);

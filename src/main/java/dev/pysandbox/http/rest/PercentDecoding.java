@@ -26,9 +26,16 @@ final class PercentDecoding {
       return raw;
     }
     ByteArrayOutputStream out = new ByteArrayOutputStream(raw.length());
+    int plain = 0; // start of the run of characters taken as they are
     for (int i = 0; i < raw.length(); i++) {
       char c = raw.charAt(i);
-      if (c == '%') {
+      if (c != '%' && (c != '+' || !plusIsSpace)) {
+        continue;
+      }
+      out.writeBytes(raw.substring(plain, i).getBytes(StandardCharsets.UTF_8));
+      if (c == '+') {
+        out.write(' ');
+      } else {
         int hi = i + 2 < raw.length() ? Character.digit(raw.charAt(i + 1), 16) : -1;
         int lo = hi >= 0 ? Character.digit(raw.charAt(i + 2), 16) : -1;
         if (lo < 0) {
@@ -37,13 +44,10 @@ final class PercentDecoding {
         }
         out.write(hi << 4 | lo);
         i += 2;
-      } else if (c == '+' && plusIsSpace) {
-        out.write(' ');
-      } else {
-        byte[] b = String.valueOf(c).getBytes(StandardCharsets.UTF_8);
-        out.write(b, 0, b.length);
       }
+      plain = i + 1;
     }
+    out.writeBytes(raw.substring(plain).getBytes(StandardCharsets.UTF_8));
     try {
       return StandardCharsets.UTF_8
           .newDecoder()

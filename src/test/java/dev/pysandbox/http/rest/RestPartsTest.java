@@ -57,6 +57,7 @@ class RestPartsTest {
     assertThat(PercentDecoding.decode("a+b", false)).isEqualTo("a+b");
     assertThat(PercentDecoding.decode("a+b%20c", true)).isEqualTo("a b c");
     assertThat(PercentDecoding.decode("caf%C3%A9", false)).isEqualTo("café");
+    assertThat(PercentDecoding.decode("😀%20é+", true)).isEqualTo("😀 é ");
     for (String bad : List.of("%", "%2", "%zz", "%C3", "%FF")) {
       assertThatThrownBy(() -> PercentDecoding.decode(bad, false))
           .as(bad)
@@ -139,7 +140,7 @@ class RestPartsTest {
             + "\r\n--XyZ--\r\n";
     for (int step : new int[] {1, 2, 3, 7, 64, 1 << 20}) {
       MultipartFile f =
-          MultipartFile.open(dripping(body, step), "multipart/form-data; boundary=XyZ");
+          MultipartFile.open(dripping(body, step), "multipart/form-data; boundary=XyZ", 1 << 20);
       assertThat(f.filename()).isEqualTo("f.txt");
       assertThat(new String(f.readAllBytes(), StandardCharsets.ISO_8859_1))
           .as("read " + step + " bytes at a time")
@@ -155,21 +156,37 @@ class RestPartsTest {
     for (int step : new int[] {1, 1000}) {
       assertThatThrownBy(
               () ->
-                  MultipartFile.open(dripping(second, step), "multipart/form-data; boundary=b")
+                  MultipartFile.open(
+                          dripping(second, step), "multipart/form-data; boundary=b", 1 << 20)
                       .readAllBytes())
           .hasMessageContaining("more than one part");
     }
     String unfinished =
         "--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a\"\r\n\r\nAAAA";
     MultipartFile g =
-        MultipartFile.open(dripping(unfinished, 1000), "multipart/form-data; boundary=b");
+        MultipartFile.open(dripping(unfinished, 1000), "multipart/form-data; boundary=b", 1 << 20);
     assertThatThrownBy(g::readAllBytes).isInstanceOf(PysandboxException.class);
     String noFilename =
         "--b\r\nContent-Disposition: form-data; name=\"file\"\r\n\r\nA\r\n--b--\r\n";
     assertThatThrownBy(
-            () -> MultipartFile.open(dripping(noFilename, 1000), "multipart/form-data; boundary=b"))
+            () ->
+                MultipartFile.open(
+                    dripping(noFilename, 1000), "multipart/form-data; boundary=b", 1 << 20))
         .hasMessageContaining("no filename");
-    assertThatThrownBy(() -> MultipartFile.open(dripping("", 1), "text/plain"))
+    assertThatThrownBy(() -> MultipartFile.open(dripping("", 1), "text/plain", 1 << 20))
         .hasMessageContaining("multipart/form-data");
+    InputStream endlessPreamble =
+        new InputStream() {
+          @Override
+          public int read() {
+            return 'x';
+          }
+        };
+    assertThatThrownBy(
+            () -> MultipartFile.open(endlessPreamble, "multipart/form-data; boundary=b", 100_000))
+        .satisfies(
+            e ->
+                assertThat(((PysandboxException) e).code())
+                    .isEqualTo(dev.pysandbox.api.ErrorCode.PAYLOAD_TOO_LARGE));
   }
 }
