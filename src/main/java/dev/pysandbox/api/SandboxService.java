@@ -69,6 +69,26 @@ public interface SandboxService extends AutoCloseable {
   /** Writes a file into a session's workspace, creating the session if needed. */
   UploadResult uploadFile(UploadRequest request);
 
+  /**
+   * Writes a file into a session's workspace from a stream, creating the session if needed, without
+   * holding the content: it is written through a bounded buffer to a new temporary file (O_EXCL, no
+   * link followed) that is renamed into place, as {@link #uploadFile} writes, and removed if the
+   * upload fails. {@code content} is read to its end and not closed.
+   *
+   * @param filename a plain name, as {@link UploadRequest} requires (no directories)
+   * @param maxBytes the most bytes taken (the server's {@code upload_max_bytes} caps it)
+   * @throws PysandboxException {@code payload_too_large} when {@code content} has more, {@code
+   *     artifact_too_large} past the session's disk quota, {@code file_exists} without {@code
+   *     overwrite}, {@code invalid_argument} for a bad name or when reading {@code content} fails,
+   *     {@code session_busy}
+   */
+  UploadResult uploadStream(
+      String sessionId,
+      String filename,
+      java.io.InputStream content,
+      long maxBytes,
+      boolean overwrite);
+
   /** Files of a session's workspace or of a run; exactly one of the ids. */
   ArtifactList listArtifacts(String runId, String sessionId);
 
@@ -78,6 +98,17 @@ public interface SandboxService extends AutoCloseable {
    * @param maxSizeBytes refuse files larger than this with {@code artifact_too_large}
    */
   ArtifactContent readArtifact(String runId, String sessionId, String path, long maxSizeBytes);
+
+  /**
+   * One file of a session's workspace or of a run, opened for streaming, of any size: the file is
+   * opened as {@link #readArtifact} opens it (by descriptor, a link refused rather than followed),
+   * hashed through that descriptor, and read through it. Exactly one of the ids.
+   *
+   * @return the open file; the caller closes it
+   * @throws PysandboxException {@code invalid_argument} (a path that is not plain and relative, a
+   *     directory), {@code not_found}, {@code forbidden} (a link, a FIFO, a leased file)
+   */
+  FileStream openArtifact(String runId, String sessionId, String path);
 
   /** A run's {@code __outputs__}. */
   RunOutputs getRunOutputs(String runId);

@@ -21,6 +21,19 @@ public record UploadRequest(
 
   public UploadRequest {
     Ids.requireSessionId(sessionId);
+    requireFilename(filename);
+    if ((content == null) == (contentBase64 == null)) {
+      throw PysandboxException.invalid("give exactly one of content and content_base64");
+    }
+  }
+
+  /**
+   * The rule for an uploaded file's name, for every way a file is uploaded.
+   *
+   * @return {@code filename}
+   * @throws PysandboxException {@code invalid_argument} naming the rule
+   */
+  public static String requireFilename(String filename) {
     if (filename == null
         || !FILENAME.matcher(filename).matches()
         || filename.contains("..")
@@ -31,8 +44,6 @@ public record UploadRequest(
               + " is invalid: use 1-255 letters, digits, '.', '_' or '-', without '..' (no"
               + " directories)");
     }
-    if ((content == null) == (contentBase64 == null)) {
-      throw PysandboxException.invalid("give exactly one of content and content_base64");
-    }
+    return filename;
   }
 }

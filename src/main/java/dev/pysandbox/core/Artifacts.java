@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
@@ -65,6 +66,19 @@ final class Artifacts {
     RequestValidator.requireExactlyOne(runId, sessionId);
     RequestValidator.maxSizeBytes(maxSizeBytes);
     WorkspaceAccess.validatePath(path);
+    return WorkspaceAccess.read(
+        root(tenant, runId, sessionId), path, maxSizeBytes, readMaxBytes, where(runId, sessionId));
+  }
+
+  /** One file opened for streaming, of any size (see {@link WorkspaceAccess#open}). */
+  FileStream open(String tenant, String runId, String sessionId, String path) {
+    RequestValidator.requireExactlyOne(runId, sessionId);
+    WorkspaceAccess.validatePath(path);
+    return WorkspaceAccess.open(root(tenant, runId, sessionId), path, where(runId, sessionId));
+  }
+
+  /** The directory a session's or a run's files are read from. */
+  private Path root(String tenant, String runId, String sessionId) {
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);
       Session s = sessions.require(new SessionKey(tenant, sessionId));
@@ -73,14 +87,17 @@ final class Artifacts {
         throw new PysandboxException(
             ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no workspace yet");
       }
-      return WorkspaceAccess.read(
-          sandbox.workspace(), path, maxSizeBytes, readMaxBytes, "session '" + sessionId + "'");
+      return sandbox.workspace();
     }
     runs.apply(tenant, runId);
     Path dir = layout.runFiles(runId);
     if (!Files.isDirectory(dir)) {
       throw new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " kept no files");
     }
-    return WorkspaceAccess.read(dir, path, maxSizeBytes, readMaxBytes, "run " + runId);
+    return dir;
+  }
+
+  private static String where(String runId, String sessionId) {
+    return sessionId != null ? "session '" + sessionId + "'" : "run " + runId;
   }
 }

@@ -6,6 +6,7 @@ import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
@@ -23,6 +24,7 @@ import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.List;
@@ -171,6 +173,12 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public UploadResult uploadStream(
+      String sessionId, String filename, InputStream content, long maxBytes, boolean overwrite) {
+    return local.uploadStream(sessionId, filename, content, maxBytes, overwrite);
+  }
+
+  @Override
   public ArtifactList listArtifacts(String runId, String sessionId) {
     return local.listArtifacts(runId, sessionId);
   }
@@ -179,6 +187,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   public ArtifactContent readArtifact(
       String runId, String sessionId, String path, long maxSizeBytes) {
     return local.readArtifact(runId, sessionId, path, maxSizeBytes);
+  }
+
+  @Override
+  public FileStream openArtifact(String runId, String sessionId, String path) {
+    return local.openArtifact(runId, sessionId, path);
   }
 
   @Override

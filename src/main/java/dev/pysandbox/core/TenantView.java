@@ -5,6 +5,7 @@ import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.Limits;
@@ -21,6 +22,7 @@ import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.store.SessionKey;
+import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
 
@@ -138,6 +140,17 @@ final class TenantView implements SandboxService {
   @Override
   public UploadResult uploadFile(UploadRequest req) {
     return core.uploads.upload(tenant, req);
+  }
+
+  @Override
+  public UploadResult uploadStream(
+      String sessionId, String filename, InputStream content, long maxBytes, boolean overwrite) {
+    return core.uploads.uploadStream(tenant, sessionId, filename, content, maxBytes, overwrite);
+  }
+
+  @Override
+  public FileStream openArtifact(String runId, String sessionId, String path) {
+    return core.artifacts.open(tenant, runId, sessionId, path);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.UploadRequest;
@@ -8,15 +9,21 @@ import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.store.SessionKey;
+import dev.pysandbox.util.Sha256;
 import java.io.IOException;
+import java.io.InputStream;
+import java.nio.ByteBuffer;
+import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.security.MessageDigest;
 import java.util.Base64;
+import java.util.HexFormat;
 
 /**
  * Puts a file into a session's workspace: the content decoded (text, or strict base64 whose size is
- * checked before decoding), the session's disk quota checked, the file written as the sandbox's
- * host user, and the session's file snapshot brought up to date.
+ * checked before decoding) or streamed through a bounded buffer, the session's disk quota checked,
+ * the file written as the sandbox's host user, and the session's file snapshot brought up to date.
  */
 final class Uploads {
   private final long uploadMaxBytes;
@@ -45,18 +52,7 @@ final class Uploads {
           long quota = sandbox.limits().diskBytes();
           if (s.workspaceBytes() + data.length > quota
               || data.length > roomInOwnFileSystem(sandbox)) {
-            throw new PysandboxException(
-                ErrorCode.ARTIFACT_TOO_LARGE,
-                "the file ("
-                    + data.length
-                    + " bytes) would take session '"
-                    + s.id
-                    + "' past its disk quota of "
-                    + quota / Limits.MIB
-                    + " MiB ("
-                    + s.workspaceBytes()
-                    + " bytes used); delete files first or ask create_session for a larger"
-                    + " disk_quota_mb");
+            throw overQuota(s.id, Long.toString(data.length), quota, s.workspaceBytes());
           }
           UploadResult r =
               WorkspaceAccess.write(
@@ -64,6 +60,109 @@ final class Uploads {
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           return r;
         });
+  }
+
+  /**
+   * Streams a file into a session's workspace through a bounded buffer: at most {@code
+   * min(maxBytes, upload_max_bytes)} bytes are read, and no more than the session's disk quota
+   * leaves room for; past either the partial file is removed.
+   */
+  UploadResult uploadStream(
+      String tenant,
+      String sessionId,
+      String filename,
+      InputStream content,
+      long maxBytes,
+      boolean overwrite) {
+    Ids.requireSessionId(sessionId);
+    UploadRequest.requireFilename(filename);
+    if (maxBytes < 0) {
+      throw PysandboxException.invalid("maxBytes must be 0 or more, got " + maxBytes);
+    }
+    long limit = Math.min(maxBytes, uploadMaxBytes);
+    requireBackend.run();
+    Session s = sessions.open(new SessionKey(tenant, sessionId), null);
+    boolean root = HostUser.currentUid() == 0;
+    return sessions.with(
+        s,
+        sandbox -> {
+          HostUser owner = root ? sandbox.hostUser() : null;
+          long quota = sandbox.limits().diskBytes();
+          long used = s.workspaceBytes();
+          long room = Math.min(Math.max(0, quota - used), roomInOwnFileSystem(sandbox));
+          UploadResult r =
+              WorkspaceAccess.write(
+                  s.id,
+                  sandbox.workspace(),
+                  filename,
+                  file -> {
+                    WorkspaceAccess.Written w = copy(content, file, limit, room);
+                    if (w == null) {
+                      throw overQuota(s.id, "over " + room, quota, used);
+                    }
+                    return w;
+                  },
+                  overwrite,
+                  owner);
+          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
+          return r;
+        });
+  }
+
+  /**
+   * Copies {@code in} to {@code out}, 64 KiB at a time, hashing what it writes.
+   *
+   * @return what was written, or {@code null} when there was more than {@code room}
+   * @throws PysandboxException {@code payload_too_large} past {@code limit}, {@code
+   *     invalid_argument} when {@code in} fails (the client stopped sending)
+   */
+  private static WorkspaceAccess.Written copy(
+      InputStream in, WritableByteChannel out, long limit, long room) throws IOException {
+    MessageDigest md = Sha256.newDigest();
+    byte[] buf = new byte[64 * 1024];
+    long total = 0;
+    while (true) {
+      int n;
+      try {
+        n = in.read(buf);
+      } catch (IOException e) {
+        throw PysandboxException.invalid(
+            "the upload ended before its end after " + total + " bytes: " + e.getMessage());
+      }
+      if (n < 0) {
+        return new WorkspaceAccess.Written(total, HexFormat.of().formatHex(md.digest()));
+      }
+      total += n;
+      if (total > limit) {
+        throw new PysandboxException(
+            ErrorCode.PAYLOAD_TOO_LARGE,
+            "the file is over " + limit + " bytes, the limit (upload_max_bytes); nothing was kept");
+      }
+      if (total > room) {
+        return null;
+      }
+      md.update(buf, 0, n);
+      ByteBuffer chunk = ByteBuffer.wrap(buf, 0, n);
+      while (chunk.hasRemaining()) {
+        out.write(chunk);
+      }
+    }
+  }
+
+  private static PysandboxException overQuota(
+      String sessionId, String size, long quota, long used) {
+    return new PysandboxException(
+        ErrorCode.ARTIFACT_TOO_LARGE,
+        "the file ("
+            + size
+            + " bytes) would take session '"
+            + sessionId
+            + "' past its disk quota of "
+            + quota / Limits.MIB
+            + " MiB ("
+            + used
+            + " bytes used); delete files first or ask create_session for a larger"
+            + " disk_quota_mb");
   }
 
   /**

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.FileInfo;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
@@ -25,6 +26,7 @@ import java.nio.file.attribute.BasicFileAttributeView;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.UserPrincipalLookupService;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
@@ -67,6 +69,18 @@ final class WorkspaceAccess {
     return parts;
   }
 
+  /** What a {@link Content} wrote: its size and the sha256 of exactly those bytes. */
+  record Written(long size, String sha256) {}
+
+  /** Writes a file's bytes into the new, empty file it is given. */
+  @FunctionalInterface
+  interface Content {
+    /**
+     * @throws PysandboxException to give up (the partial file is removed)
+     */
+    Written writeTo(SeekableByteChannel file) throws IOException;
+  }
+
   /**
    * Writes one file at the top of the workspace, owned by the sandbox user.
    *
@@ -78,6 +92,36 @@ final class WorkspaceAccess {
       Path workspace,
       String filename,
       byte[] data,
+      boolean overwrite,
+      HostUser owner) {
+    return write(
+        sessionId,
+        workspace,
+        filename,
+        ch -> {
+          ByteBuffer buf = ByteBuffer.wrap(data);
+          while (buf.hasRemaining()) {
+            ch.write(buf);
+          }
+          return new Written(data.length, Sha256.hex(data));
+        },
+        overwrite,
+        owner);
+  }
+
+  /**
+   * Writes one file at the top of the workspace, owned by the sandbox user: {@code content} fills a
+   * new temporary file (O_EXCL, no link followed), which is then renamed over the name. If {@code
+   * content} fails, the temporary file is removed and nothing else changed.
+   *
+   * @param filename a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it
+   * @param owner the sandbox user, or {@code null} when the server itself is that user
+   */
+  static UploadResult write(
+      String sessionId,
+      Path workspace,
+      String filename,
+      Content content,
       boolean overwrite,
       HostUser owner) {
     try (DirectoryStream<Path> top = Files.newDirectoryStream(workspace)) {
@@ -97,14 +141,12 @@ final class WorkspaceAccess {
             filename + " is a directory in session '" + sessionId + "'");
       }
       Path tmp = Path.of(".pysandbox-upload-" + RandomIds.hex(8));
+      Written written;
       try (SeekableByteChannel ch =
           dir.newByteChannel(
               tmp, Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW, NOFOLLOW))) {
-        ByteBuffer buf = ByteBuffer.wrap(data);
-        while (buf.hasRemaining()) {
-          ch.write(buf);
-        }
-      } catch (IOException e) {
+        written = content.writeTo(ch);
+      } catch (IOException | RuntimeException e) {
         try {
           dir.deleteFile(tmp);
         } catch (IOException gone) {
@@ -123,8 +165,8 @@ final class WorkspaceAccess {
       return new UploadResult(
           sessionId,
           filename,
-          data.length,
-          Sha256.hex(data),
+          written.size(),
+          written.sha256(),
           WorkspaceFiles.mediaType(filename),
           existing != null);
     } catch (IOException e) {
@@ -161,9 +203,7 @@ final class WorkspaceAccess {
   }
 
   /**
-   * Reads one regular file under {@code root}: each directory on the way opened relative to its
-   * parent with O_NOFOLLOW, the file with O_NOFOLLOW | O_NONBLOCK (a FIFO or a leased file never
-   * makes the call wait), and what was opened checked on its descriptor. At most {@code
+   * Reads one regular file under {@code root} (opened as {@link #openRegular} does). At most {@code
    * min(maxSizeBytes, readMaxBytes)} bytes are read, and only as many are held.
    *
    * @param readMaxBytes the server's cap ({@code read_max_bytes})
@@ -172,8 +212,75 @@ final class WorkspaceAccess {
    */
   static ArtifactContent read(
       Path root, String path, long maxSizeBytes, long readMaxBytes, String where) {
+    Opened opened = openRegular(root, path, where);
+    try (Descriptor file = opened.file()) {
+      Stat st = opened.stat();
+      long cap = Math.min(maxSizeBytes, readMaxBytes);
+      if (st.size() > cap) {
+        throw new PysandboxException(
+            ErrorCode.ARTIFACT_TOO_LARGE,
+            path
+                + " is "
+                + st.size()
+                + " bytes, over "
+                + (readMaxBytes < maxSizeBytes
+                    ? "the server's read_max_bytes "
+                        + readMaxBytes
+                        + " (max_size_bytes is capped at it)"
+                    : "max_size_bytes " + maxSizeBytes));
+      }
+      return content(path, readUpTo(file, (int) st.size()));
+    } catch (IOException e) {
+      throw new PysandboxException(
+          ErrorCode.INTERNAL, "could not read " + path + " in " + where + ": " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Opens one regular file under {@code root} for streaming, of any size: its hash is computed
+   * through the descriptor (holes as zeros, unread), and its content is read through it.
+   *
+   * @throws PysandboxException as {@link #openRegular}
+   */
+  static FileStream open(Path root, String path, String where) {
+    Opened opened = openRegular(root, path, where);
+    Descriptor file = opened.file();
+    try {
+      Stat st = opened.stat();
+      String sha256 = FileContents.sha256(file, st.size());
+      return new FileStream(
+          path,
+          WorkspaceFiles.mediaType(path),
+          st.size(),
+          sha256,
+          Instant.EPOCH.plusNanos(st.mtimeNanos()),
+          new DescriptorInputStream(file, st.size()));
+    } catch (IOException | RuntimeException e) {
+      file.close();
+      if (e instanceof RuntimeException r) {
+        throw r;
+      }
+      throw new PysandboxException(
+          ErrorCode.INTERNAL, "could not read " + path + " in " + where + ": " + e.getMessage(), e);
+    }
+  }
+
+  /** A regular file opened by descriptor, and what {@code fstat} said about it. */
+  private record Opened(Descriptor file, Stat stat) {}
+
+  /**
+   * Opens one regular file under {@code root}: each directory on the way opened relative to its
+   * parent with O_NOFOLLOW, the file with O_NOFOLLOW | O_NONBLOCK (a FIFO or a leased file never
+   * makes the call wait), and what was opened checked on its descriptor. The directories are closed
+   * again; the caller closes the file.
+   *
+   * @throws PysandboxException {@code invalid_argument} (a path that is not plain and relative, a
+   *     directory), {@code not_found}, {@code forbidden} (a link, a FIFO, a lease)
+   */
+  private static Opened openRegular(Path root, String path, String where) {
     List<String> parts = validatePath(path);
     List<Descriptor> opened = new ArrayList<>();
+    Descriptor file = null;
     try {
       Descriptor dir;
       try {
@@ -195,13 +302,11 @@ final class WorkspaceAccess {
         opened.add(dir);
       }
       byte[] name = parts.get(parts.size() - 1).getBytes(StandardCharsets.UTF_8);
-      Descriptor file;
       try {
         file = dir.openFile(name);
       } catch (Descriptor.ErrnoException e) {
         throw refused(e, dir, name, path, where, path);
       }
-      opened.add(file);
       Stat st = file.stat();
       if (st.isDirectory()) {
         throw PysandboxException.invalid(path + " is a directory in " + where + "; name a file");
@@ -211,25 +316,16 @@ final class WorkspaceAccess {
             ErrorCode.FORBIDDEN,
             path + " is " + st.kind() + " in " + where + ", not a regular file");
       }
-      long cap = Math.min(maxSizeBytes, readMaxBytes);
-      if (st.size() > cap) {
-        throw new PysandboxException(
-            ErrorCode.ARTIFACT_TOO_LARGE,
-            path
-                + " is "
-                + st.size()
-                + " bytes, over "
-                + (readMaxBytes < maxSizeBytes
-                    ? "the server's read_max_bytes "
-                        + readMaxBytes
-                        + " (max_size_bytes is capped at it)"
-                    : "max_size_bytes " + maxSizeBytes));
-      }
-      return content(path, readUpTo(file, (int) st.size()));
+      Opened result = new Opened(file, st);
+      file = null;
+      return result;
     } catch (IOException e) {
       throw new PysandboxException(
           ErrorCode.INTERNAL, "could not read " + path + " in " + where + ": " + e.getMessage(), e);
     } finally {
+      if (file != null) {
+        file.close();
+      }
       for (int i = opened.size() - 1; i >= 0; i--) {
         opened.get(i).close();
       }

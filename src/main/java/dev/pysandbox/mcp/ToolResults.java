@@ -4,11 +4,11 @@ import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.ResultOutputLimit;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunText;
 import dev.pysandbox.util.Sha256;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -75,10 +75,7 @@ final class ToolResults {
       json.put(
           "result", imagesOut(json.get("result"), RunResources.resultUri(run.runId()), images));
     }
-    if (outputLimit > 0) {
-      cap(json, "stdout", outputLimit);
-      cap(json, "stderr", outputLimit);
-    }
+    ResultOutputLimit.apply(json, outputLimit);
     McpSchema.CallToolResult.Builder b =
         McpSchema.CallToolResult.builder()
             .structuredContent(json)
@@ -113,51 +110,6 @@ final class ToolResults {
       }
     }
     return out;
-  }
-
-  /** Keeps the head and tail of one output stream within {@code limit} UTF-8 bytes. */
-  private static void cap(Map<String, Object> json, String stream, int limit) {
-    if (!(json.get(stream) instanceof String text)) {
-      return;
-    }
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    if (bytes.length <= limit) {
-      return;
-    }
-    int half = limit / 2;
-    String head = utf8Prefix(bytes, half);
-    String tail = utf8Suffix(bytes, half);
-    long omitted =
-        bytes.length
-            - head.getBytes(StandardCharsets.UTF_8).length
-            - tail.getBytes(StandardCharsets.UTF_8).length;
-    json.put(
-        stream,
-        head
-            + "\n[... pysandbox: "
-            + omitted
-            + " bytes not shown here (result_output_limit); get_run returns the recorded "
-            + stream
-            + " ...]\n"
-            + tail);
-    json.put(stream + "_truncated", true);
-    json.put(stream + "_omitted_bytes", omitted);
-  }
-
-  private static String utf8Prefix(byte[] b, int n) {
-    int end = n;
-    while (end > 0 && (b[end] & 0xC0) == 0x80) {
-      end--;
-    }
-    return new String(b, 0, end, StandardCharsets.UTF_8);
-  }
-
-  private static String utf8Suffix(byte[] b, int n) {
-    int start = b.length - n;
-    while (start < b.length && (b[start] & 0xC0) == 0x80) {
-      start++;
-    }
-    return new String(b, start, b.length - start, StandardCharsets.UTF_8);
   }
 
   /**

@@ -6,9 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.util.Sha256;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Base64;
 import java.util.List;
@@ -28,7 +31,10 @@ class FilesAndResultsTest {
 
   @BeforeAll
   static void start() {
-    service = TestServices.start(dataDir, Map.of("upload_max_bytes", "1000", "max_sessions", "50"));
+    service =
+        TestServices.start(
+            dataDir,
+            Map.of("upload_max_bytes", "1000", "max_sessions", "50", "read_max_bytes", "8192"));
   }
 
   @AfterAll
@@ -141,6 +147,111 @@ class FilesAndResultsTest {
     assertThat(service.listArtifacts(null, "esc").files())
         .extracting(f -> f.path())
         .containsExactly("big.txt", "dir/sub/ok.txt");
+  }
+
+  @Test
+  void openArtifact_streamsAFileOverReadMaxBytes_throughItsDescriptor_andRefusesWhatReadRefuses()
+      throws Exception {
+    service.run(
+        new ExecutionRequest(
+            "import os\nos.symlink('/etc/passwd', 'passwd')\nos.makedirs('d')\n"
+                + "open('d/big.bin', 'wb').write(bytes(range(256)) * 40)",
+            "stream",
+            null,
+            null));
+    byte[] expected = new byte[256 * 40];
+    for (int i = 0; i < expected.length; i++) {
+      expected[i] = (byte) i;
+    }
+    try (FileStream f = service.openArtifact(null, "stream", "d/big.bin")) {
+      assertThat(f.sizeBytes()).as("over read_max_bytes 8192").isEqualTo(10240);
+      assertThat(f.sha256()).isEqualTo(Sha256.hex(expected));
+      assertThat(f.path()).isEqualTo("d/big.bin");
+      assertThat(f.modifiedAt()).isAfter(java.time.Instant.now().minusSeconds(600));
+      f.content().skipNBytes(10000);
+      assertThat(f.content().readAllBytes())
+          .isEqualTo(java.util.Arrays.copyOfRange(expected, 10000, 10240));
+    }
+    for (var bad :
+        Map.of(
+                "passwd", ErrorCode.FORBIDDEN,
+                "../etc/passwd", ErrorCode.INVALID_ARGUMENT,
+                "/etc/passwd", ErrorCode.INVALID_ARGUMENT,
+                "d", ErrorCode.INVALID_ARGUMENT,
+                "nope", ErrorCode.NOT_FOUND)
+            .entrySet()) {
+      assertThatThrownBy(() -> service.openArtifact(null, "stream", bad.getKey()))
+          .as(bad.getKey())
+          .satisfies(e -> assertThat(codeOf(e)).isEqualTo(bad.getValue()));
+    }
+  }
+
+  @Test
+  void uploadStream_writesThroughABoundedBuffer_andLeavesNothingWhenCutOff() throws Exception {
+    var r =
+        service.uploadStream(
+            "streamup",
+            "s.txt",
+            new java.io.ByteArrayInputStream("streamed".getBytes(StandardCharsets.UTF_8)),
+            1000,
+            false);
+    assertThat(r.sizeBytes()).isEqualTo(8);
+    assertThat(r.sha256()).isEqualTo(Sha256.hex("streamed"));
+    assertThat(service.readArtifact(null, "streamup", "s.txt", 100).content())
+        .isEqualTo("streamed");
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "big.bin",
+                    new java.io.ByteArrayInputStream(new byte[1001]),
+                    5000,
+                    false))
+        .as("upload_max_bytes 1000 caps maxBytes")
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE));
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "big.bin",
+                    new java.io.ByteArrayInputStream(new byte[11]),
+                    10,
+                    false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.PAYLOAD_TOO_LARGE));
+    java.io.InputStream failing =
+        new java.io.InputStream() {
+          int left = 100;
+
+          @Override
+          public int read() throws java.io.IOException {
+            if (left == 0) {
+              throw new java.io.EOFException("the client went away");
+            }
+            left--;
+            return 'x';
+          }
+        };
+    assertThatThrownBy(() -> service.uploadStream("streamup", "cut.txt", failing, 1000, false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("the client went away");
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup", "s.txt", new java.io.ByteArrayInputStream(new byte[1]), 10, false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.FILE_EXISTS));
+    assertThatThrownBy(
+            () ->
+                service.uploadStream(
+                    "streamup",
+                    "d/x.txt",
+                    new java.io.ByteArrayInputStream(new byte[1]),
+                    10,
+                    false))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
+    RunRecord ls =
+        service.run(
+            new ExecutionRequest("import os\nsorted(os.listdir('.'))", "streamup", null, null));
+    assertThat(ls.result()).containsEntry("text/plain", "['s.txt']");
   }
 
   @Test

@@ -93,6 +93,14 @@ class TenantIsolationTest {
         s -> s.readArtifact(null, "nobody", "f.txt", 1000),
         null);
     assertSameNotFound(
+        s -> s.openArtifact(runId, null, "f.txt"),
+        s -> s.openArtifact(missingRun, null, "f.txt"),
+        runId);
+    assertSameNotFound(
+        s -> s.openArtifact(null, "only-alice", "f.txt"),
+        s -> s.openArtifact(null, "nobody", "f.txt"),
+        null);
+    assertSameNotFound(
         s -> s.getContext("only-alice", null), s -> s.getContext("nobody", null), null);
     assertSameNotFound(
         s -> s.setContext("only-alice", Map.of("x", 1)),

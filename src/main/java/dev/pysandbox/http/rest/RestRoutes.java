@@ -1,0 +1,221 @@
+package dev.pysandbox.http.rest;
+
+import static dev.pysandbox.http.rest.RestOperations.narrowed;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.ResultOutputLimit;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionList;
+import dev.pysandbox.api.op.Operation;
+import dev.pysandbox.api.op.Operations;
+import dev.pysandbox.http.rest.Route.Input;
+import dev.pysandbox.http.rest.Route.Output;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * The route table of {@code /api/v1}: each route a declared operation bound to a method and a path,
+ * and a handler that is a thin mapping from the parsed arguments to the core call the MCP tool of
+ * the same operation makes. Nothing here decides anything the core decides.
+ */
+final class RestRoutes {
+  private RestRoutes() {}
+
+  static List<Route> all(RestLimits limits) {
+    List<Route> all = new ArrayList<>();
+    all.addAll(runs(limits.resultOutputLimit()));
+    all.addAll(sessions());
+    all.addAll(FileRoutes.all(limits.uploadMaxBytes()));
+    all.add(
+        route(
+            "check_setup",
+            "GET",
+            "/setup",
+            Operations.CHECK_SETUP,
+            Input.QUERY,
+            200,
+            c -> c.service().checkSetup()));
+    return all;
+  }
+
+  private static List<Route> runs(int resultOutputLimit) {
+    return List.of(
+        route(
+            "run_python",
+            "POST",
+            "/runs",
+            Operations.RUN_PYTHON,
+            Input.JSON_FIELDS,
+            201,
+            c -> {
+              var a = c.args();
+              RunRecord r =
+                  c.service()
+                      .run(
+                          new ExecutionRequest(
+                              a.string("code"),
+                              a.string("session_id"),
+                              a.string("description"),
+                              a.integer("timeout_seconds")));
+              Map<String, Object> json = Json.toMap(r);
+              ResultOutputLimit.apply(json, resultOutputLimit);
+              c.response()
+                  .setHeader(
+                      "Location",
+                      c.request().getContextPath()
+                          + c.request().getServletPath()
+                          + "/runs/"
+                          + r.runId());
+              return json;
+            }),
+        route(
+            "list_runs",
+            "GET",
+            "/runs",
+            Operations.LIST_RUNS,
+            Input.QUERY,
+            200,
+            c -> {
+              var a = c.args();
+              String status = a.string("status");
+              return c.service()
+                  .listRuns(
+                      new RunQuery(
+                          a.integer("limit"),
+                          a.integer("offset"),
+                          status == null ? null : RunStatus.fromWire(status),
+                          a.string("session_id")));
+            }),
+        route(
+            "get_run",
+            "GET",
+            "/runs/{run_id}",
+            Operations.GET_RUN,
+            Input.QUERY,
+            200,
+            c -> c.service().getRun(c.args().string("run_id"), c.args().bool("include_code"))),
+        route(
+            "get_run_outputs",
+            "GET",
+            "/runs/{run_id}/outputs",
+            Operations.GET_RUN_OUTPUTS,
+            Input.QUERY,
+            200,
+            c -> c.service().getRunOutputs(c.args().string("run_id"))),
+        route(
+            "cancel_run",
+            "POST",
+            "/runs/{run_id}/cancel",
+            Operations.CANCEL_RUN,
+            Input.JSON_FIELDS,
+            200,
+            c -> c.service().cancelRun(c.args().string("run_id"))));
+  }
+
+  private static List<Route> sessions() {
+    return List.of(
+        route(
+            "create_session",
+            "POST",
+            "/sessions",
+            Operations.CREATE_SESSION,
+            Input.JSON_FIELDS,
+            200,
+            c -> {
+              var a = c.args();
+              return c.service()
+                  .createSession(
+                      a.string("session_id"),
+                      a.integer("ttl_minutes"),
+                      new LimitRequest(
+                          a.integer("memory_limit_mb"),
+                          a.integer("pids_limit"),
+                          a.number("cpu_limit"),
+                          a.integer("disk_quota_mb")));
+            }),
+        route(
+            "list_sessions",
+            "GET",
+            "/sessions",
+            Operations.LIST_SESSIONS,
+            Input.QUERY,
+            200,
+            c -> new SessionList(c.service().listSessions())),
+        route(
+            "get_session",
+            "GET",
+            "/sessions/{session_id}",
+            RestOperations.GET_SESSION,
+            Input.QUERY,
+            200,
+            c -> {
+              String id = Ids.requireSessionId(c.args().string("session_id"));
+              for (SessionInfo s : c.service().listSessions()) {
+                if (s.sessionId().equals(id)) {
+                  return s;
+                }
+              }
+              throw new PysandboxException(
+                  ErrorCode.NOT_FOUND,
+                  "no open session '" + id + "' (create it with POST /sessions)");
+            }),
+        route(
+            "close_session",
+            "DELETE",
+            "/sessions/{session_id}",
+            Operations.CLOSE_SESSION,
+            Input.QUERY,
+            200,
+            c -> c.service().closeSession(c.args().string("session_id"))),
+        route(
+            "get_context",
+            "GET",
+            "/sessions/{session_id}/context",
+            Operations.GET_CONTEXT,
+            Input.QUERY,
+            200,
+            c -> c.service().getContext(c.args().string("session_id"), c.args().strings("names"))),
+        route(
+            "set_context",
+            "PUT",
+            "/sessions/{session_id}/context",
+            Operations.SET_CONTEXT,
+            Input.JSON_VALUES,
+            200,
+            c -> c.service().setContext(c.args().string("session_id"), c.args().object("values"))),
+        route(
+            "clear_context",
+            "DELETE",
+            "/sessions/{session_id}/context",
+            Operations.CLEAR_CONTEXT,
+            Input.QUERY,
+            200,
+            c -> c.service().clearContext(c.args().string("session_id"))));
+  }
+
+  /** A route answering with the JSON of {@code op}'s result. */
+  static Route route(
+      String id,
+      String method,
+      String path,
+      Operation op,
+      Input input,
+      int status,
+      Route.Handler handler) {
+    return new Route(id, method, PathTemplate.of(path), op, input, Output.JSON, status, handler);
+  }
+
+  /** {@code op} narrowed to the arguments named (see {@link RestOperations#narrowed}). */
+  static Operation only(Operation op, String path, String... names) {
+    return narrowed(op, PathTemplate.of(path).variables(), names);
+  }
+}

@@ -1,0 +1,245 @@
+package dev.pysandbox.http.rest;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.Tenants;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.Operation;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.http.ErrorBodies;
+import dev.pysandbox.http.rest.Route.Input;
+import dev.pysandbox.http.rest.Route.Output;
+import jakarta.servlet.http.HttpServlet;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The REST face, {@code /api/v1}: every route is a declared operation ({@link RestRoutes}), its
+ * arguments gathered from the path, the query or the JSON body and parsed by the same {@link
+ * Operation#parse} as MCP's, its answer the JSON of the same api records ({@link Json}), its errors
+ * {@link ErrorBodies}. It trusts the server in front of it to have authenticated the request and to
+ * have put the caller's tenant in the request attribute {@value #TENANT_ATTRIBUTE}; without one it
+ * answers 401 (fails closed). Only {@code GET /api/v1/openapi.json} needs no tenant.
+ *
+ * <p>Mount it at {@value #MAPPING}. It routes on the path as the client sent it ({@code
+ * getRequestURI()}, not the container's normalised path info), so that a file path reaches the core
+ * exactly as it was written, decoded once.
+ */
+public final class RestServlet extends HttpServlet {
+  private static final long serialVersionUID = 1L;
+  private static final Logger log = LoggerFactory.getLogger(RestServlet.class);
+
+  /** The request attribute with the caller's tenant (a String), set by the server's auth. */
+  public static final String TENANT_ATTRIBUTE = "pysandbox.tenant";
+
+  /** The request attribute with the request's id (a String), for the log. */
+  public static final String REQUEST_ID_ATTRIBUTE = "pysandbox.request_id";
+
+  /** Where the servlet is mounted. */
+  public static final String MAPPING = "/api/v1/*";
+
+  private final transient Tenants tenants;
+  private final transient RestLimits limits;
+  private final transient List<Route> routes;
+
+  /**
+   * @param uploadMaxBytes {@code upload_max_bytes}: the largest uploaded file
+   * @param codeMaxBytes {@code code_max_bytes}: a JSON body may be 1 MiB more
+   * @param resultOutputLimit {@code result_output_limit}: bytes of each output stream a POST /runs
+   *     answer carries
+   */
+  public RestServlet(
+      Tenants tenants, long uploadMaxBytes, int codeMaxBytes, int resultOutputLimit) {
+    this.tenants = tenants;
+    this.limits = new RestLimits(uploadMaxBytes, codeMaxBytes, resultOutputLimit);
+    List<Route> all = new ArrayList<>(RestRoutes.all(limits));
+    Map<String, Object> document = new LinkedHashMap<>();
+    all.add(OpenApiDocument.route(() -> document));
+    document.putAll(OpenApiDocument.of(all));
+    this.routes = List.copyOf(all);
+  }
+
+  /** The servlet with the limits of {@code config}. */
+  public static RestServlet of(Tenants tenants, PysandboxConfig config) {
+    return new RestServlet(
+        tenants, config.uploadMaxBytes(), config.codeMaxBytes(), config.resultOutputLimitBytes());
+  }
+
+  /** The route table, the document's own route last. */
+  List<Route> routes() {
+    return routes;
+  }
+
+  @Override
+  protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    try {
+      dispatch(req, resp);
+    } catch (PysandboxException e) {
+      ErrorBodies.write(resp, e.code(), e.getMessage());
+    } catch (IOException e) {
+      // The client stopped sending or went away, or the answer broke off mid-file.
+      log.debug("{} {}: {} (request {})", req.getMethod(), req.getRequestURI(), e, requestId(req));
+      ErrorBodies.write(
+          resp, ErrorCode.INVALID_ARGUMENT, "the request could not be read: " + e.getMessage());
+    } catch (RuntimeException e) {
+      log.error(
+          "{} {} failed (request {})", req.getMethod(), req.getRequestURI(), requestId(req), e);
+      ErrorBodies.write(
+          resp,
+          ErrorCode.INTERNAL,
+          req.getMethod()
+              + " "
+              + req.getRequestURI()
+              + " failed inside the server (a bug; the server's log has the details under request"
+              + " "
+              + requestId(req)
+              + ")");
+    }
+  }
+
+  private void dispatch(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    boolean head = req.getMethod().equals("HEAD");
+    String method = head ? "GET" : req.getMethod();
+    List<String> segments = segments(req);
+    Route route = null;
+    TreeSet<String> allowed = new TreeSet<>();
+    for (Route r : routes) {
+      if (segments != null && r.path().matches(segments)) {
+        allowed.add(r.method());
+        if (r.method().equals(method)) {
+          route = r;
+        }
+      }
+    }
+    if (allowed.isEmpty()) {
+      throw new PysandboxException(
+          ErrorCode.NOT_FOUND,
+          "no route "
+              + req.getMethod()
+              + " "
+              + req.getRequestURI()
+              + " (GET "
+              + req.getContextPath()
+              + req.getServletPath()
+              + "/openapi.json lists them)");
+    }
+    if (route == null) {
+      if (allowed.contains("GET")) {
+        allowed.add("HEAD");
+      }
+      resp.setHeader("Allow", String.join(", ", allowed));
+      throw new PysandboxException(
+          ErrorCode.METHOD_NOT_ALLOWED,
+          req.getMethod()
+              + " is not allowed on "
+              + req.getRequestURI()
+              + " (allowed: "
+              + String.join(", ", allowed)
+              + ")");
+    }
+    SandboxService service = null;
+    if (route.output() != Output.DOCUMENT) {
+      if (!(req.getAttribute(TENANT_ATTRIBUTE) instanceof String tenant)) {
+        resp.setHeader("WWW-Authenticate", "Bearer");
+        throw new PysandboxException(
+            ErrorCode.UNAUTHENTICATED,
+            "the request came without a tenant: the server did not authenticate it");
+      }
+      service = tenants.forTenant(tenant);
+    }
+    Arguments args = route.op().parse(arguments(route, req, segments));
+    Object result = route.handler().handle(new Route.Call(service, args, req, resp));
+    if (result == null) {
+      return;
+    }
+    int status = route.status();
+    if (result instanceof Route.Reply reply) {
+      status = reply.status();
+      result = reply.body();
+    }
+    byte[] body = Json.mapper().writeValueAsBytes(result);
+    resp.setStatus(status);
+    resp.setContentType("application/json");
+    resp.setHeader("Cache-Control", "no-store");
+    resp.setContentLength(body.length);
+    if (!head) {
+      resp.getOutputStream().write(body);
+    }
+  }
+
+  /**
+   * The call's JSON arguments: the path's variables, and the query's or the body's members as the
+   * route takes them; an argument given twice is refused.
+   */
+  private Map<String, Object> arguments(Route route, HttpServletRequest req, List<String> segments)
+      throws IOException {
+    Operation op = route.op();
+    Map<String, List<String>> query = QueryArguments.parse(req.getQueryString());
+    Map<String, Object> args = new LinkedHashMap<>();
+    if (route.input() == Input.JSON_FIELDS || route.input() == Input.JSON_VALUES) {
+      if (!query.isEmpty()) {
+        throw PysandboxException.invalid(
+            op.name()
+                + " takes its arguments in the JSON body, not the query ("
+                + String.join(", ", query.keySet())
+                + ")");
+      }
+      Object body = JsonBodies.read(req, limits.jsonBodyMaxBytes());
+      if (route.input() == Input.JSON_VALUES) {
+        if (body != null) {
+          args.put("values", body);
+        }
+      } else if (body instanceof Map<?, ?> members) {
+        members.forEach((k, v) -> args.put((String) k, v));
+      } else if (body != null) {
+        throw PysandboxException.invalid(
+            op.name() + ": the body must be a JSON object of its arguments");
+      }
+    } else {
+      args.putAll(QueryArguments.convert(op, query));
+    }
+    route
+        .path()
+        .values(segments)
+        .forEach(
+            (name, value) -> {
+              if (args.containsKey(name)) {
+                throw PysandboxException.invalid(
+                    op.name()
+                        + ": argument '"
+                        + name
+                        + "' is given by the path ("
+                        + route.path()
+                        + "); leave it out of the "
+                        + (route.input() == Input.JSON_FIELDS ? "body" : "query"));
+              }
+              args.put(name, value);
+            });
+    return args;
+  }
+
+  /** The path below the mount point, as sent, in segments; {@code null} when it is not below it. */
+  private static List<String> segments(HttpServletRequest req) {
+    String raw = req.getRequestURI();
+    String mount = req.getContextPath() + req.getServletPath();
+    if (raw == null || !raw.startsWith(mount + "/")) {
+      return null;
+    }
+    return Arrays.asList(raw.substring(mount.length() + 1).split("/", -1));
+  }
+
+  private static String requestId(HttpServletRequest req) {
+    return req.getAttribute(REQUEST_ID_ATTRIBUTE) instanceof String id ? id : "(no id)";
+  }
+}
