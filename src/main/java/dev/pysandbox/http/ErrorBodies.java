@@ -1,0 +1,81 @@
+package dev.pysandbox.http;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * The one error shape of every HTTP answer, ours and the container's: {@code {"error": {"code",
+ * "message", "retryable"}}} with the code's HTTP status (the shape the MCP tools use for theirs).
+ */
+final class ErrorBodies {
+  static final String JSON_UTF8 = "application/json;charset=utf-8";
+
+  private ErrorBodies() {}
+
+  static String json(ErrorCode code, String message) {
+    Map<String, Object> error = new LinkedHashMap<>();
+    error.put("code", code.wireName());
+    error.put("message", message);
+    error.put("retryable", code.retryable());
+    return Json.write(Map.of("error", error));
+  }
+
+  /**
+   * The body for a status the container (or a servlet's {@code sendError}) chose; a server error
+   * never shows its cause, which is logged instead.
+   */
+  static String forStatus(int status, String message) {
+    ErrorCode code = codeFor(status);
+    String shown =
+        status >= 500 && status != 503
+            ? "the server failed to answer (a bug; the server's log has the details)"
+            : message == null || message.isBlank() ? reason(status) : message;
+    return json(code, shown);
+  }
+
+  /** Writes an error answer, unless the response is already under way. */
+  static void send(HttpServletResponse response, ErrorCode code, String message)
+      throws IOException {
+    if (response.isCommitted()) {
+      return;
+    }
+    response.resetBuffer();
+    response.setStatus(code.httpStatus());
+    response.setContentType(JSON_UTF8);
+    byte[] body = json(code, message).getBytes(StandardCharsets.UTF_8);
+    response.setContentLength(body.length);
+    response.getOutputStream().write(body);
+  }
+
+  static ErrorCode codeFor(int status) {
+    return switch (status) {
+      case 401 -> ErrorCode.UNAUTHENTICATED;
+      case 403 -> ErrorCode.FORBIDDEN;
+      case 404, 410 -> ErrorCode.NOT_FOUND;
+      case 405 -> ErrorCode.METHOD_NOT_ALLOWED;
+      case 413, 431 -> ErrorCode.PAYLOAD_TOO_LARGE;
+      case 415 -> ErrorCode.UNSUPPORTED_MEDIA_TYPE;
+      case 429 -> ErrorCode.RATE_LIMITED;
+      case 503 -> ErrorCode.BACKEND_UNAVAILABLE;
+      default -> status >= 500 ? ErrorCode.INTERNAL : ErrorCode.INVALID_ARGUMENT;
+    };
+  }
+
+  private static String reason(int status) {
+    return switch (status) {
+      case 400 -> "bad request";
+      case 404 -> "no such path";
+      case 405 -> "method not allowed here";
+      case 413 -> "request body too large";
+      case 414 -> "request URI too long";
+      case 431 -> "request headers too large";
+      case 503 -> "the server is not taking requests now";
+      default -> "HTTP " + status;
+    };
+  }
+}
