@@ -247,6 +247,61 @@ class HttpMcpIT {
   }
 
   @Test
+  void httpAndStdio_serveOneCore_fromOneProcess_andEndOfStdinStopsBoth(@TempDir Path data)
+      throws Exception {
+    CompletableFuture<URI> url = new CompletableFuture<>();
+    StdioClientTransport transport =
+        new StdioClientTransport(
+            ServerParameters.builder(TestServices.launcher().toString())
+                .args(
+                    "serve",
+                    "--http",
+                    "--stdio",
+                    "--port",
+                    "0",
+                    "--set",
+                    "http_auth=none",
+                    "--data-dir",
+                    data.toString())
+                .build(),
+            McpJsonDefaults.getMapper());
+    transport.setStdErrorHandler(
+        line -> {
+          int at = line.indexOf("listening on ");
+          if (at >= 0) {
+            url.complete(URI.create(line.substring(at + "listening on ".length()).strip()));
+          }
+        });
+    McpSyncClient stdio = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(60)).build();
+    try {
+      stdio.initialize();
+      call(stdio, "run_python", Map.of("code", "shared = 'both'", "session_id", "two-faces"));
+      try (McpSyncClient http = client(url.get(30, TimeUnit.SECONDS))) {
+        CallToolResult r =
+            call(http, "run_python", Map.of("code", "print(shared)", "session_id", "two-faces"));
+        assertThat(json(r)).containsEntry("stdout", "both\n");
+      }
+    } finally {
+      stdio.closeGracefully();
+    }
+    URI base = url.get();
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+    boolean stopped = false;
+    while (!stopped && System.nanoTime() < deadline) {
+      try {
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(base.resolve("/health")).build(),
+                HttpResponse.BodyHandlers.ofString());
+        Thread.sleep(200);
+      } catch (java.io.IOException e) {
+        stopped = true;
+      }
+    }
+    assertThat(stopped).as("the HTTP face stops when stdin ends").isTrue();
+  }
+
+  @Test
   void noKeysOffLoopback_isRefusedWithOneLineAndExit2() throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(
