@@ -227,6 +227,10 @@ class HttpFaceTest {
       assertThat(id).isNotEqualTo(bad).matches("[0-9a-f]{16}");
     }
     assertThat(get("/nowhere").headers().firstValue("X-Request-Id")).isPresent();
+    HttpResponse<String> containerError =
+        send("PUT", "/mcp", "{}", "X-API-Key", FakeKeys.GOOD, "X-Request-Id", "kept-on-405");
+    assertThat(containerError.statusCode()).isEqualTo(405);
+    assertThat(containerError.headers().firstValue("X-Request-Id")).hasValue("kept-on-405");
   }
 
   // -- DNS rebinding ---------------------------------------------------------------------------
