@@ -213,7 +213,7 @@ public final class PysandboxConfig {
    * Whether {@code host} is {@code localhost} or a loopback IP literal. No name is looked up: any
    * other name counts as not loopback.
    */
-  public static boolean isLoopback(String host) {
+  static boolean isLoopback(String host) {
     String h =
         host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
     if (h.equalsIgnoreCase("localhost")) {

@@ -64,9 +64,11 @@ public final class HttpFace {
   static final int MAX_REQUEST_HEADER_BYTES = 16 * 1024;
 
   /**
-   * A connection silent this long is closed (a run answers within its timeout, at most an hour).
+   * A connection that waits this long for the client (reading a request, writing an answer the
+   * client does not take, idle between requests) is closed. A request the server itself is still
+   * working on (a long run, an open MCP stream) is not waiting on the connection, and is not cut.
    */
-  static final Duration IDLE_TIMEOUT = Duration.ofMinutes(65);
+  static final Duration IDLE_TIMEOUT = Duration.ofSeconds(30);
 
   /** How long answers to runs interrupted at the end of the grace period may take to go out. */
   private static final long INTERRUPTED_ANSWER_MILLIS = 2000;
@@ -78,6 +80,7 @@ public final class HttpFace {
   private final TimeSource time;
   private final Map<String, Mount> mounts = new LinkedHashMap<>();
   private final InFlight inFlight = new InFlight();
+  private Duration idleTimeout = IDLE_TIMEOUT;
   private Server server;
   private ServerConnector connector;
   private RequestFilter requestFilter;
@@ -142,6 +145,12 @@ public final class HttpFace {
     return this;
   }
 
+  /** For tests: another idle timeout than {@link #IDLE_TIMEOUT}. */
+  HttpFace idleTimeout(Duration timeout) {
+    this.idleTimeout = timeout;
+    return this;
+  }
+
   private static final Set<String> RESERVED = Set.of("/health", "/ready", "/metrics", "/");
 
   /**
@@ -164,7 +173,7 @@ public final class HttpFace {
     connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
     connector.setHost(config.httpHost());
     connector.setPort(config.httpPort());
-    connector.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+    connector.setIdleTimeout(idleTimeout.toMillis());
     server.addConnector(connector);
     server.setErrorHandler(new JsonErrorHandler());
     server.setStopTimeout(1000);

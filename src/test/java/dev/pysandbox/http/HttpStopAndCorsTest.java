@@ -34,7 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
 class HttpStopAndCorsTest {
   @TempDir Path dataDir;
   final HttpClient client = HttpClient.newHttpClient();
-  final CountDownLatch release = new CountDownLatch(1);
+  volatile CountDownLatch release = new CountDownLatch(1);
   final CountDownLatch entered = new CountDownLatch(1);
   HttpFace face;
 
@@ -46,16 +46,27 @@ class HttpStopAndCorsTest {
     protected void doGet(HttpServletRequest request, HttpServletResponse response)
         throws IOException {
       entered.countDown();
+      if (request.getParameter("async") != null) {
+        // as the MCP servlet does: async started, the thread blocked until the answer is there
+        request.startAsync().setTimeout(0);
+      }
       try {
         release.await(30, TimeUnit.SECONDS);
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       }
       response.getWriter().write("done");
+      if (request.isAsyncStarted()) {
+        request.getAsyncContext().complete();
+      }
     }
   }
 
   HttpFace start(String... settings) {
+    return start(HttpFace.IDLE_TIMEOUT, settings);
+  }
+
+  HttpFace start(java.time.Duration idleTimeout, String... settings) {
     Map<String, String> values = new HashMap<>(Map.of("http_port", "0", "http_auth", "none"));
     for (int i = 0; i < settings.length; i += 2) {
       values.put(settings[i], settings[i + 1]);
@@ -67,7 +78,8 @@ class HttpStopAndCorsTest {
         };
     face =
         new HttpFace(config, KeyCheck.EMPTY, null, McpFace.forTenants(none, 1000))
-            .mount("/held", new HeldServlet(), 100);
+            .mount("/held", new HeldServlet(), 100)
+            .idleTimeout(idleTimeout);
     face.start();
     return face;
   }
@@ -124,6 +136,24 @@ class HttpStopAndCorsTest {
     long tookMs = (System.nanoTime() - start) / 1_000_000;
     assertThat(tookMs).isBetween(900L, 5000L);
     assertThat(held.get(5, TimeUnit.SECONDS).body()).isEqualTo("done");
+  }
+
+  /**
+   * Regression guard for a short idle timeout: a request the server is still working on (a run with
+   * no output yet) is not waiting on its connection, so the idle timeout does not cut it.
+   */
+  @Test
+  void silentLongRequest_outlivesTheIdleTimeout() throws Exception {
+    start(java.time.Duration.ofSeconds(1));
+    for (String path : new String[] {"/held", "/held?async=1"}) {
+      release = new CountDownLatch(1);
+      CompletableFuture<HttpResponse<String>> held = getAsync(face.uri().resolve(path));
+      Thread.sleep(3000);
+      release.countDown();
+      HttpResponse<String> r = held.get(10, TimeUnit.SECONDS);
+      assertThat(r.statusCode()).as(path).isEqualTo(200);
+      assertThat(r.body()).isEqualTo("done");
+    }
   }
 
   @Test
