@@ -8,6 +8,7 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
 
@@ -33,10 +34,14 @@ final class HttpMetrics {
         .register(registry);
   }
 
+  /** Methods kept as they are in the method tag; any other is {@code OTHER}, so tags stay few. */
+  private static final Set<String> METHODS =
+      Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+
   void record(String method, String route, int status, long nanos) {
     Timer.builder("http.server.requests")
         .description("HTTP requests answered")
-        .tag("method", method)
+        .tag("method", METHODS.contains(method) ? method : "OTHER")
         .tag("route", route)
         .tag("status", Integer.toString(status))
         .register(registry)
