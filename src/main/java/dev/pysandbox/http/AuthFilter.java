@@ -68,7 +68,7 @@ final class AuthFilter extends HttpFilter {
       try {
         known = keys.check(key);
       } catch (PysandboxException e) {
-        ErrorBodies.send(response, e.code(), e.getMessage());
+        ErrorBodies.send(response, e);
         return;
       }
       if (known.isEmpty()) {

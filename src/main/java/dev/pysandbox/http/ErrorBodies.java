@@ -2,6 +2,7 @@ package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,14 +11,17 @@ import java.util.Map;
 
 /**
  * The one error shape of every HTTP answer, ours and the container's: {@code {"error": {"code",
- * "message", "retryable"}}} with the code's HTTP status (the shape the MCP tools use for theirs).
+ * "message", "retryable"}}} with the code's HTTP status (the shape the MCP tools use for theirs). A
+ * servlet mounted on the HTTP face answers its errors with {@link #send}.
  */
-final class ErrorBodies {
-  static final String JSON_UTF8 = "application/json;charset=utf-8";
+public final class ErrorBodies {
+  /** The content type of every JSON answer. */
+  public static final String JSON_UTF8 = "application/json;charset=utf-8";
 
   private ErrorBodies() {}
 
-  static String json(ErrorCode code, String message) {
+  /** The body, e.g. {@code {"error":{"code":"not_found","message":"...","retryable":false}}}. */
+  public static String json(ErrorCode code, String message) {
     Map<String, Object> error = new LinkedHashMap<>();
     error.put("code", code.wireName());
     error.put("message", message);
@@ -38,8 +42,16 @@ final class ErrorBodies {
     return json(code, shown);
   }
 
-  /** Writes an error answer, unless the response is already under way. */
-  static void send(HttpServletResponse response, ErrorCode code, String message)
+  /** Writes {@code e} as an error answer, unless the response is already under way. */
+  public static void send(HttpServletResponse response, PysandboxException e) throws IOException {
+    send(response, e.code(), e.getMessage());
+  }
+
+  /**
+   * Writes an error answer with the code's status, unless the response is already under way (its
+   * headers so far are kept, its body so far dropped).
+   */
+  public static void send(HttpServletResponse response, ErrorCode code, String message)
       throws IOException {
     if (response.isCommitted()) {
       return;
