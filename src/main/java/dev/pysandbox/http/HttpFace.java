@@ -89,6 +89,9 @@ public final class HttpFace {
 
   private record Mount(HttpServlet servlet, long maxBodyBytes) {}
 
+  /** Mappings of the face's own servlets, which {@link #mount} may not take. */
+  private static final Set<String> RESERVED = Set.of("/health", "/ready", "/metrics", "/");
+
   /**
    * @param mcp the MCP face, made by {@link McpFace#forTenants} so that each call acts on its
    *     caller's tenant
@@ -150,8 +153,6 @@ public final class HttpFace {
     this.idleTimeout = timeout;
     return this;
   }
-
-  private static final Set<String> RESERVED = Set.of("/health", "/ready", "/metrics", "/");
 
   /**
    * Starts listening on {@code http_host:http_port}.
