@@ -8,6 +8,8 @@
 # only the start-up time from the checkout and from /, BENCH_STARTS=20 times each;
 # BENCH_ONLY=responsiveness only list_runs latency while one sandbox is under attack (busy loop,
 # fork bomb, memory hog, output flood, disk filler; BENCH_ATTACK_SECONDS=5 each) and with none;
+# BENCH_ONLY=http the HTTP face next to stdio, same calls (tools/list, print(1) in a session and
+# one-shot) from the MCP SDK's Java clients;
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one

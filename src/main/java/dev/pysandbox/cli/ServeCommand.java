@@ -1,29 +1,46 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.config.Setting;
+import dev.pysandbox.core.ApiKeysFactory;
 import dev.pysandbox.core.DefaultSandboxService;
+import dev.pysandbox.http.Caller;
+import dev.pysandbox.http.HttpFace;
+import dev.pysandbox.http.KeyCheck;
+import dev.pysandbox.http.rest.RestServlet;
 import dev.pysandbox.mcp.McpFace;
 import dev.pysandbox.mcp.StdioConnection;
+import dev.pysandbox.store.ApiKeys;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
 import java.io.PrintStream;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /**
- * {@code pysandbox serve}: MCP over stdio until the client closes stdin. The real stdout goes to
- * the transport alone; {@code System.out} is pointed at stderr first, so a stray print anywhere can
- * never corrupt the protocol. When stdin ends (or the process is told to stop), runs in flight end
- * {@code interrupted}, their answers are written if the client still reads, every sandbox is
- * killed, and the process exits — within about a second.
+ * {@code pysandbox serve}: MCP over stdio until the client closes stdin, or with {@code --http} MCP
+ * over Streamable HTTP (and the rest of the HTTP face) until the process is told to stop; {@code
+ * --http --stdio} serves both from one core. The real stdout goes to the stdio transport alone;
+ * {@code System.out} is pointed at stderr first, so a stray print anywhere can never corrupt the
+ * protocol.
+ *
+ * <p>Stopping: at the end of stdin, runs in flight end {@code interrupted}, their answers are
+ * written if the client still reads, every sandbox is killed, and the process exits within about a
+ * second. On a signal (SIGTERM, SIGINT) the HTTP face first stops taking requests and gives those
+ * in flight {@code shutdown_grace} to finish; then the same happens, and the process exits 0.
  */
 @Command(
     name = "serve",
     mixinStandardHelpOptions = true,
-    description = "Serve MCP over stdio (for Claude Code and other clients).")
+    description = {
+      "Serve MCP over stdio (for Claude Code and other clients), or over HTTP with --http.",
+    })
 final class ServeCommand implements Callable<Integer> {
   /** How long answers to calls that were in flight may take to be written at the end. */
   private static final long ANSWER_WAIT_MILLIS = 500;
@@ -32,25 +49,93 @@ final class ServeCommand implements Callable<Integer> {
 
   @ParentCommand Main main;
 
+  @Option(
+      names = "--http",
+      description =
+          "Serve over HTTP: MCP at /mcp, /health, /ready, /metrics (setting http_host, http_port).")
+  boolean http;
+
+  @Option(names = "--stdio", description = "With --http: serve MCP over stdio as well.")
+  boolean stdio;
+
+  @Option(
+      names = "--port",
+      paramLabel = "N",
+      description = "HTTP port (setting http_port; 0 picks a free one).")
+  Integer port;
+
+  @Option(names = "--host", paramLabel = "H", description = "HTTP address (setting http_host).")
+  String host;
+
   @Override
   public Integer call() {
+    boolean serveStdio = stdio || !http;
     FileOutputStream protocolOut = new FileOutputStream(FileDescriptor.out);
     System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true));
+    if (port != null) {
+      main.settings.put(Setting.HTTP_PORT.key(), port.toString());
+    }
+    if (host != null) {
+      main.settings.put(Setting.HTTP_HOST.key(), host);
+    }
     PysandboxConfig config = main.config(Map.of());
+    KeyCheck keys = keyCheck(config, http);
+    if (http) {
+      HttpFace.checkCanServe(config, keys);
+    }
     DefaultSandboxService service = DefaultSandboxService.start(config);
-    StdioConnection connection =
-        new McpFace(service, config.resultOutputLimitBytes())
-            .serveStdio(
-                new FileInputStream(FileDescriptor.in),
-                protocolOut,
-                McpFace.maxMessageBytes(config.uploadMaxBytes()));
+    HttpFace httpFace = null;
+    if (http) {
+      httpFace =
+          new HttpFace(
+              config, keys, service, McpFace.forTenants(service, config.resultOutputLimitBytes()));
+      httpFace.mount(
+          RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config));
+      try {
+        httpFace.start();
+      } catch (RuntimeException e) {
+        service.close("the HTTP face could not start");
+        throw e;
+      }
+      System.err.println("pysandbox: listening on " + httpFace.uri());
+    }
+    StdioConnection connection = null;
+    if (serveStdio) {
+      connection =
+          new McpFace(service, config.resultOutputLimitBytes())
+              .serveStdio(
+                  new FileInputStream(FileDescriptor.in),
+                  protocolOut,
+                  McpFace.maxMessageBytes(config.uploadMaxBytes()));
+    }
+    HttpFace face = httpFace;
+    StdioConnection stdioConnection = connection;
     Thread hook =
         new Thread(
-            () -> stop(service, connection, "the server was told to stop (a signal)"),
+            () -> {
+              if (stop(
+                  service,
+                  face,
+                  config.shutdownGraceSeconds(),
+                  stdioConnection,
+                  "the server was told to stop (a signal)")) {
+                // A stop asked for and carried out is a clean exit, not death by a signal.
+                Runtime.getRuntime().halt(0);
+              }
+            },
             "pysandbox-shutdown");
     Runtime.getRuntime().addShutdownHook(hook);
+    if (connection == null) {
+      awaitForever();
+      return 0;
+    }
     connection.closed().join();
-    stop(service, connection, "the MCP client closed the connection (end of stdin)");
+    stop(
+        service,
+        face,
+        config.shutdownGraceSeconds(),
+        connection,
+        "the MCP client closed the connection (end of stdin)");
     try {
       Runtime.getRuntime().removeShutdownHook(hook);
     } catch (IllegalStateException e) {
@@ -60,17 +145,63 @@ final class ServeCommand implements Callable<Integer> {
   }
 
   /**
+   * The API keys HTTP callers are checked against: the key store in the data directory (shared with
+   * {@code pysandbox keys} and other servers, so a revocation reaches this one within 2 s). Not
+   * opened for stdio alone, or when {@code http_auth=none}.
+   */
+  static KeyCheck keyCheck(PysandboxConfig config, boolean http) {
+    if (!http || !config.httpAuthKeys()) {
+      return KeyCheck.EMPTY;
+    }
+    ApiKeys keys = ApiKeysFactory.open(config, true);
+    return new KeyCheck() {
+      @Override
+      public Optional<Caller> check(String presentedKey) {
+        return keys.authenticate(presentedKey).map(p -> new Caller(p.keyId(), p.tenant()));
+      }
+
+      @Override
+      public boolean anyKeys() {
+        return keys.list().stream().anyMatch(k -> k.revokedAt() == null);
+      }
+    };
+  }
+
+  private static void awaitForever() {
+    try {
+      new CountDownLatch(1).await();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
    * Once: a signal during the stop at end of stdin (or the reverse) waits for the stop under way
    * instead of running a second one beside it.
+   *
+   * @return true when this call did the stop
    */
-  private static synchronized void stop(
-      DefaultSandboxService service, StdioConnection connection, String why) {
+  private static synchronized boolean stop(
+      DefaultSandboxService service,
+      HttpFace http,
+      int graceSeconds,
+      StdioConnection connection,
+      String why) {
     if (stopped) {
-      return;
+      return false;
     }
     stopped = true;
+    if (http != null) {
+      // Runs still going after the grace are cancelled, each recorded with why.
+      String cancelled =
+          why + ", and the run did not finish within shutdown_grace (" + graceSeconds + " s)";
+      http.stop(() -> service.drain(0, cancelled));
+    }
     service.interruptRuns(why, 600);
-    connection.close(ANSWER_WAIT_MILLIS);
+    if (connection != null) {
+      connection.close(ANSWER_WAIT_MILLIS);
+    }
     service.close(why);
+    return true;
   }
 }

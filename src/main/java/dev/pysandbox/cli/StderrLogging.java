@@ -24,7 +24,10 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
     }
     PatternLayoutEncoder encoder = new PatternLayoutEncoder();
     encoder.setContext(context);
-    encoder.setPattern("%d{HH:mm:ss.SSS} %-5level [%thread] %logger{24} - %msg%n");
+    // The logging context (an HTTP request's request_id and tenant) follows the message, in
+    // braces, when there is one.
+    encoder.setPattern(
+        "%d{HH:mm:ss.SSS} %-5level [%thread] %logger{24} - %msg%replace( {%mdc}){' \\{\\}', ''}%n");
     encoder.start();
     ConsoleAppender<ILoggingEvent> stderr = new ConsoleAppender<>();
     stderr.setContext(context);
@@ -36,6 +39,7 @@ public final class StderrLogging extends ContextAwareBase implements Configurato
     root.setLevel(Level.INFO);
     root.addAppender(stderr);
     context.getLogger("org.flywaydb").setLevel(Level.WARN);
+    context.getLogger("org.eclipse.jetty").setLevel(Level.WARN);
     return ExecutionStatus.DO_NOT_INVOKE_NEXT_IF_ANY;
   }
 }

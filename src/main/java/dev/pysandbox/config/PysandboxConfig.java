@@ -4,6 +4,8 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import java.io.IOException;
 import java.io.Reader;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -12,9 +14,11 @@ import java.util.Collections;
 import java.util.EnumMap;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.Consumer;
+import java.util.regex.Pattern;
 
 /**
  * The one configuration object: resolved from CLI flags, then {@code PYSANDBOX_*} environment
@@ -55,6 +59,14 @@ public final class PysandboxConfig {
   private final long outputMaxBytes;
   private final boolean seccomp;
   private final boolean cgroups;
+  private final String httpHost;
+  private final int httpPort;
+  private final boolean httpAuthKeys;
+  private final List<String> allowedHosts;
+  private final List<String> allowedOrigins;
+  private final double rateLimitPerSecond;
+  private final int rateLimitBurst;
+  private final int shutdownGraceSeconds;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -151,7 +163,77 @@ public final class PysandboxConfig {
               + "): sandboxes past it will not start");
     }
     this.logLevel = oneOf(Setting.LOG_LEVEL, "error", "warn", "info", "debug", "trace");
+    this.httpHost = string(Setting.HTTP_HOST);
+    if (!HOST.matcher(httpHost).matches()) {
+      throw bad(Setting.HTTP_HOST, "not a host name or IP address");
+    }
+    this.httpPort = integer(Setting.HTTP_PORT, 0, 65_535);
+    this.httpAuthKeys = oneOf(Setting.HTTP_AUTH, "keys", "none").equals("keys");
+    if (!httpAuthKeys && !isLoopback(httpHost)) {
+      throw bad(
+          Setting.HTTP_AUTH,
+          "none is allowed only on a loopback http_host (127.0.0.1, ::1, localhost), and"
+              + " http_host is "
+              + httpHost
+              + "; give callers API keys (http_auth=keys) to listen there");
+    }
+    this.allowedHosts = lowerCase(list(Setting.ALLOWED_HOSTS));
+    for (String h : allowedHosts) {
+      if (!HOST_PORT.matcher(h).matches()) {
+        throw bad(Setting.ALLOWED_HOSTS, "'" + h + "' is not host or host:port");
+      }
+    }
+    List<String> origins = new ArrayList<>();
+    for (String o : lowerCase(list(Setting.ALLOWED_ORIGINS))) {
+      String origin = o.endsWith("/") ? o.substring(0, o.length() - 1) : o;
+      if (!ORIGIN.matcher(origin).matches()) {
+        throw bad(
+            Setting.ALLOWED_ORIGINS,
+            "'" + o + "' is not an origin (scheme://host[:port], no path)");
+      }
+      origins.add(origin);
+    }
+    this.allowedOrigins = List.copyOf(origins);
+    this.rateLimitPerSecond = decimal(Setting.RATE_LIMIT_PER_SECOND, 0, 1_000_000);
+    this.rateLimitBurst = integer(Setting.RATE_LIMIT_BURST, 1, 1_000_000);
+    this.shutdownGraceSeconds = integer(Setting.SHUTDOWN_GRACE, 0, 3600);
     this.warnings = List.copyOf(warn);
+  }
+
+  /** A host name, an IPv4 address or a bracketed IPv6 address, as in a Host header. */
+  private static final String HOST_PART =
+      "(?:\\[[0-9a-f:.]+\\]|[a-z0-9_](?:[a-z0-9._-]*[a-z0-9_])?)";
+
+  /** What http_host may be: a host part, or an IPv6 address without brackets. */
+  private static final Pattern HOST =
+      Pattern.compile(HOST_PART + "|[0-9a-f.]*:[0-9a-f:.]*", Pattern.CASE_INSENSITIVE);
+
+  private static final Pattern HOST_PORT = Pattern.compile(HOST_PART + "(?::[0-9]{1,5})?");
+  private static final Pattern ORIGIN =
+      Pattern.compile("https?://" + HOST_PART + "(?::[0-9]{1,5})?");
+
+  /**
+   * Whether {@code host} is {@code localhost} or a loopback IP literal. No name is looked up: any
+   * other name counts as not loopback.
+   */
+  static boolean isLoopback(String host) {
+    String h =
+        host.startsWith("[") && host.endsWith("]") ? host.substring(1, host.length() - 1) : host;
+    if (h.equalsIgnoreCase("localhost")) {
+      return true;
+    }
+    if (!h.matches("[0-9]{1,3}(\\.[0-9]{1,3}){3}") && !h.matches("[0-9a-fA-F:.]*:[0-9a-fA-F:.]*")) {
+      return false;
+    }
+    try {
+      return InetAddress.getByName(h).isLoopbackAddress();
+    } catch (UnknownHostException e) {
+      return false;
+    }
+  }
+
+  private static List<String> lowerCase(List<String> values) {
+    return values.stream().map(v -> v.toLowerCase(Locale.ROOT)).toList();
   }
 
   /** Built-in defaults only (and the real home directory). */
@@ -483,6 +565,52 @@ public final class PysandboxConfig {
   /** Whether each sandbox gets its own cgroup where the host allows one. */
   public boolean cgroups() {
     return cgroups;
+  }
+
+  /** The address the HTTP face listens on. */
+  public String httpHost() {
+    return httpHost;
+  }
+
+  /** The port the HTTP face listens on; 0 for one the system picks. */
+  public int httpPort() {
+    return httpPort;
+  }
+
+  /**
+   * True when every HTTP request but the health checks needs an API key; false ({@code
+   * http_auth=none}, loopback only) when every caller is the tenant {@code local}.
+   */
+  public boolean httpAuthKeys() {
+    return httpAuthKeys;
+  }
+
+  /**
+   * Host headers the HTTP face answers, lower case, each {@code host} (any port) or {@code
+   * host:port}; empty for the defaults (the bound address, localhost and 127.0.0.1 on its port).
+   */
+  public List<String> allowedHosts() {
+    return allowedHosts;
+  }
+
+  /** Origins ({@code scheme://host[:port]}, lower case) allowed besides the same origin. */
+  public List<String> allowedOrigins() {
+    return allowedOrigins;
+  }
+
+  /** Sustained HTTP requests per second per API key; 0 for no limit. */
+  public double rateLimitPerSecond() {
+    return rateLimitPerSecond;
+  }
+
+  /** HTTP requests one API key may make at once. */
+  public int rateLimitBurst() {
+    return rateLimitBurst;
+  }
+
+  /** Seconds requests in flight may take to finish once the server is told to stop. */
+  public int shutdownGraceSeconds() {
+    return shutdownGraceSeconds;
   }
 
   /** Largest upload in bytes (decoded). */

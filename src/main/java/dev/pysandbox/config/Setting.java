@@ -91,7 +91,47 @@ public enum Setting {
       "true",
       "Load the seccomp filter (built at start with python3-seccomp; no filter, no sandbox)."),
   STARTUP_TIMEOUT("startup_timeout", "30", "Seconds a new sandbox may take to become ready."),
-  LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug.");
+  LOG_LEVEL("log_level", "info", "Log level (logs go to stderr): error, warn, info, debug."),
+  HTTP_HOST(
+      "http_host",
+      "127.0.0.1",
+      "Address serve --http listens on (or --host); any but a loopback address needs"
+          + " http_auth=keys."),
+  HTTP_PORT(
+      "http_port",
+      "8765",
+      "Port serve --http listens on (or --port); 0 picks a free one, named on stderr at start."),
+  HTTP_AUTH(
+      "http_auth",
+      "keys",
+      "keys: every HTTP request but GET /health and /ready needs an API key (Authorization:"
+          + " Bearer KEY or X-API-Key: KEY); none: no key is asked and every caller is the tenant"
+          + " local (refused unless http_host is a loopback address)."),
+  ALLOWED_HOSTS(
+      "allowed_hosts",
+      "",
+      "Host headers the HTTP face answers (host or host:port, comma-separated; a host alone"
+          + " allows any port); empty: the bound host:port, localhost:port and 127.0.0.1:port."
+          + " Others get 403 (DNS rebinding)."),
+  ALLOWED_ORIGINS(
+      "allowed_origins",
+      "",
+      "Browser origins (scheme://host[:port], comma-separated) that may call the HTTP face, with"
+          + " CORS headers; empty: same origin only. A request with any other Origin gets 403."),
+  RATE_LIMIT_PER_SECOND(
+      "rate_limit_per_second",
+      "20",
+      "HTTP requests per second one API key may make, sustained (0: no limit); past it 429"
+          + " rate_limited with Retry-After."),
+  RATE_LIMIT_BURST(
+      "rate_limit_burst",
+      "40",
+      "HTTP requests one API key may make at once before rate_limit_per_second applies."),
+  SHUTDOWN_GRACE(
+      "shutdown_grace",
+      "10",
+      "Seconds HTTP requests in flight may take to finish after a stop signal; runs still going"
+          + " then end interrupted.");
 
   private final String key;
   private final String defaultValue;

@@ -22,7 +22,10 @@ import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.McpTransportContextExtractor;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.http.HttpServletRequest;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.util.ArrayList;
@@ -62,6 +65,12 @@ public final class McpFace {
    * the caller's tenant.
    */
   public static final String TENANT_KEY = "pysandbox.tenant";
+
+  /**
+   * The transport-context key under which the HTTP transport puts the request's id (its {@code
+   * X-Request-Id}).
+   */
+  public static final String REQUEST_ID_KEY = "pysandbox.request_id";
 
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
@@ -131,20 +140,53 @@ public final class McpFace {
     StdioTransport transport =
         new StdioTransport(
             json, mapper, new InboundMessages(json, () -> names), in, out, maxMessageBytes, calls);
-    McpSyncServer server =
-        McpServer.sync(transport)
-            .serverInfo("pysandbox", Version.VALUE)
-            .instructions(INSTRUCTIONS)
+    return new StdioConnection(transport, server(McpServer.sync(transport), mapper, tools), calls);
+  }
+
+  /**
+   * Serves MCP over Streamable HTTP (protocol versions 2025-03-26 to 2025-11-25) with the same
+   * tools as {@link #serveStdio}: the SDK's servlet, to be mounted at {@code /mcp} by a container
+   * that has authenticated the request before it reaches the servlet.
+   *
+   * @param context what each request's transport context holds; the tenant under {@link
+   *     #TENANT_KEY} when this face was made by {@link #forTenants}
+   * @param maxMessageBytes a longer request body is refused with 413 (see {@link #maxMessageBytes})
+   */
+  public McpHttpEndpoint serveHttp(
+      McpTransportContextExtractor<HttpServletRequest> context, int maxMessageBytes) {
+    ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
+    json.registerModule(McpErrorSerializer.module());
+    McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
+    HttpServletStreamableServerTransportProvider transport =
+        HttpServletStreamableServerTransportProvider.builder()
             .jsonMapper(mapper)
-            .immediateExecution(true)
-            .capabilities(
-                McpSchema.ServerCapabilities.builder().tools(false).resources(false, false).build())
-            .resourceTemplates(RunResources.specs(services))
-            .validateToolInputs(false)
-            .jsonSchemaValidator(new LazySchemaValidator())
-            .tools(tools)
+            .mcpEndpoint(McpHttpEndpoint.PATH)
+            .contextExtractor(context)
+            .maxRequestSize(maxMessageBytes)
             .build();
-    return new StdioConnection(transport, server, calls);
+    return new McpHttpEndpoint(transport, server(McpServer.sync(transport), mapper, tools(mapper)));
+  }
+
+  /**
+   * The one definition of this server, whatever carries it: name, instructions, capabilities,
+   * tools, resource templates and validation. Handlers run on the thread that delivers the call
+   * ({@code immediateExecution}): the stdio transport's call pool, or the HTTP request's thread.
+   */
+  private McpSyncServer server(
+      McpServer.SyncSpecification<?> spec,
+      McpJsonMapper mapper,
+      List<SyncToolSpecification> tools) {
+    return spec.serverInfo("pysandbox", Version.VALUE)
+        .instructions(INSTRUCTIONS)
+        .jsonMapper(mapper)
+        .immediateExecution(true)
+        .capabilities(
+            McpSchema.ServerCapabilities.builder().tools(false).resources(false, false).build())
+        .resourceTemplates(RunResources.specs(services))
+        .validateToolInputs(false)
+        .jsonSchemaValidator(new LazySchemaValidator())
+        .tools(tools)
+        .build();
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {

@@ -59,6 +59,10 @@ public final class Benchmark {
       b.limitsBreakdown(calls);
       return;
     }
+    if ("http".equals(System.getProperty("bench.only"))) {
+      HttpBench.run(launcher, dataDir, warmCalls, calls);
+      return;
+    }
     if ("load".equals(System.getProperty("bench.only"))) {
       b.load(loadCalls);
       return;

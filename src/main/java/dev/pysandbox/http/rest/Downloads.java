@@ -53,7 +53,7 @@ final class Downloads {
         range = parse(header, size);
         if (range == NOT_SATISFIABLE) {
           resp.setHeader("Content-Range", "bytes */" + size);
-          ErrorBodies.write(
+          ErrorBodies.send(
               resp,
               HttpServletResponse.SC_REQUESTED_RANGE_NOT_SATISFIABLE,
               ErrorCode.INVALID_ARGUMENT,

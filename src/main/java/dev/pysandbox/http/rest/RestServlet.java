@@ -86,16 +86,16 @@ public final class RestServlet extends HttpServlet {
     try {
       dispatch(req, resp);
     } catch (PysandboxException e) {
-      ErrorBodies.write(resp, e.code(), e.getMessage());
+      ErrorBodies.send(resp, e.code(), e.getMessage());
     } catch (IOException e) {
       // The client stopped sending or went away, or the answer broke off mid-file.
       log.debug("{} {}: {} (request {})", req.getMethod(), req.getRequestURI(), e, requestId(req));
-      ErrorBodies.write(
+      ErrorBodies.send(
           resp, ErrorCode.INVALID_ARGUMENT, "the request could not be read: " + e.getMessage());
     } catch (RuntimeException e) {
       log.error(
           "{} {} failed (request {})", req.getMethod(), req.getRequestURI(), requestId(req), e);
-      ErrorBodies.write(
+      ErrorBodies.send(
           resp,
           ErrorCode.INTERNAL,
           req.getMethod()

@@ -1,0 +1,128 @@
+package dev.pysandbox.http;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.Tenants;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.http.HttpFilter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.util.Locale;
+import java.util.Optional;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
+
+/**
+ * Who is calling: every request but the health checks presents an API key ({@code Authorization:
+ * Bearer KEY} or {@code X-API-Key: KEY}); a missing, unknown or revoked key gets 401 with {@code
+ * WWW-Authenticate: Bearer}. A known key's requests are rate-limited (429 with {@code
+ * Retry-After}), and the caller and tenant are put on the request ({@link
+ * HttpFace#CALLER_ATTRIBUTE}, {@link HttpFace#TENANT_ATTRIBUTE}) and in the logging context for
+ * whatever answers it. With {@code http_auth=none} (loopback only) every caller is the tenant
+ * {@code local}.
+ */
+final class AuthFilter extends HttpFilter {
+  private static final long serialVersionUID = 1L;
+  private static final Logger log = LoggerFactory.getLogger(AuthFilter.class);
+
+  /** The caller of every request when no key is asked for. */
+  static final Caller LOCAL = new Caller("none", Tenants.LOCAL);
+
+  private final transient KeyCheck keys;
+  private final boolean keysRequired;
+  private final transient RateLimiter limiter;
+
+  AuthFilter(KeyCheck keys, boolean keysRequired, RateLimiter limiter) {
+    this.keys = keys;
+    this.keysRequired = keysRequired;
+    this.limiter = limiter;
+  }
+
+  static boolean isHealthCheck(HttpServletRequest request) {
+    String path = request.getRequestURI();
+    String method = request.getMethod();
+    return (path.equals("/health") || path.equals("/ready"))
+        && (method.equals("GET") || method.equals("HEAD"));
+  }
+
+  @Override
+  protected void doFilter(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    if (isHealthCheck(request)) {
+      chain.doFilter(request, response);
+      return;
+    }
+    Caller caller;
+    if (keysRequired) {
+      String key = presentedKey(request);
+      if (key == null) {
+        unauthenticated(
+            response, "no API key: send Authorization: Bearer <key> or X-API-Key: <key>");
+        return;
+      }
+      Optional<Caller> known;
+      try {
+        known = keys.check(key);
+      } catch (PysandboxException e) {
+        ErrorBodies.send(response, e);
+        return;
+      }
+      if (known.isEmpty()) {
+        unauthenticated(response, "the API key is not valid (unknown, revoked or malformed)");
+        return;
+      }
+      caller = known.get();
+    } else {
+      caller = LOCAL;
+    }
+    long waitNanos = limiter.acquire(caller.keyId());
+    if (waitNanos > 0) {
+      long seconds = Math.max(1, (waitNanos + 999_999_999) / 1_000_000_000);
+      response.setHeader("Retry-After", Long.toString(seconds));
+      ErrorBodies.send(
+          response,
+          ErrorCode.RATE_LIMITED,
+          "key "
+              + caller.keyId()
+              + " is over its rate limit of "
+              + limiter.perSecond()
+              + " requests per second (burst "
+              + limiter.burst()
+              + "); retry in "
+              + seconds
+              + " s");
+      log.debug("rate limited key {}", caller.keyId());
+      return;
+    }
+    request.setAttribute(HttpFace.CALLER_ATTRIBUTE, caller);
+    request.setAttribute(HttpFace.TENANT_ATTRIBUTE, caller.tenant());
+    MDC.put("tenant", caller.tenant());
+    chain.doFilter(request, response);
+  }
+
+  private static void unauthenticated(HttpServletResponse response, String message)
+      throws IOException {
+    response.setHeader("WWW-Authenticate", "Bearer");
+    ErrorBodies.send(response, ErrorCode.UNAUTHENTICATED, message);
+  }
+
+  /** The key from {@code Authorization: Bearer} or else {@code X-API-Key}; null when neither. */
+  static String presentedKey(HttpServletRequest request) {
+    String authorization = request.getHeader("Authorization");
+    if (authorization != null) {
+      String a = authorization.strip();
+      if (a.length() > 7 && a.substring(0, 7).toLowerCase(Locale.ROOT).equals("bearer ")) {
+        String key = a.substring(7).strip();
+        if (!key.isEmpty()) {
+          return key;
+        }
+      }
+    }
+    String apiKey = request.getHeader("X-API-Key");
+    return apiKey == null || apiKey.isBlank() ? null : apiKey.strip();
+  }
+}

@@ -1,0 +1,55 @@
+package dev.pysandbox.http;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+
+/**
+ * What {@code GET /metrics} shows, in Prometheus text: HTTP requests by method, route (the servlet
+ * mapping, so unknown paths cannot multiply series) and status, with their latency; requests in
+ * flight; open sandbox sessions; the JVM's memory, threads, CPU and uptime.
+ */
+final class HttpMetrics {
+  private final PrometheusMeterRegistry registry =
+      new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+  HttpMetrics(InFlight inFlight, IntSupplier openSessions) {
+    new JvmMemoryMetrics().bindTo(registry);
+    new JvmThreadMetrics().bindTo(registry);
+    new ProcessorMetrics().bindTo(registry);
+    new UptimeMetrics().bindTo(registry);
+    Gauge.builder("http.server.requests.active", inFlight, InFlight::count)
+        .description("HTTP requests being answered (streams that only listen are not counted)")
+        .register(registry);
+    Gauge.builder("pysandbox.sessions.open", openSessions, s -> s.getAsInt())
+        .description("Sandbox sessions open on this server")
+        .register(registry);
+  }
+
+  /** Methods kept as they are in the method tag; any other is {@code OTHER}, so tags stay few. */
+  private static final Set<String> METHODS =
+      Set.of("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS");
+
+  void record(String method, String route, int status, long nanos) {
+    Timer.builder("http.server.requests")
+        .description("HTTP requests answered")
+        .tag("method", METHODS.contains(method) ? method : "OTHER")
+        .tag("route", route)
+        .tag("status", Integer.toString(status))
+        .register(registry)
+        .record(nanos, TimeUnit.NANOSECONDS);
+  }
+
+  /** Everything, in the Prometheus text format. */
+  String scrape() {
+    return registry.scrape();
+  }
+}

@@ -1,0 +1,44 @@
+package dev.pysandbox.mcp;
+
+import com.fasterxml.jackson.core.JsonGenerator;
+import com.fasterxml.jackson.databind.SerializerProvider;
+import com.fasterxml.jackson.databind.module.SimpleModule;
+import com.fasterxml.jackson.databind.ser.std.StdSerializer;
+import io.modelcontextprotocol.spec.McpError;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.io.IOException;
+
+/**
+ * The SDK's servlet answers a message it refuses (malformed JSON, no session, wrong Accept) by
+ * writing the {@link McpError} itself with the JSON mapper it was given, which by default writes
+ * the exception — stack trace included. This writes what a client expects instead: a JSON-RPC error
+ * response, {@code {"jsonrpc":"2.0","id":null,"error":{"code","message"}}}.
+ */
+final class McpErrorSerializer extends StdSerializer<McpError> {
+  private static final long serialVersionUID = 1L;
+
+  private McpErrorSerializer() {
+    super(McpError.class);
+  }
+
+  static SimpleModule module() {
+    return new SimpleModule("pysandbox-mcp-errors").addSerializer(new McpErrorSerializer());
+  }
+
+  @Override
+  public void serialize(McpError e, JsonGenerator g, SerializerProvider provider)
+      throws IOException {
+    McpSchema.JSONRPCResponse.JSONRPCError error = e.getJsonRpcError();
+    g.writeStartObject();
+    g.writeStringField("jsonrpc", McpSchema.JSONRPC_VERSION);
+    g.writeNullField("id");
+    g.writeObjectFieldStart("error");
+    g.writeNumberField("code", error == null ? McpSchema.ErrorCodes.INTERNAL_ERROR : error.code());
+    g.writeStringField("message", error == null ? e.getMessage() : error.message());
+    if (error != null && error.data() != null) {
+      g.writeObjectField("data", error.data());
+    }
+    g.writeEndObject();
+    g.writeEndObject();
+  }
+}

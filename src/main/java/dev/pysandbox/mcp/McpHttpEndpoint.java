@@ -1,0 +1,28 @@
+package dev.pysandbox.mcp;
+
+import io.modelcontextprotocol.server.McpSyncServer;
+import jakarta.servlet.http.HttpServlet;
+
+/** MCP over Streamable HTTP, as the container that mounts it sees it. */
+public final class McpHttpEndpoint {
+  /** Where the servlet is mounted (and the only path it answers). */
+  public static final String PATH = "/mcp";
+
+  private final HttpServlet servlet;
+  private final McpSyncServer server;
+
+  McpHttpEndpoint(HttpServlet servlet, McpSyncServer server) {
+    this.servlet = servlet;
+    this.server = server;
+  }
+
+  /** The servlet to mount at {@link #PATH}; it needs async support. */
+  public HttpServlet servlet() {
+    return servlet;
+  }
+
+  /** Ends every MCP session (their open streams complete); new messages are refused with 503. */
+  public void close() {
+    server.closeGracefully();
+  }
+}
