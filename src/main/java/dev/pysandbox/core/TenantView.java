@@ -25,6 +25,7 @@ import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
+import org.slf4j.MDC;
 
 /**
  * The core as one tenant sees it: every call names its tenant to the part whose job it is, so that
@@ -47,8 +48,26 @@ final class TenantView implements SandboxService {
 
   // -- runs --------------------------------------------------------------------------------------
 
+  /** Runs with the run's id (and its session's) in the logging context of the calling thread. */
   @Override
   public RunRecord run(ExecutionRequest request, RunListener listener) {
+    if (request.sessionId() != null) {
+      MDC.put("session_id", request.sessionId());
+    }
+    try {
+      return runLogged(
+          request,
+          runId -> {
+            MDC.put("run_id", runId);
+            listener.started(runId);
+          });
+    } finally {
+      MDC.remove("run_id");
+      MDC.remove("session_id");
+    }
+  }
+
+  private RunRecord runLogged(ExecutionRequest request, RunListener listener) {
     int timeout = core.validator.validate(request);
     core.requireBackend();
     RunExecutor runs = core.runs;

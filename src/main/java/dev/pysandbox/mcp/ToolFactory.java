@@ -11,10 +11,12 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.util.Map;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
+import org.slf4j.MDC;
 
 /**
  * Builds one tool from its {@link Operation}: the definition (input schema, output schema,
@@ -70,6 +72,16 @@ final class ToolFactory {
         .tool(tool)
         .callHandler(
             (exchange, request) -> {
+              // The request id and tenant an HTTP transport put in the context reach the logs
+              // and the run's record, on whatever thread the call runs.
+              var context = exchange.transportContext();
+              Map<String, String> mdcBefore = MDC.getCopyOfContextMap();
+              if (context.get(McpFace.REQUEST_ID_KEY) instanceof String id) {
+                MDC.put("request_id", id);
+              }
+              if (context.get(McpFace.TENANT_KEY) instanceof String tenant) {
+                MDC.put("tenant", tenant);
+              }
               try {
                 CallHandle call =
                     exchange.transportContext().get(CallHandle.CONTEXT_KEY) instanceof CallHandle c
@@ -85,6 +97,12 @@ final class ToolFactory {
                     ErrorCode.INTERNAL,
                     op.name()
                         + " failed inside the server (a bug; the server's log has the details)");
+              } finally {
+                if (mdcBefore == null) {
+                  MDC.clear();
+                } else {
+                  MDC.setContextMap(mdcBefore);
+                }
               }
             })
         .build();
