@@ -131,7 +131,7 @@ public enum Setting {
       "shutdown_grace",
       "10",
       "Seconds HTTP requests in flight may take to finish after a stop signal; runs still going"
-          + " then end interrupted.");
+          + " then end cancelled, with the reason.");
 
   private final String key;
   private final String defaultValue;
