@@ -48,7 +48,7 @@ final class BodyLimitFilter extends HttpFilter {
     long limit = limits.getOrDefault(pattern, DEFAULT_LIMIT);
     long declared = request.getContentLengthLong();
     if (declared > limit) {
-      response.setHeader("Connection", "close");
+      ErrorBodies.drainBody(request, response);
       ErrorBodies.send(response, ErrorCode.PAYLOAD_TOO_LARGE, tooLarge(declared, limit, request));
       return;
     }

@@ -3,8 +3,10 @@ package dev.pysandbox.http;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -76,6 +78,40 @@ public final class ErrorBodies {
     byte[] body = json(code, message).getBytes(StandardCharsets.UTF_8);
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
+  }
+
+  /**
+   * Bytes of a refused request's body the server reads and drops before it answers, so that a
+   * client still sending the body gets the answer instead of a connection reset racing it; a longer
+   * body is not read, and its connection is closed after the answer.
+   */
+  public static final long DRAIN_MAX_BYTES = 4L << 20;
+
+  /**
+   * Reads and drops what is left of the request's body when it is at most {@link #DRAIN_MAX_BYTES}
+   * (as declared, or as found), else marks the connection to be closed after the answer. Call
+   * before answering a request whose body was refused unread.
+   */
+  public static void drainBody(HttpServletRequest request, HttpServletResponse response) {
+    long declared = request.getContentLengthLong();
+    if (declared > DRAIN_MAX_BYTES) {
+      response.setHeader("Connection", "close");
+      return;
+    }
+    try {
+      InputStream in = request.getInputStream();
+      byte[] sink = new byte[16384];
+      long left = DRAIN_MAX_BYTES;
+      int n;
+      while (left > 0 && (n = in.read(sink, 0, (int) Math.min(sink.length, left))) > 0) {
+        left -= n;
+      }
+      if (left <= 0) {
+        response.setHeader("Connection", "close");
+      }
+    } catch (IOException | IllegalStateException e) {
+      response.setHeader("Connection", "close");
+    }
   }
 
   static ErrorCode codeFor(int status) {

@@ -86,6 +86,7 @@ public final class RestServlet extends HttpServlet {
     try {
       dispatch(req, resp);
     } catch (PysandboxException e) {
+      ErrorBodies.drainBody(req, resp);
       ErrorBodies.send(resp, e.code(), e.getMessage());
     } catch (IOException e) {
       // The client stopped sending or went away, or the answer broke off mid-file.
