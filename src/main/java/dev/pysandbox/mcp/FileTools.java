@@ -2,7 +2,6 @@ package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
-import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.op.Operations;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -16,22 +15,12 @@ final class FileTools {
     return List.of(
         f.tool(
             Operations.UPLOAD_FILE,
-            (service, a) -> {
-              UploadResult r =
-                  service.uploadFile(
-                      new UploadRequest(
-                          a.string("session_id"),
-                          a.string("filename"),
-                          a.string("content"),
-                          a.string("content_base64"),
-                          a.bool("overwrite")));
-              return ToolResults.ok(
-                  r, "wrote /mnt/data/" + r.path() + " (" + r.sizeBytes() + " bytes)");
-            }),
+            (UploadResult r) ->
+                ToolResults.ok(
+                    r, "wrote /mnt/data/" + r.path() + " (" + r.sizeBytes() + " bytes)")),
         f.tool(
             Operations.LIST_ARTIFACTS,
-            (service, a) -> {
-              ArtifactList l = service.listArtifacts(a.string("run_id"), a.string("session_id"));
+            (ArtifactList l) -> {
               StringBuilder text = new StringBuilder(l.files().size() + " files\n");
               l.files()
                   .forEach(
@@ -44,16 +33,6 @@ final class FileTools {
                               .append('\n'));
               return ToolResults.ok(l, text.toString());
             }),
-        f.tool(
-            Operations.READ_ARTIFACT,
-            (service, a) -> {
-              ArtifactContent c =
-                  service.readArtifact(
-                      a.string("run_id"),
-                      a.string("session_id"),
-                      a.string("path"),
-                      a.longInteger("max_size_bytes"));
-              return ToolResults.artifact(c);
-            }));
+        f.tool(Operations.READ_ARTIFACT, (ArtifactContent c) -> ToolResults.artifact(c)));
   }
 }

@@ -3,13 +3,11 @@ package dev.pysandbox.mcp;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
-import dev.pysandbox.api.RunQuery;
-import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Tenants;
@@ -197,50 +195,16 @@ public final class McpFace {
     return all;
   }
 
-  /** The client gave up on a call: stop its run as cancel_run would. */
-  private static void cancelQuietly(SandboxService service, String runId) {
-    try {
-      service.cancelRun(runId);
-    } catch (RuntimeException e) {
-      log.warn("cancelling {} for a cancelled call failed: {}", runId, e.getMessage());
-    }
-  }
-
   private List<SyncToolSpecification> runTools(ToolFactory f) {
     return List.of(
-        f.tool(
-            Operations.RUN_PYTHON,
-            (service, a, call) ->
-                ToolResults.run(
-                    service.run(
-                        new ExecutionRequest(
-                            a.string("code"),
-                            a.string("session_id"),
-                            a.string("description"),
-                            a.integer("timeout_seconds")),
-                        runId -> {
-                          if (call != null) {
-                            call.whenCancelled(() -> cancelQuietly(service, runId));
-                          }
-                        }),
-                    resultOutputLimit)),
+        f.tool(Operations.RUN_PYTHON, (RunRecord r) -> ToolResults.run(r, resultOutputLimit)),
         f.tool(
             Operations.CANCEL_RUN,
-            (service, a) -> {
-              CancelResult r = service.cancelRun(a.string("run_id"));
-              return ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message());
-            }),
+            (CancelResult r) ->
+                ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())),
         f.tool(
             Operations.LIST_RUNS,
-            (service, a) -> {
-              String status = a.string("status");
-              RunPage page =
-                  service.listRuns(
-                      new RunQuery(
-                          a.integer("limit"),
-                          a.integer("offset"),
-                          status == null ? null : RunStatus.fromWire(status),
-                          a.string("session_id")));
+            (RunPage page) -> {
               StringBuilder text = new StringBuilder();
               text.append(page.runs().size()).append(" of ").append(page.total()).append(" runs\n");
               page.runs()
@@ -256,20 +220,13 @@ public final class McpFace {
                               .append('\n'));
               return ToolResults.ok(page, text.toString());
             }),
-        f.tool(
-            Operations.GET_RUN,
-            (service, a) ->
-                ToolResults.run(service.getRun(a.string("run_id"), a.bool("include_code")), 0)),
+        f.tool(Operations.GET_RUN, (RunRecord r) -> ToolResults.run(r, 0)),
         f.tool(
             Operations.GET_RUN_OUTPUTS,
-            (service, a) -> {
-              RunOutputs o = service.getRunOutputs(a.string("run_id"));
-              return ToolResults.ok(o, Json.write(o.outputs()));
-            }),
+            (RunOutputs o) -> ToolResults.ok(o, Json.write(o.outputs()))),
         f.tool(
             Operations.CHECK_SETUP,
-            (service, a) -> {
-              SetupReport r = service.checkSetup();
+            (SetupReport r) -> {
               String text =
                   (r.ready() ? "ready" : "NOT ready")
                       + "; backend "

@@ -7,12 +7,12 @@ import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
+import dev.pysandbox.api.op.OperationCalls;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
-import java.util.function.BiFunction;
 import java.util.function.Function;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,9 +47,39 @@ final class ToolFactory {
     this.services = services;
   }
 
-  SyncToolSpecification tool(
-      Operation op, BiFunction<SandboxService, Arguments, McpSchema.CallToolResult> handler) {
-    return tool(op, (service, args, call) -> handler.apply(service, args));
+  /** How a tool shows its operation's result: text for people and models, the JSON alongside. */
+  @FunctionalInterface
+  interface Presenter<T> {
+    McpSchema.CallToolResult present(T result);
+  }
+
+  /**
+   * The tool of {@code op}: it makes the operation's one call ({@link OperationCalls}) and shows
+   * the result. A run it starts is cancelled when the client cancels the call.
+   */
+  <T> SyncToolSpecification tool(Operation op, Presenter<T> presenter) {
+    return tool(
+        op,
+        (service, args, call) ->
+            presenter.present(
+                OperationCalls.<T>call(
+                    op,
+                    service,
+                    args,
+                    runId -> {
+                      if (call != null) {
+                        call.whenCancelled(() -> cancelQuietly(service, runId));
+                      }
+                    })));
+  }
+
+  /** The client gave up on a call: stop its run as cancel_run would. */
+  private static void cancelQuietly(SandboxService service, String runId) {
+    try {
+      service.cancelRun(runId);
+    } catch (RuntimeException e) {
+      log.warn("cancelling {} for a cancelled call failed: {}", runId, e.getMessage());
+    }
   }
 
   SyncToolSpecification tool(Operation op, Handler handler) {

@@ -3,18 +3,14 @@ package dev.pysandbox.http.rest;
 import static dev.pysandbox.http.rest.RestOperations.narrowed;
 
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Json;
-import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.ResultOutputLimit;
-import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.op.Operation;
+import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
@@ -43,7 +39,7 @@ final class RestRoutes {
             Operations.CHECK_SETUP,
             Input.QUERY,
             200,
-            c -> c.service().checkSetup()));
+            c -> OperationCalls.call(Operations.CHECK_SETUP, c.service(), c.args())));
     return all;
   }
 
@@ -57,15 +53,7 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             201,
             c -> {
-              var a = c.args();
-              RunRecord r =
-                  c.service()
-                      .run(
-                          new ExecutionRequest(
-                              a.string("code"),
-                              a.string("session_id"),
-                              a.string("description"),
-                              a.integer("timeout_seconds")));
+              RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
               Map<String, Object> json = Json.toMap(r);
               ResultOutputLimit.apply(json, resultOutputLimit);
               c.response()
@@ -84,17 +72,7 @@ final class RestRoutes {
             Operations.LIST_RUNS,
             Input.QUERY,
             200,
-            c -> {
-              var a = c.args();
-              String status = a.string("status");
-              return c.service()
-                  .listRuns(
-                      new RunQuery(
-                          a.integer("limit"),
-                          a.integer("offset"),
-                          status == null ? null : RunStatus.fromWire(status),
-                          a.string("session_id")));
-            }),
+            c -> OperationCalls.call(Operations.LIST_RUNS, c.service(), c.args())),
         route(
             "get_run",
             "GET",
@@ -102,7 +80,7 @@ final class RestRoutes {
             Operations.GET_RUN,
             Input.QUERY,
             200,
-            c -> c.service().getRun(c.args().string("run_id"), c.args().bool("include_code"))),
+            c -> OperationCalls.call(Operations.GET_RUN, c.service(), c.args())),
         route(
             "get_run_outputs",
             "GET",
@@ -110,7 +88,7 @@ final class RestRoutes {
             Operations.GET_RUN_OUTPUTS,
             Input.QUERY,
             200,
-            c -> c.service().getRunOutputs(c.args().string("run_id"))),
+            c -> OperationCalls.call(Operations.GET_RUN_OUTPUTS, c.service(), c.args())),
         route(
             "cancel_run",
             "POST",
@@ -118,7 +96,7 @@ final class RestRoutes {
             Operations.CANCEL_RUN,
             Input.JSON_FIELDS,
             200,
-            c -> c.service().cancelRun(c.args().string("run_id"))));
+            c -> OperationCalls.call(Operations.CANCEL_RUN, c.service(), c.args())));
   }
 
   private static List<Route> sessions() {
@@ -130,18 +108,7 @@ final class RestRoutes {
             Operations.CREATE_SESSION,
             Input.JSON_FIELDS,
             200,
-            c -> {
-              var a = c.args();
-              return c.service()
-                  .createSession(
-                      a.string("session_id"),
-                      a.integer("ttl_minutes"),
-                      new LimitRequest(
-                          a.integer("memory_limit_mb"),
-                          a.integer("pids_limit"),
-                          a.number("cpu_limit"),
-                          a.integer("disk_quota_mb")));
-            }),
+            c -> OperationCalls.call(Operations.CREATE_SESSION, c.service(), c.args())),
         route(
             "list_sessions",
             "GET",
@@ -149,7 +116,7 @@ final class RestRoutes {
             Operations.LIST_SESSIONS,
             Input.QUERY,
             200,
-            c -> new SessionList(c.service().listSessions())),
+            c -> OperationCalls.call(Operations.LIST_SESSIONS, c.service(), c.args())),
         route(
             "get_session",
             "GET",
@@ -175,7 +142,7 @@ final class RestRoutes {
             Operations.CLOSE_SESSION,
             Input.QUERY,
             200,
-            c -> c.service().closeSession(c.args().string("session_id"))),
+            c -> OperationCalls.call(Operations.CLOSE_SESSION, c.service(), c.args())),
         route(
             "get_context",
             "GET",
@@ -183,7 +150,7 @@ final class RestRoutes {
             Operations.GET_CONTEXT,
             Input.QUERY,
             200,
-            c -> c.service().getContext(c.args().string("session_id"), c.args().strings("names"))),
+            c -> OperationCalls.call(Operations.GET_CONTEXT, c.service(), c.args())),
         route(
             "set_context",
             "PUT",
@@ -191,7 +158,7 @@ final class RestRoutes {
             Operations.SET_CONTEXT,
             Input.JSON_VALUES,
             200,
-            c -> c.service().setContext(c.args().string("session_id"), c.args().object("values"))),
+            c -> OperationCalls.call(Operations.SET_CONTEXT, c.service(), c.args())),
         route(
             "clear_context",
             "DELETE",
@@ -199,7 +166,7 @@ final class RestRoutes {
             Operations.CLEAR_CONTEXT,
             Input.QUERY,
             200,
-            c -> c.service().clearContext(c.args().string("session_id"))));
+            c -> OperationCalls.call(Operations.CLEAR_CONTEXT, c.service(), c.args())));
   }
 
   /** A route answering with the JSON of {@code op}'s result. */

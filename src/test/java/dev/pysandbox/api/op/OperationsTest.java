@@ -36,6 +36,12 @@ class OperationsTest {
   }
 
   @Test
+  void everyOperation_hasItsOneCall() {
+    assertThat(Operations.ALL)
+        .allSatisfy(op -> assertThat(OperationCalls.has(op)).as(op.name()).isTrue());
+  }
+
+  @Test
   void inputSchema_ofEveryOperation_equalsTheHandWrittenSchemaItReplaced() throws IOException {
     JsonNode pinned = pinnedSchemas();
     assertThat(Operations.ALL).extracting(Operation::name).hasSize(pinned.size());

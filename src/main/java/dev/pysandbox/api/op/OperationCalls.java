@@ -1,0 +1,132 @@
+package dev.pysandbox.api.op;
+
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.RunListener;
+import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.SessionList;
+import dev.pysandbox.api.UploadRequest;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * What each operation does, written once: from its parsed {@link Arguments} to the core call and
+ * the result its faces answer with. MCP (stdio and HTTP) and REST call these; each face adds only
+ * its presentation (MCP's text content and images, REST's status and headers).
+ */
+public final class OperationCalls {
+  /** One operation's call. */
+  @FunctionalInterface
+  public interface Call {
+    /**
+     * @param listener told the run's id as soon as it is recorded (run_python; others ignore it)
+     * @return the result, of the operation's {@link Operation#result()} type
+     */
+    Object call(SandboxService service, Arguments args, RunListener listener);
+  }
+
+  private static final Map<String, Call> CALLS = new HashMap<>();
+
+  static {
+    bind(
+        Operations.RUN_PYTHON,
+        (s, a, listener) ->
+            s.run(
+                new ExecutionRequest(
+                    a.string("code"),
+                    a.string("session_id"),
+                    a.string("description"),
+                    a.integer("timeout_seconds")),
+                listener));
+    bind(Operations.CANCEL_RUN, (s, a, l) -> s.cancelRun(a.string("run_id")));
+    bind(
+        Operations.LIST_RUNS,
+        (s, a, l) -> {
+          String status = a.string("status");
+          return s.listRuns(
+              new RunQuery(
+                  a.integer("limit"),
+                  a.integer("offset"),
+                  status == null ? null : RunStatus.fromWire(status),
+                  a.string("session_id")));
+        });
+    bind(Operations.GET_RUN, (s, a, l) -> s.getRun(a.string("run_id"), a.bool("include_code")));
+    bind(Operations.GET_RUN_OUTPUTS, (s, a, l) -> s.getRunOutputs(a.string("run_id")));
+    bind(Operations.CHECK_SETUP, (s, a, l) -> s.checkSetup());
+    bind(
+        Operations.CREATE_SESSION,
+        (s, a, l) ->
+            s.createSession(
+                a.string("session_id"),
+                a.integer("ttl_minutes"),
+                new LimitRequest(
+                    a.integer("memory_limit_mb"),
+                    a.integer("pids_limit"),
+                    a.number("cpu_limit"),
+                    a.integer("disk_quota_mb"))));
+    bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
+    bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
+    bind(
+        Operations.GET_CONTEXT,
+        (s, a, l) -> s.getContext(a.string("session_id"), a.strings("names")));
+    bind(
+        Operations.SET_CONTEXT,
+        (s, a, l) -> s.setContext(a.string("session_id"), a.object("values")));
+    bind(Operations.CLEAR_CONTEXT, (s, a, l) -> s.clearContext(a.string("session_id")));
+    bind(
+        Operations.UPLOAD_FILE,
+        (s, a, l) ->
+            s.uploadFile(
+                new UploadRequest(
+                    a.string("session_id"),
+                    a.string("filename"),
+                    a.string("content"),
+                    a.string("content_base64"),
+                    a.bool("overwrite"))));
+    bind(
+        Operations.LIST_ARTIFACTS,
+        (s, a, l) -> s.listArtifacts(a.string("run_id"), a.string("session_id")));
+    bind(
+        Operations.READ_ARTIFACT,
+        (s, a, l) ->
+            s.readArtifact(
+                a.string("run_id"),
+                a.string("session_id"),
+                a.string("path"),
+                a.longInteger("max_size_bytes")));
+  }
+
+  private OperationCalls() {}
+
+  /** Whether {@code op} has its call here. */
+  public static boolean has(Operation op) {
+    return CALLS.containsKey(op.name());
+  }
+
+  private static void bind(Operation op, Call call) {
+    CALLS.put(op.name(), call);
+  }
+
+  /**
+   * Calls {@code op} on {@code service}.
+   *
+   * @param args arguments parsed against {@code op} (or an operation narrowed from it)
+   * @throws IllegalArgumentException for an operation that has no call here
+   */
+  @SuppressWarnings("unchecked")
+  public static <T> T call(
+      Operation op, SandboxService service, Arguments args, RunListener listener) {
+    Call c = CALLS.get(op.name());
+    if (c == null) {
+      throw new IllegalArgumentException("no call for the operation " + op.name());
+    }
+    return (T) c.call(service, args, listener);
+  }
+
+  /** {@link #call(Operation, SandboxService, Arguments, RunListener)} without a listener. */
+  public static <T> T call(Operation op, SandboxService service, Arguments args) {
+    return call(op, service, args, RunListener.NONE);
+  }
+}
