@@ -419,6 +419,26 @@ class HttpFaceTest {
             "Accept",
             "application/json, text/event-stream");
     assertThat(other.statusCode()).isEqualTo(404);
+    // Regression: an unknown id got the SDK's own answer, which told the two apart.
+    for (String method : new String[] {"POST", "GET", "DELETE"}) {
+      String[] headers = {
+        "X-API-Key",
+        FakeKeys.OTHER_TENANT,
+        "Content-Type",
+        "application/json",
+        "Accept",
+        "application/json, text/event-stream",
+        "Mcp-Session-Id",
+        session
+      };
+      String body = method.equals("POST") ? list : null;
+      HttpResponse<String> theirs = send(method, "/mcp", body, headers);
+      headers[headers.length - 1] = "5d1f0b6e-0000-4000-8000-000000000000";
+      HttpResponse<String> unknown = send(method, "/mcp", body, headers);
+      assertThat(theirs.statusCode()).as(method).isEqualTo(404);
+      assertThat(unknown.statusCode()).as(method).isEqualTo(404);
+      assertThat(theirs.body()).as(method).isEqualTo(unknown.body());
+    }
     HttpResponse<String> owner =
         send(
             "POST",
