@@ -89,8 +89,10 @@ final class ServeCommand implements Callable<Integer> {
       httpFace =
           new HttpFace(
               config, keys, service, McpFace.forTenants(service, config.resultOutputLimitBytes()));
-      httpFace.mount(
-          RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config));
+      httpFace
+          .mount(
+              RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config))
+          .withoutKey(RestServlet.DOCUMENT_PATH);
       try {
         httpFace.start();
       } catch (RuntimeException e) {

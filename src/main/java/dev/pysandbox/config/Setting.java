@@ -104,8 +104,8 @@ public enum Setting {
   HTTP_AUTH(
       "http_auth",
       "keys",
-      "keys: every HTTP request but GET /health and /ready needs an API key (Authorization:"
-          + " Bearer KEY or X-API-Key: KEY); none: no key is asked and every caller is the tenant"
+      "keys: every HTTP request but GET /health, /ready and /api/v1/openapi.json needs an API"
+          + " key (Authorization: Bearer KEY or X-API-Key: KEY); none: no key is asked and every caller is the tenant"
           + " local (refused unless http_host is a loopback address)."),
   ALLOWED_HOSTS(
       "allowed_hosts",

@@ -11,18 +11,19 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.Set;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 import org.slf4j.MDC;
 
 /**
- * Who is calling: every request but the health checks presents an API key ({@code Authorization:
- * Bearer KEY} or {@code X-API-Key: KEY}); a missing, unknown or revoked key gets 401 with {@code
- * WWW-Authenticate: Bearer}. A known key's requests are rate-limited (429 with {@code
- * Retry-After}), and the caller and tenant are put on the request ({@link
- * HttpFace#CALLER_ATTRIBUTE}, {@link HttpFace#TENANT_ATTRIBUTE}) and in the logging context for
- * whatever answers it. With {@code http_auth=none} (loopback only) every caller is the tenant
- * {@code local}.
+ * Who is calling: every request but the health checks (and the paths {@link HttpFace#withoutKey}
+ * names) presents an API key ({@code Authorization: Bearer KEY} or {@code X-API-Key: KEY}); a
+ * missing, unknown or revoked key gets 401 with {@code WWW-Authenticate: Bearer}. A known key's
+ * requests are rate-limited (429 with {@code Retry-After}), and the caller and tenant are put on
+ * the request ({@link HttpFace#CALLER_ATTRIBUTE}, {@link HttpFace#TENANT_ATTRIBUTE}) and in the
+ * logging context for whatever answers it. With {@code http_auth=none} (loopback only) every caller
+ * is the tenant {@code local}.
  */
 final class AuthFilter extends HttpFilter {
   private static final long serialVersionUID = 1L;
@@ -34,11 +35,17 @@ final class AuthFilter extends HttpFilter {
   private final transient KeyCheck keys;
   private final boolean keysRequired;
   private final transient RateLimiter limiter;
+  private final transient Set<String> withoutKey;
 
-  AuthFilter(KeyCheck keys, boolean keysRequired, RateLimiter limiter) {
+  /**
+   * @param withoutKey paths whose GET and HEAD, like the health checks', need no key (documents
+   *     that show nothing of any tenant)
+   */
+  AuthFilter(KeyCheck keys, boolean keysRequired, RateLimiter limiter, Set<String> withoutKey) {
     this.keys = keys;
     this.keysRequired = keysRequired;
     this.limiter = limiter;
+    this.withoutKey = Set.copyOf(withoutKey);
   }
 
   static boolean isHealthCheck(HttpServletRequest request) {
@@ -48,11 +55,17 @@ final class AuthFilter extends HttpFilter {
         && (method.equals("GET") || method.equals("HEAD"));
   }
 
+  private boolean isWithoutKey(HttpServletRequest request) {
+    String method = request.getMethod();
+    return (method.equals("GET") || method.equals("HEAD"))
+        && withoutKey.contains(request.getRequestURI());
+  }
+
   @Override
   protected void doFilter(
       HttpServletRequest request, HttpServletResponse response, FilterChain chain)
       throws IOException, ServletException {
-    if (isHealthCheck(request)) {
+    if (isHealthCheck(request) || isWithoutKey(request)) {
       chain.doFilter(request, response);
       return;
     }

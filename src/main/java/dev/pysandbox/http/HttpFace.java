@@ -79,6 +79,7 @@ public final class HttpFace {
   private final McpFace mcp;
   private final TimeSource time;
   private final Map<String, Mount> mounts = new LinkedHashMap<>();
+  private final Set<String> withoutKey = new LinkedHashSet<>();
   private final InFlight inFlight = new InFlight();
   private Duration idleTimeout = IDLE_TIMEOUT;
   private Server server;
@@ -148,6 +149,20 @@ public final class HttpFace {
     return this;
   }
 
+  /**
+   * Lets {@code GET} and {@code HEAD} of exactly {@code path} in without a key, as the health
+   * checks are (no tenant, no rate limit; the Host/Origin guard still applies): for a mounted
+   * servlet's document that shows nothing of any tenant, such as {@code /api/v1/openapi.json}. Call
+   * before {@link #start}.
+   */
+  public HttpFace withoutKey(String path) {
+    if (server != null) {
+      throw new IllegalStateException("withoutKey before start");
+    }
+    withoutKey.add(path);
+    return this;
+  }
+
   /** For tests: another idle timeout than {@link #IDLE_TIMEOUT}. */
   HttpFace idleTimeout(Duration timeout) {
     this.idleTimeout = timeout;
@@ -198,7 +213,8 @@ public final class HttpFace {
         new AuthFilter(
             keys,
             config.httpAuthKeys(),
-            new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time)),
+            new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time),
+            withoutKey),
         "/*");
     filter(context, new BodyLimitFilter(limits, Map.of(McpHttpEndpoint.PATH, true)), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);

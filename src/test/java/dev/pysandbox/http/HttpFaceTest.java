@@ -66,7 +66,8 @@ class HttpFaceTest {
     service = DefaultSandboxService.start(config);
     face =
         new HttpFace(config, new FakeKeys(), service, McpFace.forTenants(service, 65536))
-            .mount("/api/v1/*", new EchoServlet(), 100);
+            .mount("/api/v1/*", new EchoServlet(), 100)
+            .withoutKey("/api/v1/document");
     face.start();
     base = face.uri();
   }
@@ -154,6 +155,18 @@ class HttpFaceTest {
     HttpResponse<String> r = get("/ready");
     assertThat(r.statusCode()).isEqualTo(200);
     assertThat(JSON.readTree(r.body())).isEqualTo(JSON.readTree("{\"ready\":true}"));
+  }
+
+  /** Regression: GET /api/v1/openapi.json, documented as keyless, answered 401 without a key. */
+  @Test
+  void aPathLetInWithoutKey_answersGetAndHeadWithAnyKeyOrNone_andNothingElse() throws Exception {
+    assertThat(get("/api/v1/document").statusCode()).isEqualTo(200);
+    assertThat(get("/api/v1/document", "Authorization", "Bearer pk_wrong").statusCode())
+        .isEqualTo(200);
+    assertThat(send("HEAD", "/api/v1/document", null).statusCode()).isEqualTo(200);
+    assertThat(send("POST", "/api/v1/document", "x").statusCode()).isEqualTo(401);
+    assertThat(get("/api/v1/document/more").statusCode()).isEqualTo(401);
+    assertThat(get("/api/v1/documents").statusCode()).isEqualTo(401);
   }
 
   // -- authentication --------------------------------------------------------------------------
@@ -406,6 +419,26 @@ class HttpFaceTest {
             "Accept",
             "application/json, text/event-stream");
     assertThat(other.statusCode()).isEqualTo(404);
+    // Regression: an unknown id got the SDK's own answer, which told the two apart.
+    for (String method : new String[] {"POST", "GET", "DELETE"}) {
+      String[] headers = {
+        "X-API-Key",
+        FakeKeys.OTHER_TENANT,
+        "Content-Type",
+        "application/json",
+        "Accept",
+        "application/json, text/event-stream",
+        "Mcp-Session-Id",
+        session
+      };
+      String body = method.equals("POST") ? list : null;
+      HttpResponse<String> theirs = send(method, "/mcp", body, headers);
+      headers[headers.length - 1] = "5d1f0b6e-0000-4000-8000-000000000000";
+      HttpResponse<String> unknown = send(method, "/mcp", body, headers);
+      assertThat(theirs.statusCode()).as(method).isEqualTo(404);
+      assertThat(unknown.statusCode()).as(method).isEqualTo(404);
+      assertThat(theirs.body()).as(method).isEqualTo(unknown.body());
+    }
     HttpResponse<String> owner =
         send(
             "POST",

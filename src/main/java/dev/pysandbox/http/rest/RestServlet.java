@@ -49,6 +49,9 @@ public final class RestServlet extends HttpServlet {
   /** Where the servlet is mounted. */
   public static final String MAPPING = "/api/v1/*";
 
+  /** Where the OpenAPI document is, which the server in front must let in without a key. */
+  public static final String DOCUMENT_PATH = "/api/v1/openapi.json";
+
   private final transient Tenants tenants;
   private final transient RestLimits limits;
   private final transient List<Route> routes;
