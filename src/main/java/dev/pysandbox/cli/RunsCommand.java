@@ -9,6 +9,7 @@ import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -48,13 +49,20 @@ final class RunsCommand implements Runnable {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
+    @Mixin TenantOption tenant;
+
     @Override
     public Integer call() {
       try (DefaultSandboxService service = runs.main.openReadOnly()) {
         RunPage page =
-            service.listRuns(
-                new RunQuery(
-                    limit, offset, status == null ? null : RunStatus.fromWire(status), session));
+            tenant
+                .of(service)
+                .listRuns(
+                    new RunQuery(
+                        limit,
+                        offset,
+                        status == null ? null : RunStatus.fromWire(status),
+                        session));
         if (json) {
           System.out.println(Json.writePretty(page));
           return 0;
@@ -89,10 +97,12 @@ final class RunsCommand implements Runnable {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
+    @Mixin TenantOption tenant;
+
     @Override
     public Integer call() {
       try (DefaultSandboxService service = runs.main.openReadOnly()) {
-        RunRecord run = service.getRun(runId, true);
+        RunRecord run = tenant.of(service).getRun(runId, true);
         if (json) {
           System.out.println(Json.writePretty(run));
           return 0;

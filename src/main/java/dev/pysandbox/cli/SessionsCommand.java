@@ -6,6 +6,7 @@ import dev.pysandbox.core.DefaultSandboxService;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
@@ -37,10 +38,12 @@ final class SessionsCommand implements Runnable {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
+    @Mixin TenantOption tenant;
+
     @Override
     public Integer call() {
       try (DefaultSandboxService service = sessions.main.openReadOnly()) {
-        List<SessionInfo> all = service.listRecordedSessions();
+        List<SessionInfo> all = tenant.of(service).listRecordedSessions();
         if (json) {
           System.out.println(Json.writePretty(all));
           return 0;
@@ -75,10 +78,12 @@ final class SessionsCommand implements Runnable {
     @Parameters(paramLabel = "SESSION_ID")
     String sessionId;
 
+    @Mixin TenantOption tenant;
+
     @Override
     public Integer call() {
       try (DefaultSandboxService service = sessions.main.openReadOnly()) {
-        service.closeSession(sessionId);
+        tenant.of(service).closeSession(sessionId);
         System.out.println("session " + sessionId + " closed");
         return 0;
       }

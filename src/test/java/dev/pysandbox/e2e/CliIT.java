@@ -63,6 +63,29 @@ class CliIT {
   }
 
   @Test
+  void runsAndSessions_ofAnotherTenant_areSeenOnlyWithTenant() throws Exception {
+    String runId;
+    try (var core = dev.pysandbox.TestServices.start(dataDir, java.util.Map.of())) {
+      var alice = core.forTenant("alice");
+      runId = alice.run(dev.pysandbox.api.ExecutionRequest.of("print('alice ran')")).runId();
+    }
+    ServerProcess.Result local = ServerProcess.run(dataDir, null, "runs", "list");
+    assertThat(local.exit()).isZero();
+    assertThat(local.stdout()).doesNotContain(runId).contains("(0 of 0 runs)");
+    ServerProcess.Result hers =
+        ServerProcess.run(dataDir, null, "runs", "list", "--tenant", "alice");
+    assertThat(hers.stdout()).contains(runId).contains("print('alice ran')");
+    ServerProcess.Result show =
+        ServerProcess.run(dataDir, null, "runs", "show", runId, "--tenant", "alice");
+    assertThat(show.stdout()).contains("alice ran\n");
+    ServerProcess.Result notLocal = ServerProcess.run(dataDir, null, "runs", "show", runId);
+    assertThat(notLocal.exit()).as("another tenant's run is not found").isEqualTo(3);
+    ServerProcess.Result bad = ServerProcess.run(dataDir, null, "runs", "list", "--tenant", "A B");
+    assertThat(bad.exit()).isEqualTo(2);
+    assertThat(bad.stderr()).contains("tenant");
+  }
+
+  @Test
   void runsShow_escapesTerminalControlSequences_whileTheRecordKeepsTheBytes() throws Exception {
     // A clipboard write (OSC 52), a screen clear and a title change, printed by the code.
     String code =
