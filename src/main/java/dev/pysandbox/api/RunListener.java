@@ -2,12 +2,31 @@ package dev.pysandbox.api;
 
 /**
  * Told about a run while it happens, so that a face can act on it (cancel it when its client gives
- * up, and later stream its output). Called on the thread that runs the call; must not block.
+ * up, show its output as it comes).
  */
 @FunctionalInterface
 public interface RunListener {
   RunListener NONE = runId -> {};
 
-  /** The run is recorded and about to start; {@code cancelRun(runId)} reaches it from now on. */
+  /**
+   * The run is recorded and about to start; {@code cancelRun(runId)} and {@code attach(runId, …)}
+   * reach it from now on. Called on the thread that runs the call; must not block.
+   */
   void started(String runId);
+
+  /**
+   * Whether the listener takes the run's {@link #event events}; a run whose listener does not costs
+   * no delivery at all. Asked once, when the run starts.
+   */
+  default boolean wantsEvents() {
+    return false;
+  }
+
+  /**
+   * One event of the run, in order ({@code started} first, {@code done} last), when {@link
+   * #wantsEvents()}. Called on a thread of the core's, one call at a time per run, never on the
+   * thread that reads the sandbox; a listener that takes long falls behind (it gets {@link
+   * RunEvent.Lagged}) but never slows the run. {@code done} may come after the call has returned.
+   */
+  default void event(RunEvent event) {}
 }

@@ -5,6 +5,9 @@ package dev.pysandbox.api;
  * a {@link PysandboxException} carrying one of the closed set of {@link ErrorCode}s.
  */
 public interface SandboxService extends AutoCloseable {
+  /** The longest {@code wait_seconds} {@link #getRun(String, boolean, int)} takes. */
+  int MAX_WAIT_SECONDS = 60;
+
   /**
    * Runs code and returns the finished run. A run that fails, times out or is killed still returns
    * normally, with its status; exceptions are for calls that could not run at all.
@@ -20,6 +23,41 @@ public interface SandboxService extends AutoCloseable {
    */
   RunRecord run(ExecutionRequest request, RunListener listener);
 
+  /**
+   * Starts a run and answers at once with its record as it stands ({@code running}, no output yet);
+   * the run goes on without the caller, is recorded as usual, and can be watched ({@link #attach}),
+   * waited for ({@link #getRun(String, boolean, int)}) and cancelled ({@link #cancelRun}). In a
+   * session it is the session's one execution until it ends: another call on the session meanwhile
+   * gets {@code session_busy}.
+   *
+   * @param listener as for {@link #run(ExecutionRequest, RunListener)}; told {@code started} before
+   *     this returns
+   * @throws PysandboxException what {@link #run(ExecutionRequest, RunListener)} throws for a run
+   *     that cannot start ({@code invalid_argument}, {@code session_busy}, {@code max_sessions} …);
+   *     {@code rate_limited} (retryable) when {@value #MAX_STARTED_RUNS} runs started this way are
+   *     still running on this server
+   */
+  RunRecord start(ExecutionRequest request, RunListener listener);
+
+  /** Runs started with {@link #start} that may be in flight at once on one server. */
+  int MAX_STARTED_RUNS = 256;
+
+  /**
+   * Subscribes to a run's events ({@link RunEvent}): a run in flight here from where the subscriber
+   * asks, a finished one replayed from its record. Taking events is a poll ({@link
+   * Subscription#poll}), and {@code sink} is told when there are some, so a subscriber costs no
+   * thread. The events of a run are kept (at most 1 MiB of output, older output dropped) until 60 s
+   * after it ends, so that a subscriber that lost its connection resumes where it was; later, and
+   * for a run another server process runs (looked for in the store every 500 ms), the events come
+   * from the record: {@code started}, its output, {@code result}, {@code error}, {@code done} (only
+   * {@code done}, after {@code afterSeq}, for a subscriber that resumes).
+   *
+   * @param afterSeq the last event the subscriber has ({@link RunEvent#seq()}); 0 for all
+   * @throws PysandboxException {@code not_found} when the caller has no run with this id (another
+   *     tenant's run answers the same), {@code invalid_argument} for a negative {@code afterSeq}
+   */
+  Subscription attach(String runId, long afterSeq, EventSink sink);
+
   /** A page of run history, newest first. */
   RunPage listRuns(RunQuery query);
 
@@ -27,6 +65,15 @@ public interface SandboxService extends AutoCloseable {
    * @throws PysandboxException {@code not_found} when no run has this id
    */
   RunRecord getRun(String runId, boolean includeCode);
+
+  /**
+   * A run as it stands after waiting at most {@code waitSeconds} for it to end (at once when it has
+   * ended, or when {@code waitSeconds} is 0).
+   *
+   * @throws PysandboxException {@code not_found} when no run has this id, {@code invalid_argument}
+   *     when {@code waitSeconds} is outside 0..{@value #MAX_WAIT_SECONDS}
+   */
+  RunRecord getRun(String runId, boolean includeCode, int waitSeconds);
 
   /**
    * Opens a session: a persistent Python worker and a workspace.

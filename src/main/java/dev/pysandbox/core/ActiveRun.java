@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.backend.Sandbox;
 import java.util.concurrent.CompletableFuture;
 
@@ -11,6 +12,8 @@ final class ActiveRun {
   final String runId;
   final String tenant;
   final Session session;
+  final RunEventLog events;
+  private volatile RunRecord begun;
   private volatile Sandbox sandbox;
   final CompletableFuture<Void> finished = new CompletableFuture<>();
   private volatile boolean cancelRequested;
@@ -19,10 +22,20 @@ final class ActiveRun {
   private volatile String cancelledBy;
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
-  ActiveRun(String runId, String tenant, Session session) {
+  ActiveRun(String runId, String tenant, Session session, RunEventLog events) {
     this.runId = runId;
     this.tenant = tenant;
     this.session = session;
+    this.events = events;
+  }
+
+  /** The run as it was recorded when it began (without its code), or {@code null} before. */
+  RunRecord begun() {
+    return begun;
+  }
+
+  void begun(RunRecord record) {
+    begun = record;
   }
 
   /** The sandbox, once the run has one; {@code null} before. */

@@ -5,6 +5,7 @@ import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.EventSink;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
@@ -18,6 +19,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
@@ -49,6 +51,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   private DefaultSandboxService(ServiceWiring core) {
     this.core = core;
     this.local = new TenantView(core, Tenants.LOCAL);
+  }
+
+  /** The parts, for tests in this package. */
+  ServiceWiring core() {
+    return core;
   }
 
   /** Starts the core; returns at once while the store and the pool get ready behind it. */
@@ -121,6 +128,16 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public RunRecord start(ExecutionRequest request, RunListener listener) {
+    return local.start(request, listener);
+  }
+
+  @Override
+  public Subscription attach(String runId, long afterSeq, EventSink sink) {
+    return local.attach(runId, afterSeq, sink);
+  }
+
+  @Override
   public CancelResult cancelRun(String runId) {
     return local.cancelRun(runId);
   }
@@ -133,6 +150,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   @Override
   public RunRecord getRun(String runId, boolean includeCode) {
     return local.getRun(runId, includeCode);
+  }
+
+  @Override
+  public RunRecord getRun(String runId, boolean includeCode, int waitSeconds) {
+    return local.getRun(runId, includeCode, waitSeconds);
   }
 
   @Override

@@ -171,7 +171,7 @@ final class Execution {
     long started = time.nanoTime();
     Future<WorkerReply> reply;
     try {
-      reply = sandbox.worker().request("exec", payload);
+      reply = sandbox.worker().request("exec", payload, active.events);
     } catch (IllegalStateException e) {
       throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, e.getMessage(), e);
     }

@@ -5,6 +5,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.charset.StandardCharsets;
@@ -124,6 +125,18 @@ final class RequestValidator {
               + ttlMinutes);
     }
     return ttlMinutes;
+  }
+
+  /** How long get_run may wait for a run to end: 0..{@link SandboxService#MAX_WAIT_SECONDS}. */
+  static int waitSeconds(int waitSeconds) {
+    if (waitSeconds < 0 || waitSeconds > SandboxService.MAX_WAIT_SECONDS) {
+      throw PysandboxException.invalid(
+          "wait_seconds must be between 0 and "
+              + SandboxService.MAX_WAIT_SECONDS
+              + ", got "
+              + waitSeconds);
+    }
+    return waitSeconds;
   }
 
   /** Files are named by a run or by a session: exactly one of the two. */

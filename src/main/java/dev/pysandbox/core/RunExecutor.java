@@ -46,6 +46,7 @@ final class RunExecutor {
   private final Executor blocking;
   private final int cancelGraceSeconds;
   private final long outputMaxBytes;
+  private final LiveRuns live;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
   private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
 
@@ -57,7 +58,8 @@ final class RunExecutor {
       Supplier<RunStore> store,
       Executor blocking,
       int cancelGraceSeconds,
-      long outputMaxBytes) {
+      long outputMaxBytes,
+      LiveRuns live) {
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -66,6 +68,7 @@ final class RunExecutor {
     this.blocking = blocking;
     this.cancelGraceSeconds = cancelGraceSeconds;
     this.outputMaxBytes = outputMaxBytes;
+    this.live = live;
   }
 
   /**
@@ -85,15 +88,21 @@ final class RunExecutor {
               + " it restarts");
     }
     String runId = Ids.newRunId();
-    active.put(runId, new ActiveRun(runId, tenant, session));
+    String sessionId = session == null ? null : session.id;
+    ActiveRun a = new ActiveRun(runId, tenant, session, live.open(runId, tenant, sessionId));
+    active.put(runId, a);
     RunRecord.Builder run;
     try {
-      run = record(tenant, runId, request, timeoutSeconds, session == null ? null : session.id);
+      run = record(tenant, runId, request, timeoutSeconds, sessionId);
     } catch (RuntimeException e) {
-      release(runId);
+      release(runId, null);
       throw e;
     }
+    a.begun(run.build().toBuilder().code(null).build());
     try {
+      if (listener.wantsEvents()) {
+        ListenerFeed.start(a.events, listener, blocking);
+      }
       listener.started(runId);
     } catch (RuntimeException e) {
       log.warn("a run listener failed for {}: {}", runId, e.toString());
@@ -169,18 +178,56 @@ final class RunExecutor {
 
   /** Records a run that could not start at all. */
   void fail(RunRecord.Builder run, String message) {
+    RunRecord done = null;
     try {
-      finish(run.status(RunStatus.FAILED).message(message));
+      done = finish(run.status(RunStatus.FAILED).message(message));
     } finally {
-      release(run.build().runId());
+      release(
+          run.build().runId(), done != null ? done : run.build().toBuilder().code(null).build());
     }
   }
 
-  private void release(String runId) {
+  /**
+   * The run is no longer in flight: its events end with {@code end} (or go, for a run never
+   * recorded: {@code null}), and whoever waits for it is told.
+   */
+  private void release(String runId, RunRecord end) {
     ActiveRun a = active.remove(runId);
-    if (a != null) {
+    if (a == null) {
+      return;
+    }
+    try {
+      if (end == null) {
+        live.drop(a.events);
+      } else {
+        live.ended(a.events, end);
+      }
+    } catch (RuntimeException e) {
+      log.warn("the events of run {} could not be ended: {}", runId, e.toString());
+    } finally {
       a.finished.complete(null);
     }
+  }
+
+  /** The run as recorded when it began (without its code), while it is in flight here. */
+  RunRecord begun(String runId) {
+    ActiveRun a = active.get(runId);
+    return a == null ? null : a.begun();
+  }
+
+  /**
+   * Waits until the run has ended here or the time source passes {@code deadlineNanos}, looking
+   * every {@link Execution#POLL_MILLIS} ms; for a run not in flight here, one look's pause.
+   */
+  void awaitEnd(String runId, long deadlineNanos) {
+    ActiveRun a = active.get(runId);
+    if (a == null) {
+      long left = deadlineNanos - clock.nanoTime();
+      dev.pysandbox.util.Pause.millis(
+          Math.max(0, Math.min(Execution.POLL_MILLIS, TimeUnit.NANOSECONDS.toMillis(left))));
+      return;
+    }
+    await(a, deadlineNanos);
   }
 
   static String viewCommand(String runId) {
@@ -341,10 +388,13 @@ final class RunExecutor {
   }
 
   private RunRecord complete(RunRecord.Builder run, Execution.Outcome o) {
+    RunRecord done = null;
     try {
-      return finish(run);
+      done = finish(run);
+      return done;
     } finally {
-      release(run.build().runId());
+      release(
+          run.build().runId(), done != null ? done : run.build().toBuilder().code(null).build());
     }
   }
 
@@ -444,7 +494,10 @@ final class RunExecutor {
    * Execution#POLL_MILLIS} ms (so that a test's moved time is seen at the next look).
    */
   private boolean await(ActiveRun a, int seconds) {
-    long deadline = clock.nanoTime() + TimeUnit.SECONDS.toNanos(seconds);
+    return await(a, clock.nanoTime() + TimeUnit.SECONDS.toNanos(seconds));
+  }
+
+  private boolean await(ActiveRun a, long deadline) {
     while (true) {
       long left = deadline - clock.nanoTime();
       if (left <= 0) {

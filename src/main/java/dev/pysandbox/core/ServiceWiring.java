@@ -56,7 +56,9 @@ final class ServiceWiring {
   final RequestValidator validator;
   final SessionJournal journal;
   final SessionManager sessions;
+  final LiveRuns live;
   final RunExecutor runs;
+  final StartedRuns started;
   final SessionCloser closer;
   final Uploads uploads;
   final Artifacts artifacts;
@@ -112,6 +114,7 @@ final class ServiceWiring {
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
             s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive));
+    this.live = new LiveRuns(pools.timer, pools.blocking, id -> store().get(id, false));
     this.runs =
         new RunExecutor(
             layout,
@@ -121,7 +124,9 @@ final class ServiceWiring {
             this::store,
             pools.blocking,
             config.cancelGraceSeconds(),
-            config.outputMaxBytes());
+            config.outputMaxBytes(),
+            live);
+    this.started = new StartedRuns(pools.blocking, runs);
     this.closer = new SessionCloser(sessions, store, instances.id(), time);
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);

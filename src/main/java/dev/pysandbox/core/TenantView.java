@@ -4,20 +4,24 @@ import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
+import dev.pysandbox.api.EventSink;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.Sandbox;
@@ -25,6 +29,7 @@ import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.MDC;
 
 /**
@@ -55,12 +60,7 @@ final class TenantView implements SandboxService {
       MDC.put("session_id", request.sessionId());
     }
     try {
-      return runLogged(
-          request,
-          runId -> {
-            MDC.put("run_id", runId);
-            listener.started(runId);
-          });
+      return runLogged(request, new LoggedListener(listener));
     } finally {
       MDC.remove("run_id");
       MDC.remove("session_id");
@@ -93,6 +93,51 @@ final class TenantView implements SandboxService {
       throw e;
     }
     return runs.oneShot(run, sandbox, request.code(), timeout);
+  }
+
+  /** Puts the run's id in the logging context when it starts; passes everything on. */
+  private record LoggedListener(RunListener listener) implements RunListener {
+    @Override
+    public void started(String runId) {
+      MDC.put("run_id", runId);
+      listener.started(runId);
+    }
+
+    @Override
+    public boolean wantsEvents() {
+      return listener.wantsEvents();
+    }
+
+    @Override
+    public void event(RunEvent event) {
+      listener.event(event);
+    }
+  }
+
+  @Override
+  public RunRecord start(ExecutionRequest request, RunListener listener) {
+    // What needs no sandbox is refused here, on the caller's thread, as a waiting run's is.
+    core.validator.validate(request);
+    core.requireBackend();
+    return core.started.start(listener, l -> run(request, l));
+  }
+
+  @Override
+  public Subscription attach(String runId, long afterSeq, EventSink sink) {
+    Ids.requireRunId(runId);
+    return core.live.attach(tenant, runId, afterSeq, sink, core::storedRun);
+  }
+
+  @Override
+  public RunRecord getRun(String runId, boolean includeCode, int waitSeconds) {
+    RequestValidator.waitSeconds(waitSeconds);
+    RunRecord r = getRun(runId, includeCode);
+    long deadline = core.time.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
+    while (r.status() == RunStatus.RUNNING && core.time.nanoTime() - deadline < 0) {
+      core.runs.awaitEnd(runId, deadline);
+      r = getRun(runId, includeCode);
+    }
+    return r;
   }
 
   @Override

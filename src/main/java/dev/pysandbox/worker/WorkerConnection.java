@@ -109,13 +109,16 @@ public final class WorkerConnection {
     final OutputCapture out;
     final OutputCapture err;
     final long idleBytes;
+    final RequestListener listener;
     final List<ObjectNode> displays = new ArrayList<>();
     final long started = System.nanoTime();
     long displayBytes;
     int dropped;
 
-    Pending(String id, OutputCapture out, OutputCapture err, long idleBytes) {
+    Pending(
+        String id, OutputCapture out, OutputCapture err, long idleBytes, RequestListener listener) {
       this.id = id;
+      this.listener = listener;
       this.prefix = FrameReader.requestPrefix(id);
       this.out = out;
       this.err = err;
@@ -173,6 +176,15 @@ public final class WorkerConnection {
    * @throws IllegalStateException when another request is in flight or the connection is closed
    */
   public CompletableFuture<WorkerReply> request(String op, ObjectNode payload) {
+    return request(op, payload, RequestListener.NONE);
+  }
+
+  /**
+   * {@link #request(String, ObjectNode)}, telling {@code listener} the request's output as it
+   * arrives (output that arrived before the request leads its answer but is not told).
+   */
+  public CompletableFuture<WorkerReply> request(
+      String op, ObjectNode payload, RequestListener listener) {
     Pending p;
     boolean resumeOutput;
     synchronized (this) {
@@ -183,7 +195,7 @@ public final class WorkerConnection {
         throw new IllegalStateException("worker " + sandboxId + " is busy with " + current.id);
       }
       String id = "r" + RandomIds.hex(8);
-      p = new Pending(id, stdout, stderr, idleBytes);
+      p = new Pending(id, stdout, stderr, idleBytes, listener);
       current = p;
       lastRequestId = id;
       requestIdleBytes = idleBytes;
@@ -305,8 +317,10 @@ public final class WorkerConnection {
   private void onOutput(boolean isOut, ByteBuffer data) {
     OutputCapture capture;
     long idle = -1;
+    RequestListener listener;
     synchronized (this) {
       capture = isOut ? stdout : stderr;
+      listener = current == null ? null : current.listener;
       // Before the first request only the runner itself (and what it preloads) has run.
       if (current == null && lastRequestId != null) {
         idleBytes += data.remaining();
@@ -314,6 +328,13 @@ public final class WorkerConnection {
           outputPaused = true;
           idle = idleBytes;
         }
+      }
+    }
+    if (listener != null && listener != RequestListener.NONE) {
+      try {
+        listener.output(!isOut, data.duplicate());
+      } catch (RuntimeException e) {
+        log.warn("worker {}: an output listener failed: {}", sandboxId, e.toString());
       }
     }
     capture.append(data);
@@ -398,14 +419,25 @@ public final class WorkerConnection {
         }
       }
       case DISPLAY -> {
+        RequestListener listener = null;
+        ObjectNode shown = null;
         synchronized (this) {
           if (current != null) {
             if (node != null && node.path("data") instanceof ObjectNode bundle) {
               current.displayBytes += size;
               current.displays.add(bundle);
+              listener = current.listener;
+              shown = bundle;
             } else {
               current.dropped++;
             }
+          }
+        }
+        if (shown != null) {
+          try {
+            listener.display(shown, size);
+          } catch (RuntimeException e) {
+            log.warn("worker {}: a display listener failed: {}", sandboxId, e.toString());
           }
         }
       }

@@ -104,7 +104,12 @@ class SurfacedFailuresTest {
     Sandbox real = realSandbox();
     Sandbox unkillable = new KillFails(real);
     ListAppender<ILoggingEvent> log = capture(KillOutcome.class);
-    ActiveRun active = new ActiveRun("run_kill_fails", "local", null);
+    ActiveRun active =
+        new ActiveRun(
+            "run_kill_fails",
+            "local",
+            null,
+            new RunEventLog("run_kill_fails", "local", null, LiveRuns.BUFFER_BYTES));
     active.attach(unkillable);
     RunRecord.Builder run = RunRecord.builder().runId("run_kill_fails");
 
@@ -141,7 +146,11 @@ class SurfacedFailuresTest {
               () -> store,
               executor,
               1,
-              64L << 20);
+              64L << 20,
+              new LiveRuns(
+                  java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
+                  executor,
+                  id -> store.get(id, false)));
       RunRecord r =
           runs.oneShot(
               runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),

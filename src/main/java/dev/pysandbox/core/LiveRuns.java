@@ -1,0 +1,279 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.EventSink;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunEvent;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.Subscription;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The event logs of the runs in flight here, and of those that ended lately (kept {@link
+ * #RETAIN_MILLIS}, at most {@link #RETAIN_MAX} of them and {@link #RETAIN_BYTES} in all, so that a
+ * client that lost its connection resumes). Subscribing to any other run of the caller's is served
+ * from the store: a finished run is replayed from its record; one still running in another process
+ * (a CLI watching a server's run) is looked for every {@link #REMOTE_POLL_MILLIS} ms on the timer,
+ * without a thread of its own, and replayed when it has ended.
+ */
+final class LiveRuns {
+  private static final Logger log = LoggerFactory.getLogger(LiveRuns.class);
+
+  /** Output buffered per run for its subscribers. */
+  static final long BUFFER_BYTES = 1024 * 1024;
+
+  static final long RETAIN_MILLIS = 60_000;
+  static final int RETAIN_MAX = 1024;
+  static final long RETAIN_BYTES = 64L * 1024 * 1024;
+  static final long REMOTE_POLL_MILLIS = 500;
+
+  private final Map<String, RunEventLog> logs = new ConcurrentHashMap<>();
+  private final ArrayDeque<RunEventLog> ended = new ArrayDeque<>();
+  private long endedBytes;
+  private final ScheduledExecutorService timer;
+  private final Executor blocking;
+  private final Function<String, Optional<RunRecord>> store;
+
+  /**
+   * @param store a run by id, as stored (any tenant's: the caller checks)
+   */
+  LiveRuns(
+      ScheduledExecutorService timer,
+      Executor blocking,
+      Function<String, Optional<RunRecord>> store) {
+    this.timer = timer;
+    this.blocking = blocking;
+    this.store = store;
+  }
+
+  /** A new run's log, from {@code started} on. */
+  RunEventLog open(String runId, String tenant, String sessionId) {
+    RunEventLog l = new RunEventLog(runId, tenant, sessionId, BUFFER_BYTES);
+    logs.put(runId, l);
+    return l;
+  }
+
+  /** The run never got recorded: nobody can know its id, its log goes. */
+  void drop(RunEventLog l) {
+    logs.remove(l.runId, l);
+  }
+
+  /** The run ended: its log gets the rest and {@code done}, and is kept a while. */
+  void ended(RunEventLog l, RunRecord run) {
+    l.end(run);
+    List<RunEventLog> evicted = new ArrayList<>();
+    synchronized (ended) {
+      ended.add(l);
+      endedBytes += l.retainedBytes();
+      while (!ended.isEmpty() && (ended.size() > RETAIN_MAX || endedBytes > RETAIN_BYTES)) {
+        RunEventLog old = ended.poll();
+        endedBytes -= old.retainedBytes();
+        evicted.add(old);
+      }
+    }
+    evicted.forEach(this::forget);
+    try {
+      timer.schedule(() -> expire(l), RETAIN_MILLIS, TimeUnit.MILLISECONDS);
+    } catch (RejectedExecutionException e) {
+      // the core is closing: nothing is kept
+    }
+  }
+
+  private void expire(RunEventLog l) {
+    synchronized (ended) {
+      if (ended.remove(l)) {
+        endedBytes -= l.retainedBytes();
+      }
+    }
+    forget(l);
+  }
+
+  private void forget(RunEventLog l) {
+    logs.remove(l.runId, l);
+  }
+
+  /** Logs held now (in flight and kept), for tests. */
+  int held() {
+    return logs.size();
+  }
+
+  /** The log of a run in flight or kept, or {@code null}. */
+  RunEventLog log(String runId) {
+    return logs.get(runId);
+  }
+
+  /**
+   * Subscribes {@code tenant} to a run's events.
+   *
+   * @param stored the tenant's run as stored; throws {@code not_found} for another tenant's run
+   */
+  Subscription attach(
+      String tenant,
+      String runId,
+      long afterSeq,
+      EventSink sink,
+      BiFunction<String, String, RunRecord> stored) {
+    if (afterSeq < 0) {
+      throw PysandboxException.invalid("the last event id must be 0 or more, got " + afterSeq);
+    }
+    RunEventLog l = logs.get(runId);
+    if (l != null && l.tenant.equals(tenant)) {
+      return l.subscribe(afterSeq, sink);
+    }
+    // Another tenant's run and an unknown one take the same path from here: the store says
+    // not_found for both.
+    RunRecord r = stored.apply(tenant, runId);
+    if (r.status() == RunStatus.RUNNING) {
+      l = logs.get(runId);
+      if (l != null && l.tenant.equals(tenant)) {
+        return l.subscribe(afterSeq, sink);
+      }
+      return new StoredRun(runId, afterSeq, sink).start(r);
+    }
+    return new StoredRun(runId, afterSeq, sink).replay(r);
+  }
+
+  /**
+   * The events a finished run's record tells: {@code started}, its kept output, displays, result,
+   * error and {@code done}, numbered from 1. A subscriber that resumes ({@code afterSeq > 0}) gets
+   * {@code done} alone: its numbers came from a log that is gone.
+   */
+  static List<RunEvent> replay(RunRecord r, long afterSeq) {
+    List<RunEvent> all = new ArrayList<>();
+    long seq = 1;
+    all.add(new RunEvent.Started(seq++, r.runId(), r.sessionId()));
+    if (r.stdout() != null && !r.stdout().isEmpty()) {
+      all.add(new RunEvent.Stdout(seq++, r.stdout()));
+    }
+    if (r.stderr() != null && !r.stderr().isEmpty()) {
+      all.add(new RunEvent.Stderr(seq++, r.stderr()));
+    }
+    for (Map<String, Object> d : r.displays()) {
+      all.add(new RunEvent.Display(seq++, d));
+    }
+    if (r.result() != null) {
+      all.add(new RunEvent.Result(seq++, r.result()));
+    }
+    if (r.error() != null) {
+      all.add(
+          new RunEvent.Failed(seq++, r.error().name(), r.error().value(), r.error().traceback()));
+    }
+    if (afterSeq > 0) {
+      return List.of(new RunEvent.Done(Math.max(seq, afterSeq + 1), r));
+    }
+    all.add(new RunEvent.Done(seq, r));
+    return all;
+  }
+
+  /** A subscription served from the store: a finished run, or one another process runs. */
+  private final class StoredRun implements Subscription {
+    private final String runId;
+    private final long afterSeq;
+    private final EventSink sink;
+    private final ArrayDeque<RunEvent> ready = new ArrayDeque<>();
+    private boolean finished;
+    private boolean closed;
+    private ScheduledFuture<?> polling;
+
+    StoredRun(String runId, long afterSeq, EventSink sink) {
+      this.runId = runId;
+      this.afterSeq = afterSeq;
+      this.sink = sink;
+    }
+
+    StoredRun replay(RunRecord r) {
+      synchronized (this) {
+        ready.addAll(LiveRuns.replay(r.toBuilder().code(null).build(), afterSeq));
+      }
+      return this;
+    }
+
+    /** Started now; the rest when the store says the run has ended. */
+    StoredRun start(RunRecord r) {
+      synchronized (this) {
+        if (afterSeq < 1) {
+          ready.add(new RunEvent.Started(1, r.runId(), r.sessionId()));
+        }
+        polling =
+            timer.scheduleWithFixedDelay(
+                () -> blocking.execute(this::look),
+                REMOTE_POLL_MILLIS,
+                REMOTE_POLL_MILLIS,
+                TimeUnit.MILLISECONDS);
+      }
+      return this;
+    }
+
+    private void look() {
+      Optional<RunRecord> r;
+      try {
+        r = store.apply(runId);
+      } catch (RuntimeException e) {
+        log.debug("looking for the end of run {}: {}", runId, e.toString());
+        return;
+      }
+      if (r.isEmpty() || r.get().status() == RunStatus.RUNNING) {
+        return;
+      }
+      synchronized (this) {
+        if (closed || polling == null) {
+          return;
+        }
+        polling.cancel(false);
+        polling = null;
+        // Started was told (seq 1) unless the subscriber had it already: the rest follows it.
+        List<RunEvent> rest = LiveRuns.replay(r.get().toBuilder().code(null).build(), 0);
+        ready.addAll(rest.subList(1, rest.size()));
+      }
+      sink.available();
+    }
+
+    @Override
+    public String runId() {
+      return runId;
+    }
+
+    @Override
+    public synchronized List<RunEvent> poll(int maxEvents) {
+      List<RunEvent> out = new ArrayList<>();
+      while (!closed && !ready.isEmpty() && out.size() < maxEvents) {
+        RunEvent e = ready.poll();
+        if (e.seq() <= afterSeq && !e.isDone()) {
+          continue;
+        }
+        out.add(e);
+        finished |= e.isDone();
+      }
+      return out;
+    }
+
+    @Override
+    public synchronized boolean finished() {
+      return finished;
+    }
+
+    @Override
+    public synchronized void close() {
+      closed = true;
+      ready.clear();
+      if (polling != null) {
+        polling.cancel(false);
+        polling = null;
+      }
+    }
+  }
+}
