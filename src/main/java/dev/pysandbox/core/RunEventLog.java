@@ -224,10 +224,13 @@ final class RunEventLog implements RequestListener {
   Subscription subscribe(long afterSeq, EventSink sink) {
     Cursor c;
     synchronized (this) {
-      // An event not made yet (a client's made-up id) is taken as the latest; done always comes.
-      long latest = ended ? nextSeq - 2 : nextSeq - 1;
-      c = new Cursor(Math.min(afterSeq, latest), sink);
-      cursors.add(c);
+      // An event not made yet (a client's made-up id) is taken as the latest.
+      c = new Cursor(Math.min(afterSeq, nextSeq - 1), sink);
+      if (ended && c.seq >= nextSeq - 1) {
+        c.finished = true; // it has done already: nothing more will come
+      } else {
+        cursors.add(c);
+      }
     }
     return c;
   }

@@ -203,6 +203,7 @@ class HttpTenantsIT {
         rest("GET", api + "/runs", "/runs", Body.NONE, ok),
         rest("GET", api + "/runs/" + run, "/runs/{run_id}", Body.NONE, ok),
         rest("GET", api + "/runs/" + run + "/outputs", "/runs/{run_id}/outputs", Body.NONE, ok),
+        rest("GET", api + "/runs/" + run + "/events", "/runs/{run_id}/events", Body.NONE, ok),
         rest(
             "POST", api + "/runs/" + run + "/cancel", "/runs/{run_id}/cancel", Body.json("{}"), ok),
         rest("GET", api + "/runs/" + run + "/files", "/runs/{run_id}/files", Body.NONE, ok),
@@ -433,6 +434,7 @@ class HttpTenantsIT {
       probes.add(new Probe("GET", r, run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "?include_code=true", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "/outputs", run, UNKNOWN_RUN, Body.NONE));
+      probes.add(new Probe("GET", r + "/events", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "/files", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "/files/f.txt", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "/files/g.txt", run, UNKNOWN_RUN, Body.NONE));

@@ -90,7 +90,8 @@ class McpFaceToolsTest {
     assertThat(result.path("structuredContent").path("error").path("code").asText())
         .isEqualTo("invalid_argument");
     assertThat(result.path("structuredContent").path("error").path("message").asText())
-        .isEqualTo("get_run: unknown argument 'bogus' (accepted: include_code, run_id)");
+        .isEqualTo(
+            "get_run: unknown argument 'bogus' (accepted: include_code, run_id, wait_seconds)");
   }
 
   private JsonNode request(String method, String params) throws IOException {

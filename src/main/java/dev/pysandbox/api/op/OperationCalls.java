@@ -4,6 +4,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunQuery;
+import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionList;
@@ -33,13 +34,9 @@ public final class OperationCalls {
     bind(
         Operations.RUN_PYTHON,
         (s, a, listener) ->
-            s.run(
-                new ExecutionRequest(
-                    a.string("code"),
-                    a.string("session_id"),
-                    a.string("description"),
-                    a.integer("timeout_seconds")),
-                listener));
+            a.bool("async_mode")
+                ? s.start(executionRequest(a), listener)
+                : s.run(executionRequest(a), listener));
     bind(Operations.CANCEL_RUN, (s, a, l) -> s.cancelRun(a.string("run_id")));
     bind(
         Operations.LIST_RUNS,
@@ -52,7 +49,10 @@ public final class OperationCalls {
                   status == null ? null : RunStatus.fromWire(status),
                   a.string("session_id")));
         });
-    bind(Operations.GET_RUN, (s, a, l) -> s.getRun(a.string("run_id"), a.bool("include_code")));
+    bind(
+        Operations.GET_RUN,
+        (s, a, l) ->
+            s.getRun(a.string("run_id"), a.bool("include_code"), a.integer("wait_seconds")));
     bind(Operations.GET_RUN_OUTPUTS, (s, a, l) -> s.getRunOutputs(a.string("run_id")));
     bind(Operations.CHECK_SETUP, (s, a, l) -> s.checkSetup());
     bind(
@@ -99,6 +99,25 @@ public final class OperationCalls {
   }
 
   private OperationCalls() {}
+
+  private static ExecutionRequest executionRequest(Arguments a) {
+    return new ExecutionRequest(
+        a.string("code"),
+        a.string("session_id"),
+        a.string("description"),
+        a.integer("timeout_seconds"));
+  }
+
+  /**
+   * run_python as a run that goes on without its caller, whatever {@code async_mode} says: for a
+   * face that streams the run's events to its caller (REST's NDJSON and SSE answers).
+   *
+   * @param args arguments parsed against run_python
+   * @return the run as it began ({@code running})
+   */
+  public static RunRecord start(SandboxService service, Arguments args, RunListener listener) {
+    return service.start(executionRequest(args), listener);
+  }
 
   /** Whether {@code op} has its call here. */
   public static boolean has(Operation op) {

@@ -16,6 +16,7 @@ import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.SetupReport;
@@ -80,7 +81,14 @@ public final class Operations {
                           + " past it the sandbox is killed and the run is timed_out.")
                   .min(1)
                   .max(3600)
-                  .serverDefault(60)),
+                  .serverDefault(60),
+              Param.bool(
+                      "async_mode",
+                      "Answer at once with the run as it starts (run_id, status running,"
+                          + " session_id) while it goes on; get_run with wait_seconds waits for"
+                          + " it, cancel_run stops it. In a session it is the session's one"
+                          + " execution until it ends.")
+                  .defaultValue(false)),
           RunRecord.class);
 
   public static final Operation CANCEL_RUN =
@@ -114,11 +122,19 @@ public final class Operations {
       new Operation(
           "get_run",
           "Get a run",
-          "Get one recorded run by id: code, status, outputs, error, result, files, timings.",
+          "Get one recorded run by id: code, status, outputs, error, result, files, timings;"
+              + " with wait_seconds, wait for a running one to end.",
           READ,
           List.of(
               runId("The run's id (run_ + 20 hex), as run_python or list_runs gave it."),
-              Param.bool("include_code", "Include the code that ran.").defaultValue(true)),
+              Param.bool("include_code", "Include the code that ran.").defaultValue(true),
+              Param.integer(
+                      "wait_seconds",
+                      "Wait up to this many seconds for a running run to end (at most 60), then"
+                          + " answer it as it stands.")
+                  .min(0)
+                  .max(SandboxService.MAX_WAIT_SECONDS)
+                  .defaultValue(0)),
           RunRecord.class);
 
   public static final Operation GET_RUN_OUTPUTS =

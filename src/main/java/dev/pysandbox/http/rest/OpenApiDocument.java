@@ -196,7 +196,7 @@ final class OpenApiDocument {
   private static Map<String, Object> responses(Route r, Map<String, Object> schemas) {
     Map<String, Object> out = new LinkedHashMap<>();
     switch (r.output()) {
-      case JSON -> {
+      case JSON, JSON_OR_EVENTS -> {
         String name = r.op().result().getSimpleName();
         schemas.putIfAbsent(name, ResultSchema.of(r.op().result()));
         Map<String, Object> ok =
@@ -221,6 +221,23 @@ final class OpenApiDocument {
                       "schema",
                       map("type", "string"))));
           out.put("201", ok);
+          if (r.output() == Output.JSON_OR_EVENTS) {
+            out.put(
+                "200",
+                map(
+                    "description",
+                    "Accept: application/x-ndjson or text/event-stream: the run's events as they"
+                        + " happen, done last with the fields of the 201 answer.",
+                    "content",
+                    events()));
+            out.put(
+                "202",
+                map(
+                    "description",
+                    "async_mode: the run as it began (status running); it goes on.",
+                    "content",
+                    json(ref(name))));
+          }
         } else {
           out.put(Integer.toString(r.status()), ok);
         }
@@ -252,6 +269,8 @@ final class OpenApiDocument {
         out.put("304", map("description", "If-None-Match named the current ETag."));
         out.put("416", map("$ref", "#/components/responses/Error"));
       }
+      case EVENTS ->
+          out.put("200", map("description", "The run's events, done last.", "content", events()));
       case DOCUMENT ->
           out.put(
               "200", map("description", "This document.", "content", json(map("type", "object"))));
@@ -289,6 +308,34 @@ final class OpenApiDocument {
                             "retryable", map("type", "boolean")),
                     "required", List.of("code", "message", "retryable"))),
         "required", List.of("error"));
+  }
+
+  /** One event of a run, as a line of NDJSON or the data of a server-sent event. */
+  private static Map<String, Object> events() {
+    Map<String, Object> event =
+        map(
+            "type",
+            "object",
+            "description",
+            "type and seq, then the event's fields: started (run_id, session_id), stdout and"
+                + " stderr (text), display and result (data: a MIME bundle), error (name, value,"
+                + " traceback), lagged (skipped_bytes), done (the run record's fields).",
+            "properties",
+            map(
+                "type",
+                map(
+                    "type",
+                    "string",
+                    "enum",
+                    List.of(
+                        "started", "stdout", "stderr", "display", "result", "error", "lagged",
+                        "done")),
+                "seq",
+                map("type", "integer", "minimum", 1)),
+            "required",
+            List.of("type", "seq"));
+    return map(
+        "application/x-ndjson", map("schema", event), "text/event-stream", map("schema", event));
   }
 
   private static Map<String, Object> binary() {

@@ -1,5 +1,6 @@
 package dev.pysandbox.http.rest;
 
+import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
@@ -27,6 +28,25 @@ final class RestOperations {
           Operation.Effect.READ,
           List.of(param(Operations.CLOSE_SESSION, "session_id")),
           SessionInfo.class);
+
+  /** A run's events as they happen (a stream), from the start or after one the client has. */
+  static final Operation RUN_EVENTS =
+      new Operation(
+          "get_run_events",
+          "Watch a run",
+          "A run's events as they happen, one JSON object a line (Accept: application/x-ndjson,"
+              + " the default) or as server-sent events (Accept: text/event-stream): started,"
+              + " stdout, stderr, display, result, error, and done last with the run's record;"
+              + " lagged when the client read too slowly and output was dropped. A finished run"
+              + " is replayed. Resume with Last-Event-ID (or after).",
+          Operation.Effect.READ,
+          List.of(
+              param(Operations.GET_RUN, "run_id"),
+              Param.longInteger(
+                      "after",
+                      "Resume after this event (its seq, the SSE id); Last-Event-ID says the same.")
+                  .min(0)),
+          RunEvent.class);
 
   /** A file's bytes, of a session or of a run (read_artifact's arguments, any size). */
   static Operation download(String idParam) {

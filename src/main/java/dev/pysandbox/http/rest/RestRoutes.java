@@ -7,6 +7,7 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.ResultOutputLimit;
+import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.op.Operation;
@@ -45,25 +46,61 @@ final class RestRoutes {
 
   private static List<Route> runs(int resultOutputLimit) {
     return List.of(
-        route(
+        new Route(
             "run_python",
             "POST",
-            "/runs",
+            PathTemplate.of("/runs"),
             Operations.RUN_PYTHON,
             Input.JSON_FIELDS,
+            Output.JSON_OR_EVENTS,
             201,
             c -> {
+              EventStream.Format stream = EventStream.Format.wanted(c.request());
+              if (stream != null) {
+                // Streamed: the run goes on without the request, which only watches it.
+                RunRecord begun = OperationCalls.start(c.service(), c.args(), RunListener.NONE);
+                location(c, begun.runId());
+                EventStream.open(
+                    c.request(),
+                    c.response(),
+                    stream,
+                    resultOutputLimit,
+                    sink -> c.service().attach(begun.runId(), 0, sink));
+                return null;
+              }
               RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
               Map<String, Object> json = Json.toMap(r);
               ResultOutputLimit.apply(json, resultOutputLimit);
-              c.response()
-                  .setHeader(
-                      "Location",
-                      c.request().getContextPath()
-                          + c.request().getServletPath()
-                          + "/runs/"
-                          + r.runId());
-              return json;
+              location(c, r.runId());
+              return c.args().bool("async_mode") ? new Route.Reply(202, json) : json;
+            }),
+        new Route(
+            "get_run_events",
+            "GET",
+            PathTemplate.of("/runs/{run_id}/events"),
+            RestOperations.RUN_EVENTS,
+            Input.QUERY,
+            Output.EVENTS,
+            200,
+            c -> {
+              EventStream.Format stream = EventStream.Format.wanted(c.request());
+              long after = lastEventId(c);
+              String runId = c.args().string("run_id");
+              if (c.request().getMethod().equals("HEAD")) {
+                c.service().getRun(runId, false);
+                c.response().setStatus(200);
+                c.response()
+                    .setContentType(
+                        (stream == null ? EventStream.Format.NDJSON : stream).mediaType);
+                return null;
+              }
+              EventStream.open(
+                  c.request(),
+                  c.response(),
+                  stream == null ? EventStream.Format.NDJSON : stream,
+                  resultOutputLimit,
+                  sink -> c.service().attach(runId, after, sink));
+              return null;
             }),
         route(
             "list_runs",
@@ -97,6 +134,31 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             200,
             c -> OperationCalls.call(Operations.CANCEL_RUN, c.service(), c.args())));
+  }
+
+  private static void location(Route.Call c, String runId) {
+    c.response()
+        .setHeader(
+            "Location",
+            c.request().getContextPath() + c.request().getServletPath() + "/runs/" + runId);
+  }
+
+  /** Where an attach resumes: {@code after}, or the {@code Last-Event-ID} header, or 0. */
+  private static long lastEventId(Route.Call c) {
+    Long after = c.args().longInteger("after");
+    String header = c.request().getHeader("Last-Event-ID");
+    if (after != null) {
+      return after;
+    }
+    if (header == null || header.isBlank()) {
+      return 0;
+    }
+    try {
+      return Long.parseLong(header.trim());
+    } catch (NumberFormatException e) {
+      throw PysandboxException.invalid(
+          "Last-Event-ID must be the number of an event (its id: line), got '" + header + "'");
+    }
   }
 
   private static List<Route> sessions() {

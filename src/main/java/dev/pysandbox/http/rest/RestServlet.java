@@ -11,6 +11,7 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.http.ErrorBodies;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
+import dev.pysandbox.util.DaemonThreads;
 import jakarta.servlet.http.HttpServlet;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -21,6 +22,9 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -55,6 +59,10 @@ public final class RestServlet extends HttpServlet {
   private final transient Tenants tenants;
   private final transient RestLimits limits;
   private final transient List<Route> routes;
+  private transient ScheduledExecutorService heartbeat;
+
+  /** How often an event stream with nothing to say says so, so that idle connections live. */
+  static final long HEARTBEAT_SECONDS = 15;
 
   /**
    * @param uploadMaxBytes {@code upload_max_bytes}: the largest uploaded file
@@ -77,6 +85,21 @@ public final class RestServlet extends HttpServlet {
   public static RestServlet of(Tenants tenants, PysandboxConfig config) {
     return new RestServlet(
         tenants, config.uploadMaxBytes(), config.codeMaxBytes(), config.resultOutputLimitBytes());
+  }
+
+  @Override
+  public void init() {
+    heartbeat =
+        Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-rest-heartbeat"));
+    heartbeat.scheduleWithFixedDelay(
+        EventStream::heartbeatAll, HEARTBEAT_SECONDS, HEARTBEAT_SECONDS, TimeUnit.SECONDS);
+  }
+
+  @Override
+  public void destroy() {
+    if (heartbeat != null) {
+      heartbeat.shutdownNow();
+    }
   }
 
   /** The route table, the document's own route last. */

@@ -45,6 +45,13 @@ record Route(
   enum Output {
     /** The JSON of {@code op.result()}. */
     JSON,
+    /**
+     * The JSON of {@code op.result()}, or the run's events as a stream when the client's {@code
+     * Accept} asks for one ({@link EventStream.Format}).
+     */
+    JSON_OR_EVENTS,
+    /** A run's events, streamed ({@link EventStream}). */
+    EVENTS,
     /** A file's bytes. */
     FILE,
     /** This API's OpenAPI document. */

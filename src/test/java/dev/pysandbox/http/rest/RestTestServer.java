@@ -63,21 +63,28 @@ final class RestTestServer implements AutoCloseable {
   }
 
   static RestTestServer start(RestServlet servlet) throws Exception {
+    return start(servlet, 30_000);
+  }
+
+  /** With the connector's idle timeout, in ms. */
+  static RestTestServer start(RestServlet servlet, long idleTimeoutMillis) throws Exception {
     Server server = new Server();
     HttpConfiguration http = new HttpConfiguration();
     http.setUriCompliance(UriCompliance.UNSAFE);
     ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(http));
     connector.setHost("127.0.0.1");
     connector.setPort(0);
+    connector.setIdleTimeout(idleTimeoutMillis);
     server.addConnector(connector);
     ServletContextHandler context = new ServletContextHandler();
     context.getServletHandler().setDecodeAmbiguousURIs(true);
     RestTestServer[] self = new RestTestServer[1];
-    context.addFilter(
-        new FilterHolder(new TestAuthFilter(m -> self[0].allocated.putAll(m))),
-        "/*",
-        EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
-    context.addServlet(new ServletHolder(servlet), RestServlet.MAPPING);
+    FilterHolder auth = new FilterHolder(new TestAuthFilter(m -> self[0].allocated.putAll(m)));
+    auth.setAsyncSupported(true);
+    context.addFilter(auth, "/*", EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+    ServletHolder rest = new ServletHolder(servlet);
+    rest.setAsyncSupported(true);
+    context.addServlet(rest, RestServlet.MAPPING);
     server.setHandler(context);
     server.start();
     self[0] = new RestTestServer(server, connector.getLocalPort());
