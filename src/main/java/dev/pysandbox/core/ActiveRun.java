@@ -14,6 +14,7 @@ final class ActiveRun {
   final Session session;
   final RunEventLog events;
   private volatile RunRecord begun;
+  private volatile RunRecord end;
   private volatile Sandbox sandbox;
   final CompletableFuture<Void> finished = new CompletableFuture<>();
   private volatile boolean cancelRequested;
@@ -36,6 +37,15 @@ final class ActiveRun {
 
   void begun(RunRecord record) {
     begun = record;
+  }
+
+  /** The run as it ended (without its code), or {@code null} before. */
+  RunRecord end() {
+    return end;
+  }
+
+  void end(RunRecord record) {
+    end = record;
   }
 
   /** The sandbox, once the run has one; {@code null} before. */

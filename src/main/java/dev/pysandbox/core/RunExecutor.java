@@ -95,7 +95,7 @@ final class RunExecutor {
     try {
       run = record(tenant, runId, request, timeoutSeconds, sessionId);
     } catch (RuntimeException e) {
-      release(runId, null);
+      release(runId);
       throw e;
     }
     a.begun(run.build().toBuilder().code(null).build());
@@ -182,20 +182,31 @@ final class RunExecutor {
     try {
       done = finish(run.status(RunStatus.FAILED).message(message));
     } finally {
-      release(
-          run.build().runId(), done != null ? done : run.build().toBuilder().code(null).build());
+      ended(run, done);
+      release(run.build().runId());
+    }
+  }
+
+  /** Notes how the run ended: {@code done}, or the builder's state when finishing failed. */
+  private void ended(RunRecord.Builder run, RunRecord done) {
+    ActiveRun a = active.get(run.build().runId());
+    if (a != null) {
+      a.end(done != null ? done : run.build().toBuilder().code(null).build());
     }
   }
 
   /**
-   * The run is no longer in flight: its events end with {@code end} (or go, for a run never
-   * recorded: {@code null}), and whoever waits for it is told.
+   * The run is no longer in flight: its events end with how it ended (or go, for a run never
+   * recorded), and whoever waits for it is told. A one-shot run is released as it ends; a session's
+   * by its caller once the session's lock is released, so that whoever learns that the run ended
+   * finds the session free.
    */
-  private void release(String runId, RunRecord end) {
+  void release(String runId) {
     ActiveRun a = active.remove(runId);
     if (a == null) {
       return;
     }
+    RunRecord end = a.end();
     try {
       if (end == null) {
         live.drop(a.events);
@@ -393,8 +404,10 @@ final class RunExecutor {
       done = finish(run);
       return done;
     } finally {
-      release(
-          run.build().runId(), done != null ? done : run.build().toBuilder().code(null).build());
+      ended(run, done);
+      if (run.build().sessionId() == null) {
+        release(run.build().runId());
+      }
     }
   }
 

@@ -73,16 +73,21 @@ final class TenantView implements SandboxService {
     RunExecutor runs = core.runs;
     if (request.sessionId() != null) {
       Session s = core.sessions.open(new SessionKey(tenant, request.sessionId()), null);
-      return core.sessions.with(
-          s,
-          sandbox ->
-              runs.inSession(
-                  runs.begin(tenant, request, timeout, s, listener),
-                  s,
-                  sandbox,
-                  request.code(),
-                  timeout,
-                  core.sessions));
+      String[] began = new String[1];
+      try {
+        return core.sessions.with(
+            s,
+            sandbox -> {
+              RunRecord.Builder run = runs.begin(tenant, request, timeout, s, listener);
+              began[0] = run.build().runId();
+              return runs.inSession(run, s, sandbox, request.code(), timeout, core.sessions);
+            });
+      } finally {
+        if (began[0] != null) {
+          // Once the session's lock is released: whoever is told the run ended finds it free.
+          runs.release(began[0]);
+        }
+      }
     }
     RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener);
     Sandbox sandbox;

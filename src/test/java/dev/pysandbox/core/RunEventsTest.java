@@ -133,7 +133,9 @@ class RunEventsTest {
     CompletableFuture<Void> done = new CompletableFuture<>();
     RunRecord r =
         service.run(
-            ExecutionRequest.of("import sys\nprint('out')\nprint('err', file=sys.stderr)\n1/0"),
+            ExecutionRequest.of(
+                // stdout and stderr are two sockets: their order is only the order they are read
+                "import sys, time\nprint('out')\ntime.sleep(0.2)\nprint('err', file=sys.stderr)\n1/0"),
             new RunListener() {
               @Override
               public void started(String runId) {}
@@ -304,6 +306,39 @@ class RunEventsTest {
     assertThat(service.run(new ExecutionRequest("2", "live-busy", null, null)).status())
         .isEqualTo(RunStatus.SUCCEEDED);
     service.closeSession("live-busy");
+  }
+
+  @Test
+  void startedRuns_whenTheServerDrainsAndCloses_endCancelledAndInterruptedLikeAnyRun(
+      @TempDir Path own) throws Exception {
+    DefaultSandboxService s = TestServices.start(own, Map.of());
+    try {
+      RunRecord a = s.start(ExecutionRequest.of("import time\ntime.sleep(60)"), RunListener.NONE);
+      Taker watching = Taker.attach(s, a.runId(), 0);
+      assertThat(s.drain(0, "the test stops the server")).containsExactly(a.runId());
+      RunRecord cancelled = s.getRun(a.runId(), false);
+      assertThat(cancelled.status()).isEqualTo(RunStatus.CANCELLED);
+      assertThat(cancelled.message()).contains("the test stops the server");
+      List<RunEvent> seen = watching.takeAll(10, 0);
+      assertThat(((RunEvent.Done) seen.get(seen.size() - 1)).run().status())
+          .isEqualTo(RunStatus.CANCELLED);
+    } finally {
+      s.close();
+    }
+    DefaultSandboxService again = TestServices.start(own, Map.of());
+    RunRecord b;
+    try {
+      b = again.start(ExecutionRequest.of("import time\ntime.sleep(60)"), RunListener.NONE);
+    } finally {
+      again.close("closed by the test");
+    }
+    DefaultSandboxService reader =
+        DefaultSandboxService.openReadOnly(TestServices.config(own, Map.of()));
+    try {
+      assertThat(reader.getRun(b.runId(), false).status()).isEqualTo(RunStatus.INTERRUPTED);
+    } finally {
+      reader.close();
+    }
   }
 
   @Test
