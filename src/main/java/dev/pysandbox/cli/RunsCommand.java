@@ -14,12 +14,16 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-/** {@code pysandbox runs list|show}: the run history. */
+/** {@code pysandbox runs list|show|watch}: the run history. */
 @Command(
     name = "runs",
     mixinStandardHelpOptions = true,
     description = "Show the run history.",
-    subcommands = {RunsCommand.ListRuns.class, RunsCommand.ShowRun.class})
+    subcommands = {
+      RunsCommand.ListRuns.class,
+      RunsCommand.ShowRun.class,
+      RunsCommand.WatchRun.class
+    })
 final class RunsCommand implements Runnable {
   @ParentCommand Main main;
 
@@ -135,6 +139,31 @@ final class RunsCommand implements Runnable {
         // Everything the sandbox wrote is escaped: this is a person reading a record.
         RunCommand.print(run, System.out, System.out, true);
         return 0;
+      }
+    }
+  }
+
+  @Command(
+      name = "watch",
+      mixinStandardHelpOptions = true,
+      description = {
+        "Print a run's output and exit with its exit code (as 'pysandbox run' would).",
+        "A run still running in a server is followed through the run history: its output is"
+            + " printed when it ends."
+      })
+  static final class WatchRun implements Callable<Integer> {
+    @ParentCommand RunsCommand runs;
+
+    @Parameters(paramLabel = "RUN_ID")
+    String runId;
+
+    @Mixin TenantOption tenant;
+
+    @Override
+    public Integer call() throws InterruptedException {
+      try (DefaultSandboxService service = runs.main.openReadOnly()) {
+        return RunWatch.watch(
+            tenant.of(service), runId, System.out, System.err, TerminalText.interactive());
       }
     }
   }

@@ -1,0 +1,62 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.RunEvent;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.Subscription;
+import java.io.PrintStream;
+import java.util.List;
+import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code pysandbox runs watch}: a run's output printed as its events come, then the run's notes,
+ * and the run's exit code. The CLI's core is its own process's: a run in flight in a server is
+ * watched through the store, so its output comes when it ends (the core looks every 500 ms); a
+ * finished run is printed at once.
+ */
+final class RunWatch {
+  private RunWatch() {}
+
+  /**
+   * @param escape whether the code's output goes through {@link TerminalText#escape} (a person's
+   *     terminal)
+   * @return the exit code {@code pysandbox run} would give the run
+   */
+  static int watch(
+      SandboxService service, String runId, PrintStream out, PrintStream err, boolean escape)
+      throws InterruptedException {
+    Semaphore told = new Semaphore(0);
+    try (Subscription events = service.attach(runId, 0, told::release)) {
+      while (true) {
+        List<RunEvent> batch = events.poll(256);
+        if (batch.isEmpty()) {
+          told.tryAcquire(1, TimeUnit.SECONDS);
+          continue;
+        }
+        for (RunEvent e : batch) {
+          if (e instanceof RunEvent.Stdout o) {
+            print(out, o.text(), escape);
+          } else if (e instanceof RunEvent.Stderr o) {
+            print(err, o.text(), escape);
+          } else if (e instanceof RunEvent.Lagged l) {
+            err.printf(
+                "%n[pysandbox] %d bytes of output were not shown (the watch fell behind)%n",
+                l.skippedBytes());
+          } else if (e instanceof RunEvent.Done d) {
+            // Output is printed already; the record gives the error, result and notes.
+            RunRecord rest = d.run().toBuilder().stdout("").stderr("").build();
+            RunCommand.print(rest, out, err, escape);
+            return RunCommand.exitCode(d.run());
+          }
+          // started, displays (not shown on a terminal), result and error: the record's, above
+        }
+      }
+    }
+  }
+
+  private static void print(PrintStream to, String text, boolean escape) {
+    to.print(escape ? TerminalText.escape(text) : text);
+    to.flush();
+  }
+}
