@@ -17,8 +17,10 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.BiFunction;
 import java.util.function.Function;
+import java.util.function.LongSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -41,22 +43,35 @@ final class LiveRuns {
   static final long RETAIN_BYTES = 64L * 1024 * 1024;
   static final long REMOTE_POLL_MILLIS = 500;
 
+  /** How often ended logs are looked at for expiry. */
+  static final long SWEEP_MILLIS = 5_000;
+
   private final Map<String, RunEventLog> logs = new ConcurrentHashMap<>();
-  private final ArrayDeque<RunEventLog> ended = new ArrayDeque<>();
+
+  /** Ended logs still kept, in the order they ended; guarded by itself. */
+  private final ArrayDeque<Kept> ended = new ArrayDeque<>();
+
   private long endedBytes;
+  private final AtomicBoolean sweeping = new AtomicBoolean();
   private final ScheduledExecutorService timer;
   private final Executor blocking;
+  private final LongSupplier nanoTime;
   private final Function<String, Optional<RunRecord>> store;
 
+  private record Kept(RunEventLog log, long endedAtNanos, long bytes) {}
+
   /**
+   * @param nanoTime the core's monotonic time, for expiry
    * @param store a run by id, as stored (any tenant's: the caller checks)
    */
   LiveRuns(
       ScheduledExecutorService timer,
       Executor blocking,
+      LongSupplier nanoTime,
       Function<String, Optional<RunRecord>> store) {
     this.timer = timer;
     this.blocking = blocking;
+    this.nanoTime = nanoTime;
     this.store = store;
   }
 
@@ -72,38 +87,44 @@ final class LiveRuns {
     logs.remove(l.runId, l);
   }
 
-  /** The run ended: its log gets the rest and {@code done}, and is kept a while. */
+  /**
+   * The run ended: its log gets the rest and {@code done}, and is kept a while; the oldest kept go
+   * when there are too many.
+   */
   void ended(RunEventLog l, RunRecord run) {
     l.end(run);
-    List<RunEventLog> evicted = new ArrayList<>();
+    Kept k = new Kept(l, nanoTime.getAsLong(), l.retainedBytes());
     synchronized (ended) {
-      ended.add(l);
-      endedBytes += l.retainedBytes();
+      ended.add(k);
+      endedBytes += k.bytes();
       while (!ended.isEmpty() && (ended.size() > RETAIN_MAX || endedBytes > RETAIN_BYTES)) {
-        RunEventLog old = ended.poll();
-        endedBytes -= old.retainedBytes();
-        evicted.add(old);
+        forget(ended.poll());
       }
     }
-    evicted.forEach(this::forget);
-    try {
-      timer.schedule(() -> expire(l), RETAIN_MILLIS, TimeUnit.MILLISECONDS);
-    } catch (RejectedExecutionException e) {
-      // the core is closing: nothing is kept
+    if (sweeping.compareAndSet(false, true)) {
+      try {
+        timer.scheduleWithFixedDelay(
+            this::expire, SWEEP_MILLIS, SWEEP_MILLIS, TimeUnit.MILLISECONDS);
+      } catch (RejectedExecutionException e) {
+        // the core is closing: nothing needs keeping
+      }
     }
   }
 
-  private void expire(RunEventLog l) {
+  /** Lets go of the logs kept past {@link #RETAIN_MILLIS} (the timer, every few seconds). */
+  void expire() {
+    long now = nanoTime.getAsLong();
     synchronized (ended) {
-      if (ended.remove(l)) {
-        endedBytes -= l.retainedBytes();
+      while (!ended.isEmpty()
+          && now - ended.peek().endedAtNanos() >= TimeUnit.MILLISECONDS.toNanos(RETAIN_MILLIS)) {
+        forget(ended.poll());
       }
     }
-    forget(l);
   }
 
-  private void forget(RunEventLog l) {
-    logs.remove(l.runId, l);
+  private void forget(Kept k) {
+    endedBytes -= k.bytes();
+    logs.remove(k.log().runId, k.log());
   }
 
   /** Logs held now (in flight and kept), for tests. */

@@ -114,7 +114,8 @@ final class ServiceWiring {
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
             s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive));
-    this.live = new LiveRuns(pools.timer, pools.blocking, id -> store().get(id, false));
+    this.live =
+        new LiveRuns(pools.timer, pools.blocking, time::nanoTime, id -> store().get(id, false));
     this.runs =
         new RunExecutor(
             layout,

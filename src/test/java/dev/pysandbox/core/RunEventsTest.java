@@ -342,6 +342,31 @@ class RunEventsTest {
   }
 
   @Test
+  void endedLogs_areKeptAMinute_andAtMostTheirCount() {
+    long[] now = {0};
+    var timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
+    try {
+      LiveRuns live =
+          new LiveRuns(timer, Runnable::run, () -> now[0], id -> java.util.Optional.empty());
+      RunRecord end = RunRecord.builder().runId("run_a").status(RunStatus.SUCCEEDED).build();
+      live.ended(live.open("run_a", "local", null), end);
+      now[0] = TimeUnit.SECONDS.toNanos(59);
+      live.expire();
+      assertThat(live.log("run_a")).as("kept for a client that comes back").isNotNull();
+      now[0] = TimeUnit.SECONDS.toNanos(61);
+      live.expire();
+      assertThat(live.log("run_a")).isNull();
+      for (int i = 0; i < LiveRuns.RETAIN_MAX + 10; i++) {
+        live.ended(live.open("run_" + i, "local", null), end);
+      }
+      assertThat(live.held()).isEqualTo(LiveRuns.RETAIN_MAX);
+      assertThat(live.log("run_0")).as("the oldest go first").isNull();
+    } finally {
+      timer.shutdownNow();
+    }
+  }
+
+  @Test
   void utf8_splitBetweenReads_isDecodedWhole() {
     RunEventLog.Utf8Chunks d = new RunEventLog.Utf8Chunks();
     byte[] euro = "€".getBytes(java.nio.charset.StandardCharsets.UTF_8);

@@ -150,6 +150,7 @@ class SurfacedFailuresTest {
               new LiveRuns(
                   java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
                   executor,
+                  System::nanoTime,
                   id -> store.get(id, false)));
       RunRecord r =
           runs.oneShot(
