@@ -45,12 +45,14 @@ public interface SandboxService extends AutoCloseable {
   /**
    * Subscribes to a run's events ({@link RunEvent}): a run in flight here from where the subscriber
    * asks, a finished one replayed from its record. Taking events is a poll ({@link
-   * Subscription#poll}), and {@code sink} is told when there are some, so a subscriber costs no
-   * thread. The events of a run are kept (at most 1 MiB of output, older output dropped) until 60 s
-   * after it ends, so that a subscriber that lost its connection resumes where it was; later, and
-   * for a run another server process runs (looked for in the store every 500 ms), the events come
-   * from the record: {@code started}, its output, {@code result}, {@code error}, {@code done} (only
-   * {@code done}, after {@code afterSeq}, for a subscriber that resumes).
+   * Subscription#poll}): poll once when this returns, then whenever {@code sink} says there are
+   * more, so a subscriber costs no thread and a slow one never slows the run. The events of a run
+   * are kept (at most 1 MiB of output, older output dropped) until 60 s after it ends, so that a
+   * subscriber that lost its connection resumes where it was; later, and for a run another server
+   * process runs (looked for in the store every 500 ms), the events come from the record: {@code
+   * started}, its output, {@code result}, {@code error}, {@code done} (only {@code done}, after
+   * {@code afterSeq}, for a subscriber that resumes). A subscriber that has {@code done} already
+   * gets a subscription that is {@link Subscription#finished()} at once.
    *
    * @param afterSeq the last event the subscriber has ({@link RunEvent#seq()}); 0 for all
    * @throws PysandboxException {@code not_found} when the caller has no run with this id (another
