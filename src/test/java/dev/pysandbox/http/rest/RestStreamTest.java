@@ -327,6 +327,70 @@ class RestStreamTest {
   }
 
   @Test
+  void manyIdleAttaches_holdNoServerThreadEach() throws Exception {
+    int attaches = 300;
+    HttpResponse<String> started =
+        http.json(
+            "POST",
+            "/runs",
+            "{\"code\": \"import time\\ntime.sleep(4)\\nprint('end')\", \"async_mode\": true}");
+    String runId = tree(started).path("run_id").asText();
+    java.util.concurrent.ExecutorService few = java.util.concurrent.Executors.newFixedThreadPool(4);
+    java.net.http.HttpClient client =
+        java.net.http.HttpClient.newBuilder()
+            .version(java.net.http.HttpClient.Version.HTTP_1_1)
+            .executor(few)
+            .build();
+    java.util.concurrent.CountDownLatch allStarted =
+        new java.util.concurrent.CountDownLatch(attaches);
+    java.util.concurrent.CountDownLatch allDone = new java.util.concurrent.CountDownLatch(attaches);
+    java.lang.management.ThreadMXBean threads =
+        java.lang.management.ManagementFactory.getThreadMXBean();
+    int before = threads.getThreadCount();
+    for (int i = 0; i < attaches; i++) {
+      client.sendAsync(
+          http.request("/runs/" + runId + "/events").header("Accept", SSE).GET().build(),
+          HttpResponse.BodyHandlers.fromLineSubscriber(
+              new java.util.concurrent.Flow.Subscriber<String>() {
+                @Override
+                public void onSubscribe(java.util.concurrent.Flow.Subscription s) {
+                  s.request(Long.MAX_VALUE);
+                }
+
+                @Override
+                public void onNext(String line) {
+                  if (line.equals("event: started")) {
+                    allStarted.countDown();
+                  } else if (line.equals("event: done")) {
+                    allDone.countDown();
+                  }
+                }
+
+                @Override
+                public void onError(Throwable t) {}
+
+                @Override
+                public void onComplete() {}
+              }));
+    }
+    assertThat(allStarted.await(30, TimeUnit.SECONDS)).as("every attach got started").isTrue();
+    int during = threads.getThreadCount();
+    org.eclipse.jetty.util.thread.QueuedThreadPool pool =
+        (org.eclipse.jetty.util.thread.QueuedThreadPool) http.server.getThreadPool();
+    // Give the burst of accepts and dispatches a moment to settle.
+    int busy =
+        dev.pysandbox.Await.until(
+            "the server's threads let go of the idle attaches", pool::getBusyThreads, n -> n < 20);
+    System.out.printf(
+        "%d idle SSE attaches: %d JVM threads before, %d while they wait; Jetty busy threads %d"
+            + " of %d%n",
+        attaches, before, during, busy, pool.getThreads());
+    assertThat(busy).as("busy server threads for %d idle attaches", attaches).isLessThan(20);
+    assertThat(allDone.await(30, TimeUnit.SECONDS)).as("every attach got done").isTrue();
+    few.shutdownNow();
+  }
+
+  @Test
   void waitSeconds_outOfRange_isInvalidArgument() throws Exception {
     HttpResponse<String> r = http.get("/runs/run_00000000000000000000?wait_seconds=61");
     assertThat(r.statusCode()).isEqualTo(400);
