@@ -2,13 +2,19 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.BlockingQueue;
@@ -43,7 +49,7 @@ class HttpMcpResourcesIT extends McpResourcesContract {
   @BeforeAll
   @Timeout(value = 180, unit = TimeUnit.SECONDS)
   static void start() throws Exception {
-    String aliceKey = createKey("alice");
+    aliceKey = createKey("alice");
     String bobKey = createKey("bob");
     server = HttpServerProcess.start(dataDir, workDir, "--set", "rate_limit_per_second=0");
     alice = client(aliceKey, updates::addAll);
@@ -61,6 +67,8 @@ class HttpMcpResourcesIT extends McpResourcesContract {
       server.close();
     }
   }
+
+  static String aliceKey;
 
   static String createKey(String tenant) throws Exception {
     ServerProcess.Result r = ServerProcess.run(dataDir, null, "keys", "create", "--tenant", tenant);
@@ -176,5 +184,102 @@ class HttpMcpResourcesIT extends McpResourcesContract {
     alice.subscribeResource(McpSchema.SubscribeRequest.builder(uri).build());
     awaitUpdate(uri, 10);
     assertThat(bobsUpdates.poll(1, TimeUnit.SECONDS)).isNull();
+  }
+
+  // -- the servlet in front of the SDK's: bodies it answers, bodies it passes on ------------------
+
+  static final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+
+  /** An MCP session of alice's, opened over raw HTTP; its id. */
+  static String rawSession() throws Exception {
+    HttpResponse<String> init =
+        post(
+            null,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"clientInfo\":{\"name\":\"raw\",\"version\":\"1\"}}}");
+    assertThat(init.statusCode()).as(init.body()).isEqualTo(200);
+    String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    post(session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    return session;
+  }
+
+  static HttpResponse<String> post(String session, String body) throws Exception {
+    HttpRequest.Builder b =
+        HttpRequest.newBuilder(server.uri().resolve("/mcp"))
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + aliceKey)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .header("Mcp-Protocol-Version", "2025-06-18")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (session != null) {
+      b.header("Mcp-Session-Id", session);
+    }
+    return http.send(b.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  /** The JSON-RPC message of an answer, sent as JSON or as the one event of an SSE stream. */
+  static JsonNode message(HttpResponse<String> r) {
+    String body = r.body();
+    if (r.headers().firstValue("Content-Type").orElse("").startsWith("text/event-stream")) {
+      body =
+          body.lines()
+              .filter(l -> l.startsWith("data:"))
+              .map(l -> l.substring(5).strip())
+              .reduce((a, b) -> b)
+              .orElse("");
+    }
+    return parse(body);
+  }
+
+  @Test
+  void aLargeToolCallWhoseMethodComesAfterItsParams_stillReachesTheTool() throws Exception {
+    String session = rawSession();
+    String content =
+        Base64.getEncoder().encodeToString("x".repeat(200_000).getBytes(StandardCharsets.UTF_8));
+    HttpResponse<String> r =
+        post(
+            session,
+            "{\"jsonrpc\":\"2.0\",\"id\":7,\"params\":{\"name\":\"upload_file\",\"arguments\":{"
+                + "\"session_id\":\"big-upload\",\"filename\":\"big.txt\",\"content_base64\":\""
+                + content
+                + "\"}},\"method\":\"tools/call\"}");
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    JsonNode answer = message(r);
+    assertThat(answer.path("id").asInt()).isEqualTo(7);
+    assertThat(answer.path("result").path("isError").asBoolean()).as(r.body()).isFalse();
+    assertThat(answer.path("result").path("structuredContent").path("size_bytes").asLong())
+        .isEqualTo(200_000);
+  }
+
+  @Test
+  void aLargeResourcesListWhoseMethodComesLast_isAnsweredForTheTenant() throws Exception {
+    String session = rawSession();
+    String run = (String) run(Map.of("code", "print('listed')")).get("run_id");
+    HttpResponse<String> r =
+        post(
+            session,
+            "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"params\":{\"_meta\":{\"pad\":\""
+                + "p".repeat(100_000)
+                + "\"}},\"method\":\"resources/list\"}");
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    JsonNode answer = message(r);
+    assertThat(answer.path("id").asText()).isEqualTo("l1");
+    assertThat(answer.path("result").path("resources").toString()).contains(run);
+  }
+
+  @Test
+  void aSecondMethodKeyInABody_isRefused_notActedOn() throws Exception {
+    String session = rawSession();
+    HttpResponse<String> r =
+        post(
+            session,
+            "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/list\",\"params\":{\"pad\":\""
+                + "p".repeat(70_000)
+                + "\"},\"method\":\"resources/subscribe\"}");
+    assertThat(r.body()).doesNotContain("\"result\"");
+    assertThat(r.body()).doesNotContain("resourceTemplates").doesNotContain("\"tools\"");
   }
 }
