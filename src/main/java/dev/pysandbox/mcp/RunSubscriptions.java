@@ -54,6 +54,8 @@ final class RunSubscriptions implements AutoCloseable {
 
   private final McpServerTransportProviderBase transport;
   private final ScheduledExecutorService timer;
+  private final int maxRuns;
+  private final int maxPerSession;
 
   /** By run URI; guarded by {@code this}. */
   private final Map<String, Watch> watched = new HashMap<>();
@@ -74,11 +76,19 @@ final class RunSubscriptions implements AutoCloseable {
    * @param transport sends a notification to one MCP session
    */
   RunSubscriptions(McpServerTransportProviderBase transport) {
+    this(transport, POLL_MILLIS, MAX_RUNS, MAX_PER_SESSION);
+  }
+
+  /** With other bounds and another pace (tests). */
+  RunSubscriptions(
+      McpServerTransportProviderBase transport, long pollMillis, int maxRuns, int maxPerSession) {
     this.transport = transport;
+    this.maxRuns = maxRuns;
+    this.maxPerSession = maxPerSession;
     this.timer =
         Executors.newSingleThreadScheduledExecutor(
             DaemonThreads.named("pysandbox-run-subscriptions"));
-    timer.scheduleWithFixedDelay(this::pollSafely, POLL_MILLIS, POLL_MILLIS, TimeUnit.MILLISECONDS);
+    timer.scheduleWithFixedDelay(this::pollSafely, pollMillis, pollMillis, TimeUnit.MILLISECONDS);
   }
 
   /**
@@ -119,11 +129,11 @@ final class RunSubscriptions implements AutoCloseable {
         return;
       }
       long mine = watched.values().stream().filter(x -> x.sessions.contains(mcpSessionId)).count();
-      if (mine >= MAX_PER_SESSION) {
+      if (mine >= maxPerSession) {
         throw tooMany("this MCP session already waits for " + mine + " runs");
       }
       if (w == null) {
-        if (watched.size() >= MAX_RUNS) {
+        if (watched.size() >= maxRuns) {
           throw tooMany("the server already watches " + watched.size() + " runs");
         }
         w = new Watch(service, parsed.runId());
@@ -133,15 +143,15 @@ final class RunSubscriptions implements AutoCloseable {
     }
   }
 
-  private static McpError tooMany(String why) {
+  private McpError tooMany(String why) {
     return McpError.builder(TOO_MANY)
         .message(
             "too many subscriptions: "
                 + why
                 + " (at most "
-                + MAX_PER_SESSION
+                + maxPerSession
                 + " a session, "
-                + MAX_RUNS
+                + maxRuns
                 + " in all); unsubscribe from some, or poll get_run")
         .data(Map.of("code", ErrorCode.RATE_LIMITED.wireName(), "retryable", true))
         .build();
