@@ -6,6 +6,7 @@ import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.util.Sha256;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncResourceTemplateSpecification;
 import io.modelcontextprotocol.spec.McpError;
@@ -13,6 +14,7 @@ import io.modelcontextprotocol.spec.McpSchema;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Function;
@@ -23,7 +25,7 @@ import java.util.function.Function;
  *
  * <ul>
  *   <li>{@code pysandbox://runs/{run_id}}: the run's record, as {@code get_run} gives it (code
- *       included);
+ *       included, images replaced by the URIs below);
  *   <li>{@code pysandbox://runs/{run_id}/files/{+path}}: a file as that run left it;
  *   <li>{@code pysandbox://sessions/{session_id}/files/{+path}}: a session's file as it is now;
  *   <li>{@code pysandbox://runs/{run_id}/displays/{index}} and {@code …/result}: a run's images, so
@@ -36,6 +38,9 @@ import java.util.function.Function;
  * run or session is answered exactly as one that does not exist.
  */
 final class RunResources {
+  /** JSON-RPC's range for server errors: a failure that is neither the caller's nor a bug. */
+  static final int SERVER_ERROR = -32000;
+
   /** Text larger than this is answered as a blob, so that a client can save it unread. */
   static final int TEXT_MAX_BYTES = 1 << 20;
 
@@ -131,8 +136,61 @@ final class RunResources {
     }
   }
 
+  /**
+   * The record as {@code get_run} shows it: each image of a display or of the result is replaced by
+   * its media type, size, sha256 and the URI that reads it, so that the record stays as small as
+   * the run's text output.
+   */
   private static McpSchema.ResourceContents record(RunRecord run, String uri) {
-    return contents(uri, "application/json", Json.write(run).getBytes(StandardCharsets.UTF_8));
+    Map<String, Object> json = Json.toMap(run);
+    if (json.get("displays") instanceof List<?> displays) {
+      List<Object> out = new ArrayList<>();
+      for (int i = 0; i < displays.size(); i++) {
+        out.add(imageRefs(displays.get(i), ResourceUri.display(run.runId(), i)));
+      }
+      json.put("displays", out);
+    }
+    if (json.get("result") != null) {
+      json.put("result", imageRefs(json.get("result"), ResourceUri.result(run.runId())));
+    }
+    return contents(uri, "application/json", Json.write(json).getBytes(StandardCharsets.UTF_8));
+  }
+
+  private static Object imageRefs(Object bundle, String uri) {
+    if (!(bundle instanceof Map<?, ?> m)) {
+      return bundle;
+    }
+    Map<String, Object> out = new LinkedHashMap<>();
+    m.forEach(
+        (k, v) -> {
+          String type = String.valueOf(k);
+          byte[] bytes = null;
+          if (isImage(type) && v instanceof String base64) {
+            try {
+              bytes = Base64.getMimeDecoder().decode(base64);
+            } catch (IllegalArgumentException e) {
+              // not an image we can describe: left as it is
+            }
+          }
+          out.put(
+              type,
+              bytes == null
+                  ? v
+                  : Map.of(
+                      "media_type",
+                      type,
+                      "size_bytes",
+                      bytes.length,
+                      "sha256",
+                      Sha256.hex(bytes),
+                      "uri",
+                      uri));
+        });
+    return out;
+  }
+
+  private static boolean isImage(String type) {
+    return type.startsWith("image/") && !type.contains("svg");
   }
 
   private static McpSchema.ResourceContents file(ArtifactContent c, String uri) {
@@ -182,7 +240,7 @@ final class RunResources {
     if (bundle != null) {
       bundle.forEach(
           (type, value) -> {
-            if (type.startsWith("image/") && !type.contains("svg") && value instanceof String b64) {
+            if (isImage(type) && value instanceof String b64) {
               contents.add(McpSchema.BlobResourceContents.builder(uri, b64).mimeType(type).build());
             }
           });
@@ -196,8 +254,9 @@ final class RunResources {
   /**
    * The JSON-RPC error for a core failure: {@code -32002} (resource not found) for what does not
    * exist or is another tenant's, {@code -32602} for what the caller asked wrongly (a path that is
-   * not plain, a link, a file over the limit), {@code -32603} otherwise; {@code data.code} carries
-   * pysandbox's error code.
+   * not plain, a link, a file over the limit), {@code -32603} for a bug, {@code -32000} for the
+   * rest (the store unavailable, a session busy: {@code data.retryable} says whether to try again);
+   * {@code data.code} carries pysandbox's error code.
    */
   static McpError error(PysandboxException e) {
     int code =
@@ -205,7 +264,8 @@ final class RunResources {
           case NOT_FOUND -> McpSchema.ErrorCodes.RESOURCE_NOT_FOUND;
           case INVALID_ARGUMENT, FORBIDDEN, ARTIFACT_TOO_LARGE ->
               McpSchema.ErrorCodes.INVALID_PARAMS;
-          default -> McpSchema.ErrorCodes.INTERNAL_ERROR;
+          case INTERNAL -> McpSchema.ErrorCodes.INTERNAL_ERROR;
+          default -> SERVER_ERROR;
         };
     return error(code, e.code(), e.getMessage());
   }

@@ -50,7 +50,7 @@ final class RunSubscriptions implements AutoCloseable {
   static final int MAX_PER_SESSION = 100;
 
   /** JSON-RPC's range for server errors: a subscription refused for want of room. */
-  static final int TOO_MANY = -32000;
+  static final int TOO_MANY = RunResources.SERVER_ERROR;
 
   private final McpServerTransportProviderBase transport;
   private final ScheduledExecutorService timer;

@@ -149,6 +149,21 @@ abstract class McpResourcesContract {
     assertThat(record.path("error").path("name").asText()).isEqualTo("ZeroDivisionError");
   }
 
+  @Test
+  void readRun_aChart_isNamedInTheRecordByItsUri_whichReadsThePng() {
+    Map<String, Object> r =
+        run(Map.of("code", "import matplotlib.pyplot as plt\nplt.plot([1, 2, 4])\nplt.show()"));
+    String uri = "pysandbox://runs/" + r.get("run_id");
+    JsonNode record = parse(((McpSchema.TextResourceContents) read(uri).contents().get(0)).text());
+    JsonNode png = record.path("displays").path(0).path("image/png");
+    assertThat(png.path("uri").asText()).isEqualTo(uri + "/displays/0");
+    assertThat(png.path("media_type").asText()).isEqualTo("image/png");
+    assertThat(png.path("size_bytes").asLong()).isPositive();
+    McpSchema.BlobResourceContents image =
+        (McpSchema.BlobResourceContents) read(png.path("uri").asText()).contents().get(0);
+    assertThat(Base64.getDecoder().decode(image.blob())).hasSize(png.path("size_bytes").asInt());
+  }
+
   static JsonNode parse(String json) {
     try {
       return Json.mapper().readTree(json);
