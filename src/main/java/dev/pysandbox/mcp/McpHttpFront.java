@@ -22,6 +22,7 @@ import java.io.InputStreamReader;
 import java.io.SequenceInputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Set;
 
 /**
  * In front of the SDK's Streamable HTTP servlet: a POST carrying one of the {@link ResourceMethods}
@@ -31,7 +32,8 @@ import java.util.Arrays;
  * <p>Only the first {@link #HEAD_BYTES} of a body are read before deciding, so a large upload is
  * not held twice: its top-level {@code "method"} is found in that head (the SDK's mapper refuses
  * duplicate keys, so the one found is the one the SDK would act on). Only a body whose {@code
- * "method"} comes after its first 64 KiB is read whole first.
+ * "method"} comes after its first 64 KiB is read whole first, and scanned, not parsed. A resource
+ * request is small: one over {@link #HEAD_BYTES} is refused ({@code -32600}).
  */
 final class McpHttpFront extends HttpServlet {
   private static final long serialVersionUID = 1L;
@@ -82,21 +84,20 @@ final class McpHttpFront extends HttpServlet {
     }
     InputStream in = request.getInputStream();
     byte[] body = in.readNBytes(HEAD_BYTES + 1);
-    boolean whole = body.length <= HEAD_BYTES;
-    if (!whole) {
+    if (body.length > HEAD_BYTES) {
       String method = methodIn(body);
-      if (method != null && !ResourceMethods.handles(method)) {
+      if (method == null) {
+        body = readRest(body, in);
+        method = body.length <= maxMessageBytes ? methodIn(body) : null;
+      }
+      if (ResourceMethods.handles(method)) {
+        answer(response, tooLarge(body, method));
+      } else {
         sdk.service(replaying(request, body, in), response);
-        return;
       }
-      if (method != null) {
-        answer(response, tooLarge(method));
-        return;
-      }
-      body = readRest(body, in);
-      whole = body.length <= maxMessageBytes;
+      return;
     }
-    McpSchema.JSONRPCRequest call = whole ? resourceRequest(body) : null;
+    McpSchema.JSONRPCRequest call = resourceRequest(body);
     if (call == null) {
       sdk.service(replaying(request, body, in), response);
       return;
@@ -104,10 +105,10 @@ final class McpHttpFront extends HttpServlet {
     answer(response, methods.answer(context.extract(request), session, call));
   }
 
-  private static McpSchema.JSONRPCResponse tooLarge(String method) {
+  private McpSchema.JSONRPCResponse tooLarge(byte[] body, String method) {
     return new McpSchema.JSONRPCResponse(
         McpSchema.JSONRPC_VERSION,
-        null,
+        new InboundMessages(json, Set::of).idFromHead(body, Math.min(body.length, HEAD_BYTES)),
         null,
         new McpSchema.JSONRPCResponse.JSONRPCError(
             McpSchema.ErrorCodes.INVALID_REQUEST,
@@ -135,7 +136,10 @@ final class McpHttpFront extends HttpServlet {
     return null;
   }
 
-  /** The top-level "method" of a JSON object that the head begins, or null if not in the head. */
+  /**
+   * The top-level "method" of the JSON object {@code body} begins, or null when it is not there
+   * (the body is cut short, or is not JSON: the SDK will say so). Values are skipped, not read.
+   */
   private String methodIn(byte[] head) {
     try (JsonParser p = json.getFactory().createParser(head)) {
       if (p.nextToken() != JsonToken.START_OBJECT) {
@@ -151,7 +155,7 @@ final class McpHttpFront extends HttpServlet {
         p.skipChildren();
       }
     } catch (IOException | RuntimeException e) {
-      // the head ended before the method (or is not JSON: the SDK will say so)
+      // cut short before the method, or not JSON
     }
     return null;
   }

@@ -255,19 +255,25 @@ class HttpMcpResourcesIT extends McpResourcesContract {
   }
 
   @Test
-  void aLargeResourcesListWhoseMethodComesLast_isAnsweredForTheTenant() throws Exception {
+  void aResourceRequestOver64KiB_isRefused_whereverItsMethodIs() throws Exception {
     String session = rawSession();
-    String run = (String) run(Map.of("code", "print('listed')")).get("run_id");
-    HttpResponse<String> r =
-        post(
-            session,
+    String pad = "p".repeat(100_000);
+    for (String body :
+        List.of(
+            "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"method\":\"resources/list\",\"params\":{\"_meta\":{\"pad\":\""
+                + pad
+                + "\"}}}",
             "{\"jsonrpc\":\"2.0\",\"id\":\"l1\",\"params\":{\"_meta\":{\"pad\":\""
-                + "p".repeat(100_000)
-                + "\"}},\"method\":\"resources/list\"}");
-    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-    JsonNode answer = message(r);
-    assertThat(answer.path("id").asText()).isEqualTo("l1");
-    assertThat(answer.path("result").path("resources").toString()).contains(run);
+                + pad
+                + "\"}},\"method\":\"resources/list\"}")) {
+      HttpResponse<String> r = post(session, body);
+      assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      JsonNode answer = message(r);
+      assertThat(answer.path("id").asText()).isEqualTo("l1");
+      assertThat(answer.path("error").path("code").asInt())
+          .isEqualTo(McpSchema.ErrorCodes.INVALID_REQUEST);
+      assertThat(answer.path("error").path("message").asText()).contains("65536 bytes");
+    }
   }
 
   @Test
