@@ -283,9 +283,12 @@ abstract class McpResourcesContract {
         CompletableFuture.supplyAsync(
             () -> {
               Map<String, Object> r =
-                  run(
-                      Map.of(
-                          "code", "# " + marker + "\nimport time\ntime.sleep(3)\nprint('done')"));
+                  retryingSend(
+                      () ->
+                          run(
+                              Map.of(
+                                  "code",
+                                  "# " + marker + "\nimport time\ntime.sleep(3)\nprint('done')")));
               ended.set(true);
               return r;
             });
@@ -349,7 +352,7 @@ abstract class McpResourcesContract {
   String awaitRunning(String marker) throws InterruptedException {
     long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
     while (System.nanoTime() < deadline) {
-      for (McpSchema.Resource r : client().listResources().resources()) {
+      for (McpSchema.Resource r : retryingSend(() -> client().listResources().resources())) {
         if (r.description().contains(marker) && r.description().startsWith("running")) {
           return r.uri();
         }
@@ -357,6 +360,24 @@ abstract class McpResourcesContract {
       Thread.sleep(50);
     }
     throw new AssertionError("the run never showed as running");
+  }
+
+  /**
+   * A call made while another thread makes one: the SDK's stdio client transport refuses a message
+   * sent while another is being sent ("Failed to enqueue message", Reactor's "Spec. Rule 1.3"); the
+   * message is dropped, not the connection, so it is sent again.
+   */
+  static <T> T retryingSend(java.util.function.Supplier<T> call) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return call.get();
+      } catch (RuntimeException e) {
+        if (attempt == 50 || !String.valueOf(e.getMessage()).contains("Failed to enqueue")) {
+          throw e;
+        }
+        java.util.concurrent.locks.LockSupport.parkNanos(20_000_000);
+      }
+    }
   }
 
   McpSchema.ResourceContents awaitUpdate(String uri, int seconds) throws InterruptedException {
