@@ -1,5 +1,6 @@
 package dev.pysandbox.mcp;
 
+import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
@@ -138,7 +139,10 @@ public final class McpFace {
     StdioTransport transport =
         new StdioTransport(
             json, mapper, new InboundMessages(json, () -> names), in, out, maxMessageBytes, calls);
-    return new StdioConnection(transport, server(McpServer.sync(transport), mapper, tools), calls);
+    RunSubscriptions subscriptions = new RunSubscriptions(transport);
+    transport.answerResourcesWith(new ResourceMethods(services, subscriptions));
+    return new StdioConnection(
+        transport, server(McpServer.sync(transport), mapper, tools), calls, subscriptions);
   }
 
   /**
@@ -154,6 +158,9 @@ public final class McpFace {
       McpTransportContextExtractor<HttpServletRequest> context, int maxMessageBytes) {
     ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
     json.registerModule(McpErrorSerializer.module());
+    // A body's "method" is read by McpHttpFront from its head: with a second "method" refused,
+    // the one it reads is the one the SDK acts on.
+    json.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
     HttpServletStreamableServerTransportProvider transport =
         HttpServletStreamableServerTransportProvider.builder()
@@ -162,13 +169,24 @@ public final class McpFace {
             .contextExtractor(context)
             .maxRequestSize(maxMessageBytes)
             .build();
-    return new McpHttpEndpoint(transport, server(McpServer.sync(transport), mapper, tools(mapper)));
+    RunSubscriptions subscriptions = new RunSubscriptions(transport);
+    McpHttpFront front =
+        new McpHttpFront(
+            transport,
+            json,
+            context,
+            new ResourceMethods(services, subscriptions),
+            maxMessageBytes);
+    return new McpHttpEndpoint(
+        front, server(McpServer.sync(transport), mapper, tools(mapper)), subscriptions);
   }
 
   /**
    * The one definition of this server, whatever carries it: name, instructions, capabilities,
-   * tools, resource templates and validation. Handlers run on the thread that delivers the call
-   * ({@code immediateExecution}): the stdio transport's call pool, or the HTTP request's thread.
+   * tools, resource templates, prompts and validation. Handlers run on the thread that delivers the
+   * call ({@code immediateExecution}): the stdio transport's call pool, or the HTTP request's
+   * thread. {@code resources/list}, {@code resources/subscribe} and {@code resources/unsubscribe}
+   * are answered by the transports ({@link ResourceMethods}) before the SDK sees them.
    */
   private McpSyncServer server(
       McpServer.SyncSpecification<?> spec,
@@ -179,8 +197,14 @@ public final class McpFace {
         .jsonMapper(mapper)
         .immediateExecution(true)
         .capabilities(
-            McpSchema.ServerCapabilities.builder().tools(false).resources(false, false).build())
+            McpSchema.ServerCapabilities.builder()
+                .tools(false)
+                .resources(true, false)
+                .prompts(false)
+                .build())
+        .uriTemplateManagerFactory(UriTemplates::new)
         .resourceTemplates(RunResources.specs(services))
+        .prompts(Prompts.specs(services))
         .validateToolInputs(false)
         .jsonSchemaValidator(new LazySchemaValidator())
         .tools(tools)

@@ -10,10 +10,12 @@ public final class McpHttpEndpoint {
 
   private final HttpServlet servlet;
   private final McpSyncServer server;
+  private final RunSubscriptions subscriptions;
 
-  McpHttpEndpoint(HttpServlet servlet, McpSyncServer server) {
+  McpHttpEndpoint(HttpServlet servlet, McpSyncServer server, RunSubscriptions subscriptions) {
     this.servlet = servlet;
     this.server = server;
+    this.subscriptions = subscriptions;
   }
 
   /** The servlet to mount at {@link #PATH}; it needs async support. */
@@ -23,6 +25,7 @@ public final class McpHttpEndpoint {
 
   /** Ends every MCP session (their open streams complete); new messages are refused with 503. */
   public void close() {
+    subscriptions.close();
     server.closeGracefully();
   }
 }

@@ -9,11 +9,17 @@ public final class StdioConnection {
   private final StdioTransport transport;
   private final McpSyncServer server;
   private final ExecutorService calls;
+  private final RunSubscriptions subscriptions;
 
-  StdioConnection(StdioTransport transport, McpSyncServer server, ExecutorService calls) {
+  StdioConnection(
+      StdioTransport transport,
+      McpSyncServer server,
+      ExecutorService calls,
+      RunSubscriptions subscriptions) {
     this.transport = transport;
     this.server = server;
     this.calls = calls;
+    this.subscriptions = subscriptions;
   }
 
   /** Completes when the client has closed our stdin: the server should stop. */
@@ -27,6 +33,7 @@ public final class StdioConnection {
    */
   public void close(long timeoutMillis) {
     long deadline = System.nanoTime() + timeoutMillis * 1_000_000;
+    subscriptions.close();
     transport.awaitAnswers(timeoutMillis);
     calls.shutdownNow();
     transport.flush(Math.max(1, (deadline - System.nanoTime()) / 1_000_000));

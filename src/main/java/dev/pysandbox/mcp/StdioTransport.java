@@ -61,6 +61,7 @@ final class StdioTransport implements McpServerTransportProvider {
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
   private final AtomicInteger pendingWrites = new AtomicInteger();
   private volatile McpServerSession session;
+  private volatile ResourceMethods resources;
   private volatile boolean outputBroken;
 
   /**
@@ -84,6 +85,14 @@ final class StdioTransport implements McpServerTransportProvider {
     this.out = out;
     this.maxMessageBytes = maxMessageBytes;
     this.calls = calls;
+  }
+
+  /**
+   * Answers the resource methods the SDK cannot serve ({@link ResourceMethods}) here instead of
+   * handing them to the session; to be set before the server is built.
+   */
+  void answerResourcesWith(ResourceMethods methods) {
+    this.resources = methods;
   }
 
   @Override
@@ -123,6 +132,15 @@ final class StdioTransport implements McpServerTransportProvider {
   @Override
   public Mono<Void> notifyClients(String method, Object params) {
     return session == null ? Mono.empty() : session.sendNotification(method, params);
+  }
+
+  /** The one session is the only client: a notification for it is sent, any other dropped. */
+  @Override
+  public Mono<Void> notifyClient(String sessionId, String method, Object params) {
+    McpServerSession s = session;
+    return s != null && s.getId().equals(sessionId)
+        ? s.sendNotification(method, params)
+        : Mono.empty();
   }
 
   @Override
@@ -198,11 +216,17 @@ final class StdioTransport implements McpServerTransportProvider {
           "Invalid Request: id " + m.id() + " is already used by a request still in flight");
       return;
     }
+    McpTransportContext context = McpTransportContext.create(Map.of(CallHandle.CONTEXT_KEY, call));
+    ResourceMethods here = resources;
     try {
-      calls.execute(
-          () ->
-              dispatch(
-                  m.message(), McpTransportContext.create(Map.of(CallHandle.CONTEXT_KEY, call))));
+      if (here != null && ResourceMethods.handles(m.method())) {
+        calls.execute(
+            () ->
+                sendQuietly(
+                    here.answer(context, session.getId(), (McpSchema.JSONRPCRequest) m.message())));
+      } else {
+        calls.execute(() -> dispatch(m.message(), context));
+      }
     } catch (RejectedExecutionException e) {
       inFlight.remove(key);
       answerError(m.id(), -32000, "Server busy: too many requests are waiting; try again shortly");
@@ -214,6 +238,14 @@ final class StdioTransport implements McpServerTransportProvider {
         .handle(message)
         .contextWrite(ctx -> ctx.put(McpTransportContext.KEY, context))
         .subscribe(null, e -> log.warn("handling {} failed: {}", describe(message), e.toString()));
+  }
+
+  private void sendQuietly(McpSchema.JSONRPCMessage message) {
+    try {
+      send(message);
+    } catch (IOException e) {
+      log.error("cannot encode an answer", e);
+    }
   }
 
   private void cancel(McpSchema.JSONRPCNotification n) {

@@ -30,6 +30,7 @@ class McpConformanceIT {
           "logging-set-level",
           "tools-list",
           "resources-list",
+          "prompts-list",
           "server-sse-multiple-streams",
           "dns-rebinding-protection");
 
