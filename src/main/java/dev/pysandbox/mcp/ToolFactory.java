@@ -31,9 +31,10 @@ final class ToolFactory {
   @FunctionalInterface
   interface Handler {
     /**
-     * @param call the request in flight, or {@code null} when the transport does not track calls
+     * @param progress what the call hears of a run it starts (cancel, progress notifications)
      */
-    McpSchema.CallToolResult handle(SandboxService service, Arguments arguments, CallHandle call);
+    McpSchema.CallToolResult handle(
+        SandboxService service, Arguments arguments, RunProgress progress);
   }
 
   private final McpJsonMapper mapper;
@@ -55,31 +56,14 @@ final class ToolFactory {
 
   /**
    * The tool of {@code op}: it makes the operation's one call ({@link OperationCalls}) and shows
-   * the result. A run it starts is cancelled when the client cancels the call.
+   * the result. A run it starts is cancelled when the client cancels the call, and reports its
+   * progress when the call asked for it ({@link RunProgress}).
    */
   <T> SyncToolSpecification tool(Operation op, Presenter<T> presenter) {
     return tool(
         op,
-        (service, args, call) ->
-            presenter.present(
-                OperationCalls.<T>call(
-                    op,
-                    service,
-                    args,
-                    runId -> {
-                      if (call != null) {
-                        call.whenCancelled(() -> cancelQuietly(service, runId));
-                      }
-                    })));
-  }
-
-  /** The client gave up on a call: stop its run as cancel_run would. */
-  private static void cancelQuietly(SandboxService service, String runId) {
-    try {
-      service.cancelRun(runId);
-    } catch (RuntimeException e) {
-      log.warn("cancelling {} for a cancelled call failed: {}", runId, e.getMessage());
-    }
+        (service, args, progress) ->
+            presenter.present(OperationCalls.<T>call(op, service, args, progress)));
   }
 
   SyncToolSpecification tool(Operation op, Handler handler) {
@@ -118,7 +102,9 @@ final class ToolFactory {
                         ? c
                         : null;
                 SandboxService service = services.apply(exchange.transportContext());
-                return handler.handle(service, op.parse(request.arguments()), call);
+                try (RunProgress progress = new RunProgress(service, call, exchange, request)) {
+                  return handler.handle(service, op.parse(request.arguments()), progress);
+                }
               } catch (PysandboxException e) {
                 return ToolResults.error(e);
               } catch (RuntimeException e) {

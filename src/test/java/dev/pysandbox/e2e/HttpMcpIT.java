@@ -73,6 +73,34 @@ class HttpMcpIT {
     return client;
   }
 
+  @Test
+  void runPython_withAProgressToken_overHttp_reportsProgressWithTheLatestLine() {
+    List<McpSchema.ProgressNotification> heard = new java.util.concurrent.CopyOnWriteArrayList<>();
+    HttpClientStreamableHttpTransport transport =
+        HttpClientStreamableHttpTransport.builder(server.uri().toString()).endpoint("/mcp").build();
+    try (McpSyncClient c =
+        McpClient.sync(transport)
+            .requestTimeout(Duration.ofSeconds(90))
+            .progressConsumer(heard::add)
+            .build()) {
+      c.initialize();
+      CallToolResult r =
+          c.callTool(
+              CallToolRequest.builder("run_python")
+                  .arguments(
+                      Map.of(
+                          "code",
+                          "import time\nfor i in range(3):\n    print('tick', i, flush=True)\n"
+                              + "    time.sleep(1)\n"))
+                  .progressToken("http-progress")
+                  .build());
+      assertThat(r.isError()).isFalse();
+      assertThat(heard).hasSizeGreaterThanOrEqualTo(1);
+      assertThat(heard).allMatch(p -> "http-progress".equals(p.progressToken()));
+      assertThat(heard.get(heard.size() - 1).message()).startsWith("tick ");
+    }
+  }
+
   static CallToolResult call(McpSyncClient client, String tool, Map<String, Object> args) {
     return client.callTool(CallToolRequest.builder(tool).arguments(args).build());
   }

@@ -31,6 +31,7 @@ class McpStdioIT {
   @TempDir static Path dataDir;
   static McpSyncClient client;
   static final List<String> serverStderr = new CopyOnWriteArrayList<>();
+  static final List<McpSchema.ProgressNotification> progress = new CopyOnWriteArrayList<>();
 
   @BeforeAll
   static void connect() {
@@ -42,7 +43,11 @@ class McpStdioIT {
             .build();
     StdioClientTransport transport = new StdioClientTransport(params, McpJsonDefaults.getMapper());
     transport.setStdErrorHandler(serverStderr::add);
-    client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(90)).build();
+    client =
+        McpClient.sync(transport)
+            .requestTimeout(Duration.ofSeconds(90))
+            .progressConsumer(progress::add)
+            .build();
     client.initialize();
   }
 
@@ -51,6 +56,35 @@ class McpStdioIT {
     if (client != null) {
       client.closeGracefully();
     }
+  }
+
+  @org.junit.jupiter.api.Test
+  @org.junit.jupiter.api.Timeout(value = 60, unit = java.util.concurrent.TimeUnit.SECONDS)
+  void runPython_withAProgressToken_reportsProgressEverySecond_withTheLatestLine() {
+    String token = "progress-" + System.nanoTime();
+    long t0 = System.nanoTime();
+    CallToolResult r =
+        client.callTool(
+            CallToolRequest.builder("run_python")
+                .arguments(
+                    Map.of(
+                        "code",
+                        "import time\nfor i in range(4):\n    print('step', i, flush=True)\n"
+                            + "    time.sleep(1)\n"))
+                .progressToken(token)
+                .build());
+    assertThat(r.isError()).isFalse();
+    List<McpSchema.ProgressNotification> mine =
+        progress.stream().filter(p -> token.equals(p.progressToken())).toList();
+    assertThat(mine).as("about one a second for a 4 s run").hasSizeBetween(2, 5);
+    assertThat(mine.get(0).progress()).isGreaterThanOrEqualTo(1.0);
+    assertThat(mine).extracting(McpSchema.ProgressNotification::progress).isSorted();
+    assertThat(mine.get(mine.size() - 1).message()).startsWith("step ");
+    // a call without a token hears nothing
+    int before = progress.size();
+    call("run_python", Map.of("code", "import time; time.sleep(1.5)"));
+    assertThat(progress).hasSize(before);
+    assertThat(System.nanoTime() - t0).isPositive();
   }
 
   static CallToolResult call(String tool, Map<String, Object> args) {

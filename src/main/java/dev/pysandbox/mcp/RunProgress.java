@@ -1,0 +1,129 @@
+package dev.pysandbox.mcp;
+
+import dev.pysandbox.api.RunEvent;
+import dev.pysandbox.api.RunListener;
+import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.util.DaemonThreads;
+import io.modelcontextprotocol.server.McpSyncServerExchange;
+import io.modelcontextprotocol.spec.McpSchema;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What an MCP tool call hears of the run it started: the client's cancel stops the run, and a call
+ * that came with a {@code progressToken} gets {@code notifications/progress} once a second while
+ * the run goes on ({@code progress} = seconds elapsed, {@code message} = the latest line of output,
+ * cut to 200 characters). One timer thread serves every call; a notification that cannot be sent is
+ * dropped (the run never waits for a client).
+ */
+final class RunProgress implements RunListener, AutoCloseable {
+  private static final Logger log = LoggerFactory.getLogger(RunProgress.class);
+  static final int MESSAGE_MAX_CHARS = 200;
+  private static final ScheduledExecutorService TICKS =
+      Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-mcp-progress"));
+
+  private final SandboxService service;
+  private final CallHandle call;
+  private final McpSyncServerExchange exchange;
+  private final Object token;
+  private final long startedNanos = System.nanoTime();
+  private volatile String lastLine;
+  private ScheduledFuture<?> ticker;
+  private boolean closed;
+
+  /**
+   * @param call the request in flight, or {@code null}
+   * @param request the tool call; its {@code _meta.progressToken}, if any, asks for progress
+   */
+  RunProgress(
+      SandboxService service,
+      CallHandle call,
+      McpSyncServerExchange exchange,
+      McpSchema.CallToolRequest request) {
+    this.service = service;
+    this.call = call;
+    this.exchange = exchange;
+    this.token =
+        request == null || request.meta() == null ? null : request.meta().get("progressToken");
+  }
+
+  @Override
+  public void started(String runId) {
+    if (call != null) {
+      call.whenCancelled(() -> cancelQuietly(runId));
+    }
+    if (token != null && exchange != null) {
+      synchronized (this) {
+        if (!closed) {
+          ticker = TICKS.scheduleAtFixedRate(this::tick, 1, 1, TimeUnit.SECONDS);
+        }
+      }
+    }
+  }
+
+  @Override
+  public boolean wantsEvents() {
+    return token != null;
+  }
+
+  @Override
+  public void event(RunEvent event) {
+    String text =
+        event instanceof RunEvent.Stdout out
+            ? out.text()
+            : event instanceof RunEvent.Stderr err ? err.text() : null;
+    if (text == null) {
+      if (event.isDone()) {
+        close();
+      }
+      return;
+    }
+    String line = lastLineOf(text);
+    if (line != null) {
+      lastLine = line;
+    }
+  }
+
+  /** The last non-blank line of a chunk of output, cut to {@link #MESSAGE_MAX_CHARS}. */
+  static String lastLineOf(String text) {
+    String[] lines = text.split("\r?\n|\r");
+    for (int i = lines.length - 1; i >= 0; i--) {
+      String l = lines[i].strip();
+      if (!l.isEmpty()) {
+        return l.length() <= MESSAGE_MAX_CHARS ? l : l.substring(0, MESSAGE_MAX_CHARS);
+      }
+    }
+    return null;
+  }
+
+  private void tick() {
+    double seconds = Math.floor((System.nanoTime() - startedNanos) / 1e9);
+    try {
+      exchange.progressNotification(
+          McpSchema.ProgressNotification.builder(token, seconds).message(lastLine).build());
+    } catch (RuntimeException e) {
+      log.debug("progress notification not sent: {}", e.toString());
+    }
+  }
+
+  private void cancelQuietly(String runId) {
+    try {
+      service.cancelRun(runId);
+    } catch (RuntimeException e) {
+      log.warn("cancelling {} for a cancelled call failed: {}", runId, e.getMessage());
+    }
+  }
+
+  /** The call is answered: no more progress. */
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (ticker != null) {
+      ticker.cancel(false);
+    }
+  }
+}
