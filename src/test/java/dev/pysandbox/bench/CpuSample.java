@@ -24,6 +24,7 @@ final class CpuSample {
   private final long machineIdleMs;
   private final long selfMs;
   private final long serverMs;
+  private final long serverSysMs;
   private final long underServerMs;
   private final Map<Long, Map.Entry<String, Long>> serverThreads;
 
@@ -39,6 +40,7 @@ final class CpuSample {
     Map<Long, long[]> all = processes();
     long[] server = all.getOrDefault(serverPid, new long[4]);
     serverMs = server[1];
+    serverSysMs = server[3];
     long under = server[2]; // what the server reaped
     for (long pid : descendants(all, serverPid)) {
       under += all.get(pid)[1] + all.get(pid)[2];
@@ -75,8 +77,9 @@ final class CpuSample {
       s.append(
           String.format(
               Locale.ROOT,
-              "server JVM %.2f s (%s/call: %s), ",
+              "server JVM %.2f s (%.0f%% in the kernel; %s/call: %s), ",
               server / 1000.0,
+              server == 0 ? 0.0 : 100.0 * (after.serverSysMs - before.serverSysMs) / server,
               perCall(server, calls),
               topThreads(before, after, calls)));
     }
@@ -91,6 +94,15 @@ final class CpuSample {
             perCall(self, calls),
             rest / 1000.0,
             idle / 1000.0));
+    if (!serverInProcess && calls > 0 && server + under > 0) {
+      // What the machine could serve if the clients and everything else cost nothing.
+      s.append(
+          String.format(
+              Locale.ROOT,
+              "%n  server + sandboxes alone would fill %d cores at %.0f calls/s",
+              Runtime.getRuntime().availableProcessors(),
+              Runtime.getRuntime().availableProcessors() * 1000.0 * calls / (server + under)));
+    }
     return s.toString();
   }
 
@@ -110,7 +122,7 @@ final class CpuSample {
     return byName.entrySet().stream()
         .filter(e -> e.getValue() > 0)
         .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-        .limit(5)
+        .limit(6)
         .map(e -> String.format(Locale.ROOT, "%s %s", e.getKey(), perCall(e.getValue(), calls)))
         .collect(Collectors.joining(", "));
   }
@@ -148,7 +160,7 @@ final class CpuSample {
     return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * TICK_MS;
   }
 
-  /** Every process: pid to {parent, own CPU ms, reaped children's CPU ms}. */
+  /** Every process: pid to {parent, own CPU ms, reaped children's CPU ms, own system CPU ms}. */
   private static Map<Long, long[]> processes() throws IOException {
     Map<Long, long[]> all = new HashMap<>();
     try (var dirs = Files.list(Path.of("/proc"))) {
@@ -165,7 +177,8 @@ final class CpuSample {
               new long[] {
                 Long.parseLong(f[1]),
                 (Long.parseLong(f[11]) + Long.parseLong(f[12])) * TICK_MS,
-                (Long.parseLong(f[13]) + Long.parseLong(f[14])) * TICK_MS
+                (Long.parseLong(f[13]) + Long.parseLong(f[14])) * TICK_MS,
+                Long.parseLong(f[12]) * TICK_MS
               });
         } catch (IOException e) {
           // gone

@@ -14,6 +14,7 @@ import io.modelcontextprotocol.json.McpJsonDefaults;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
+import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -207,8 +208,9 @@ final class HttpBench {
   private void mcpLoad(URI base, long pid) throws Exception {
     List<RawMcpClient> open = new ArrayList<>();
     List<Throughput.Call> load = new ArrayList<>();
+    HttpClient http = RawMcpClient.newHttpClient(); // a keep-alive connection per call in flight
     for (int i = 0; i < clients; i++) {
-      RawMcpClient c = new RawMcpClient(RawMcpClient.newHttpClient(), base).open();
+      RawMcpClient c = new RawMcpClient(http, base).open();
       String session = "{\"session_id\":\"load-mcp-" + i + "\"";
       c.callTool("create_session", session + "}");
       open.add(c);
@@ -223,8 +225,9 @@ final class HttpBench {
   private void restLoad(URI base, long pid) throws Exception {
     List<RawRestClient> open = new ArrayList<>();
     List<Throughput.Call> load = new ArrayList<>();
+    HttpClient http = RawMcpClient.newHttpClient();
     for (int i = 0; i < clients; i++) {
-      RawRestClient c = new RawRestClient(RawMcpClient.newHttpClient(), base);
+      RawRestClient c = new RawRestClient(http, base);
       String session = "load-rest-" + i;
       c.createSession(session);
       open.add(c);
