@@ -7,8 +7,10 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -22,11 +24,18 @@ import java.util.regex.Pattern;
  */
 final class IdleMcpSessions {
   private static final Pattern HEAP_USED = Pattern.compile("total \\d+K, used (\\d+)K");
+  private static final Pattern HISTOGRAM_LINE =
+      Pattern.compile("^\\s*\\d+:\\s+(\\d+)\\s+(\\d+)\\s+(\\S+)", Pattern.MULTILINE);
 
   private IdleMcpSessions() {}
 
   private record Reading(
-      long heapAfterGc, double metricsHeap, int metricsThreads, int threads, long rssKb) {}
+      long heapAfterGc,
+      double metricsHeap,
+      int metricsThreads,
+      int threads,
+      long rssKb,
+      Map<String, long[]> histogram) {}
 
   static void run(URI base, long serverPid, int sessions) throws Exception {
     HttpClient http = RawMcpClient.newHttpClient();
@@ -63,8 +72,49 @@ final class IdleMcpSessions {
         (after.metricsThreads() - before.metricsThreads()) / (double) sessions,
         (after.threads() - before.threads()) / (double) sessions,
         (after.rssKb() - before.rssKb()) / (double) sessions);
+    perSessionObjects(before.histogram(), after.histogram(), sessions);
     Benchmark.row("opening an MCP session (initialize + initialized, raw HTTP)", opening);
     System.out.printf("%d of %d idle sessions answered a ping afterwards%n", answering, sessions);
+  }
+
+  /**
+   * The heap after GC moves by a few MB with what earlier loads left behind (buffers, connections
+   * that time out), more than 1,000 sessions weigh; the class histogram's classes that grew by at
+   * least one object per session are the sessions' own, with little of that noise.
+   */
+  private static void perSessionObjects(
+      Map<String, long[]> before, Map<String, long[]> after, int sessions) {
+    List<Map.Entry<String, long[]>> grown = new ArrayList<>();
+    long bytes = 0;
+    long objects = 0;
+    for (Map.Entry<String, long[]> e : after.entrySet()) {
+      long[] was = before.getOrDefault(e.getKey(), new long[2]);
+      long[] delta = {e.getValue()[0] - was[0], e.getValue()[1] - was[1]};
+      if (delta[0] >= sessions) {
+        grown.add(Map.entry(e.getKey(), delta));
+        bytes += delta[1];
+        objects += delta[0];
+      }
+    }
+    grown.sort((a, b) -> Long.compare(b.getValue()[1], a.getValue()[1]));
+    StringBuilder top = new StringBuilder();
+    for (Map.Entry<String, long[]> e : grown.subList(0, Math.min(6, grown.size()))) {
+      top.append(
+          String.format(
+              Locale.ROOT,
+              "%s%s %.0f B",
+              top.length() == 0 ? "" : ", ",
+              e.getKey(),
+              e.getValue()[1] / (double) sessions));
+    }
+    System.out.printf(
+        Locale.ROOT,
+        "%-22s %8.0f bytes in %.1f objects (classes that grew by one or more objects per session,"
+            + " jcmd GC.class_histogram): %s%n",
+        "per session, objects",
+        bytes / (double) sessions,
+        objects / (double) sessions,
+        top);
   }
 
   private static void print(String what, Reading r) {
@@ -98,8 +148,16 @@ final class IdleMcpSessions {
     while (m.find()) {
       used += Long.parseLong(m.group(1)) * 1024;
     }
+    Map<String, long[]> histogram = new HashMap<>();
+    Matcher h = HISTOGRAM_LINE.matcher(jcmd(pid, "GC.class_histogram"));
+    while (h.find()) {
+      histogram.merge(
+          h.group(3),
+          new long[] {Long.parseLong(h.group(1)), Long.parseLong(h.group(2))},
+          (a, b) -> new long[] {a[0] + b[0], a[1] + b[1]});
+    }
     return new Reading(
-        used, heap, liveThreads, (int) status(pid, "Threads:"), status(pid, "VmRSS:"));
+        used, heap, liveThreads, (int) status(pid, "Threads:"), status(pid, "VmRSS:"), histogram);
   }
 
   static String jcmd(long pid, String command) throws IOException, InterruptedException {
