@@ -33,22 +33,24 @@ import java.util.regex.Pattern;
  * <ul>
  *   <li>one call at a time on keep-alive: {@code GET /health} (the HTTP floor), MCP {@code ping},
  *       {@code tools/list} and {@code run_python print(1)} in a session and one-shot, from a lean
- *       raw client ({@link RawMcpClient}) and from the MCP SDK's Streamable HTTP client; the REST
- *       API's {@code POST /api/v1/runs} one-shot and in a session; the same MCP calls over stdio
- *       (raw and SDK client), and the session's {@code print(1)} in-process, with no transport;
+ *       raw client ({@link RawMcpClient}; with the mean the server itself measured, from its {@code
+ *       /metrics}) and from the MCP SDK's Streamable HTTP client; the REST API's {@code POST
+ *       /api/v1/runs} one-shot and in a session; the same MCP calls over stdio (raw and SDK
+ *       client), and the session's {@code print(1)} in-process, with no transport (in this JVM: C2
+ *       and G1, where the launcher's server has C1 only and the serial GC);
  *   <li>throughput: clients with a session each running {@code pass} as fast as they can, over MCP
- *       HTTP, REST, stdio and in-process, with where the CPU went ({@link Throughput});
+ *       HTTP, REST, stdio and in-process, with where the CPU went ({@link Throughput}, {@link
+ *       CpuSample});
  *   <li>what idle MCP sessions cost the server's heap and threads ({@link IdleMcpSessions});
  *   <li>the bare {@code python3 -c pass} spawn.
  * </ul>
  *
- * <p>The servers run with {@code http_auth=none}, no rate limit and {@code max_sessions=40}. Knobs
- * (system properties): {@code bench.httpClients} (16), {@code bench.httpSeconds} (10), {@code
+ * <p>The servers run with {@code http_auth=none}, no rate limit and room for the load's sessions.
+ * Knobs (system properties): {@code bench.httpClients} (16), {@code bench.httpSeconds} (10), {@code
  * bench.httpLoadCalls} (0: no limit but the time), {@code bench.httpIdleSessions} (1000).
  */
 final class HttpBench {
   private static final Pattern LISTENING = Pattern.compile("listening on (http://\\S+)");
-  private static final List<String> SETTINGS = List.of("--set", "max_sessions=40");
 
   private final Path launcher;
   private final Path dataDir;
@@ -64,6 +66,11 @@ final class HttpBench {
     this.dataDir = dataDir;
     this.warmCalls = warmCalls;
     this.oneShotCalls = oneShotCalls;
+  }
+
+  /** The load's sessions, and room for the one-call-at-a-time ones. */
+  private int maxSessions() {
+    return clients + 8;
   }
 
   static void run(Path launcher, Path dataDir, int warmCalls, int oneShotCalls) throws Exception {
@@ -93,7 +100,8 @@ final class HttpBench {
 
   private void inProcess() throws Exception {
     DefaultSandboxService service =
-        TestServices.start(dataDir.resolve("in-process"), Map.of("max_sessions", "40"));
+        TestServices.start(
+            dataDir.resolve("in-process"), Map.of("max_sessions", Integer.toString(maxSessions())));
     try {
       String warm = service.createSession("bench-warm", null).sessionId();
       Benchmark.row(
@@ -140,7 +148,7 @@ final class HttpBench {
                 "http_auth=none",
                 "--set",
                 "rate_limit_per_second=0"));
-    command.addAll(SETTINGS);
+    command.addAll(List.of("--set", "max_sessions=" + maxSessions()));
     Process server =
         new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
@@ -162,25 +170,38 @@ final class HttpBench {
 
   private void rawHttp(URI base) throws Exception {
     RawRestClient plain = new RawRestClient(RawMcpClient.newHttpClient(), base);
-    Benchmark.row("GET /health (1000 calls, raw HTTP)", timed(1000, 100, plain::health));
     RawMcpClient mcp = new RawMcpClient(RawMcpClient.newHttpClient(), base).open();
-    Benchmark.row(
-        "ping (1000 calls, raw MCP HTTP)", timed(1000, 100, () -> mcp.request("ping", null)));
-    Benchmark.row(
+    serverRow("GET /health (1000 calls, raw HTTP)", plain, "GET /health", 1000, 100, plain::health);
+    serverRow(
+        "ping (1000 calls, raw MCP HTTP)",
+        plain,
+        "POST /mcp",
+        1000,
+        100,
+        () -> mcp.request("ping", null));
+    serverRow(
         "tools/list (1000 calls, raw MCP HTTP)",
-        timed(1000, 100, () -> mcp.request("tools/list", null)));
+        plain,
+        "POST /mcp",
+        1000,
+        100,
+        () -> mcp.request("tools/list", null));
     mcp.callTool("create_session", "{\"session_id\":\"raw-warm\"}");
-    Benchmark.row(
+    serverRow(
         "run_python print(1) in a session (" + warmCalls + " calls, raw MCP HTTP)",
-        timed(
-            warmCalls,
-            100,
-            () ->
-                mcp.callTool("run_python", "{\"session_id\":\"raw-warm\",\"code\":\"print(1)\"}")));
+        plain,
+        "POST /mcp",
+        warmCalls,
+        100,
+        () -> mcp.callTool("run_python", "{\"session_id\":\"raw-warm\",\"code\":\"print(1)\"}"));
     mcp.callTool("close_session", "{\"session_id\":\"raw-warm\"}");
-    Benchmark.row(
+    serverRow(
         "run_python print(1), one-shot (" + oneShotCalls + " calls, raw MCP HTTP)",
-        timed(oneShotCalls, 20, () -> mcp.callTool("run_python", "{\"code\":\"print(1)\"}")));
+        plain,
+        "POST /mcp",
+        oneShotCalls,
+        20,
+        () -> mcp.callTool("run_python", "{\"code\":\"print(1)\"}"));
   }
 
   private void sdkHttp(URI base) {
@@ -195,14 +216,53 @@ final class HttpBench {
 
   private void rest(URI base) throws Exception {
     RawRestClient rest = new RawRestClient(RawMcpClient.newHttpClient(), base);
-    Benchmark.row(
+    serverRow(
         "REST POST /api/v1/runs print(1), one-shot (" + oneShotCalls + " calls)",
-        timed(oneShotCalls, 20, () -> rest.run("print(1)", null)));
+        rest,
+        "POST /api/v1/*",
+        oneShotCalls,
+        20,
+        () -> rest.run("print(1)", null));
     rest.createSession("rest-warm");
-    Benchmark.row(
+    serverRow(
         "REST POST /api/v1/runs print(1) in a session (" + warmCalls + " calls)",
-        timed(warmCalls, 100, () -> rest.run("print(1)", "rest-warm")));
+        rest,
+        "POST /api/v1/*",
+        warmCalls,
+        100,
+        () -> rest.run("print(1)", "rest-warm"));
     rest.closeSession("rest-warm");
+  }
+
+  /**
+   * A row with, after it, the mean of the same calls as the client saw them and as the server did:
+   * its {@code /metrics}, read after the warm-up and after the calls, time a request from the first
+   * filter to the last (no connection I/O, no client).
+   *
+   * @param request method and route as {@code /metrics} tags them, e.g. {@code POST /mcp}
+   */
+  private static void serverRow(
+      String what,
+      RawRestClient metrics,
+      String request,
+      int calls,
+      int warmup,
+      Throughput.Call call)
+      throws Exception {
+    timed(warmup, 0, call);
+    String method = request.substring(0, request.indexOf(' '));
+    String route = request.substring(request.indexOf(' ') + 1);
+    double[] before = metrics.serverTotals(method, route);
+    List<Double> ms = timed(calls, 0, call);
+    double[] after = metrics.serverTotals(method, route);
+    Benchmark.row(
+        what,
+        ms,
+        String.format(
+            java.util.Locale.ROOT,
+            "   mean %.2f, server %.2f",
+            ms.stream().mapToDouble(Double::doubleValue).average().orElse(0),
+            (after[1] - before[1]) * 1000 / Math.max(1, after[0] - before[0])));
   }
 
   private void mcpLoad(URI base, long pid) throws Exception {
@@ -216,7 +276,12 @@ final class HttpBench {
       open.add(c);
       load.add(() -> c.callTool("run_python", session + ",\"code\":\"pass\"}"));
     }
-    throughput("run_python pass, " + clients + " clients (raw MCP HTTP)", load, pid);
+    throughput(
+        "run_python pass, " + clients + " clients (raw MCP HTTP)",
+        load,
+        pid,
+        new RawRestClient(http, base),
+        "POST /mcp");
     for (int i = 0; i < clients; i++) {
       open.get(i).callTool("close_session", "{\"session_id\":\"load-mcp-" + i + "\"}");
     }
@@ -233,7 +298,12 @@ final class HttpBench {
       open.add(c);
       load.add(() -> c.run("pass", session));
     }
-    throughput("POST /api/v1/runs pass, " + clients + " clients (REST)", load, pid);
+    throughput(
+        "POST /api/v1/runs pass, " + clients + " clients (REST)",
+        load,
+        pid,
+        new RawRestClient(http, base),
+        "POST /api/v1/*");
     for (int i = 0; i < clients; i++) {
       open.get(i).closeSession("load-rest-" + i);
     }
@@ -247,7 +317,7 @@ final class HttpBench {
         new ArrayList<>(
             List.of(
                 launcher.toString(), "serve", "--data-dir", dataDir.resolve("stdio").toString()));
-    command.addAll(SETTINGS);
+    command.addAll(List.of("--set", "max_sessions=" + maxSessions()));
     try (RawStdioClient raw = new RawStdioClient(command)) {
       Benchmark.row(
           "ping (1000 calls, raw stdio)", timed(1000, 100, () -> raw.request("ping", null)));
@@ -316,13 +386,39 @@ final class HttpBench {
 
   /** Warms up, then clients' worth of calls; a failed load is reported and the run goes on. */
   private void throughput(String what, List<Throughput.Call> load, long serverPid) {
+    throughput(what, load, serverPid, null, null);
+  }
+
+  /**
+   * With {@code metrics}, also the server's own mean time per request of the load ({@code request}
+   * as {@link #serverRow} takes it): the rest of the latency is queueing, connections and clients.
+   */
+  private void throughput(
+      String what,
+      List<Throughput.Call> load,
+      long serverPid,
+      RawRestClient metrics,
+      String request) {
     try {
       for (Throughput.Call c : load) {
         for (int i = 0; i < 20; i++) {
           c.call();
         }
       }
-      Throughput.print(what, Throughput.run(load, loadTime, loadCalls, serverPid));
+      String method = request == null ? null : request.substring(0, request.indexOf(' '));
+      String route = request == null ? null : request.substring(request.indexOf(' ') + 1);
+      double[] before = metrics == null ? null : metrics.serverTotals(method, route);
+      Throughput.Result result = Throughput.run(load, loadTime, loadCalls, serverPid);
+      Throughput.print(what, result);
+      if (metrics != null) {
+        double[] after = metrics.serverTotals(method, route);
+        System.out.printf(
+            java.util.Locale.ROOT,
+            "  mean per call %.2f ms at the client, %.2f ms in the server (its /metrics: first"
+                + " filter to last)%n",
+            result.ms().stream().mapToDouble(Double::doubleValue).average().orElse(0),
+            (after[1] - before[1]) * 1000 / Math.max(1, after[0] - before[0]));
+      }
     } catch (Exception e) {
       System.out.printf("%-66s FAILED: %s%n", what, e);
     }

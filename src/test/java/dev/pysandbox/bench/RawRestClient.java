@@ -71,6 +71,23 @@ final class RawRestClient {
     return r.body();
   }
 
+  /**
+   * The server's own count and seconds of the requests to this route with this method, every
+   * status, from {@code /metrics} ({@code http_server_requests_seconds}).
+   */
+  double[] serverTotals(String method, String route) throws IOException, InterruptedException {
+    String labels = "{method=\"" + method + "\",route=\"" + route + "\",";
+    double[] totals = new double[2];
+    for (String line : metrics().split("\n")) {
+      if (line.startsWith("http_server_requests_seconds_count" + labels)) {
+        totals[0] += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      } else if (line.startsWith("http_server_requests_seconds_sum" + labels)) {
+        totals[1] += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+      }
+    }
+    return totals;
+  }
+
   private static HttpRequest.Builder post(URI uri, String body) {
     return HttpRequest.newBuilder(uri)
         .header("Content-Type", "application/json")
