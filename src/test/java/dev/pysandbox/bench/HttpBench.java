@@ -12,7 +12,9 @@ import io.modelcontextprotocol.client.transport.ServerParameters;
 import io.modelcontextprotocol.client.transport.StdioClientTransport;
 import io.modelcontextprotocol.json.McpJsonDefaults;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
+import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
@@ -21,6 +23,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -135,20 +138,20 @@ final class HttpBench {
 
   private void http() throws Exception {
     List<String> command =
-        new ArrayList<>(
-            List.of(
-                launcher.toString(),
-                "serve",
-                "--http",
-                "--port",
-                "0",
-                "--data-dir",
-                dataDir.resolve("http").toString(),
-                "--set",
-                "http_auth=none",
-                "--set",
-                "rate_limit_per_second=0"));
-    command.addAll(List.of("--set", "max_sessions=" + maxSessions()));
+        List.of(
+            launcher.toString(),
+            "serve",
+            "--http",
+            "--port",
+            "0",
+            "--data-dir",
+            dataDir.resolve("http").toString(),
+            "--set",
+            "http_auth=none",
+            "--set",
+            "rate_limit_per_second=0",
+            "--set",
+            "max_sessions=" + maxSessions());
     Process server =
         new ProcessBuilder(command).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
     try {
@@ -259,7 +262,7 @@ final class HttpBench {
         what,
         ms,
         String.format(
-            java.util.Locale.ROOT,
+            Locale.ROOT,
             "   mean %.2f, server %.2f",
             ms.stream().mapToDouble(Double::doubleValue).average().orElse(0),
             (after[1] - before[1]) * 1000 / Math.max(1, after[0] - before[0])));
@@ -314,10 +317,13 @@ final class HttpBench {
   private void stdio() throws Exception {
     System.out.printf("%nstdio (load average %s)%n", loadAverage());
     List<String> command =
-        new ArrayList<>(
-            List.of(
-                launcher.toString(), "serve", "--data-dir", dataDir.resolve("stdio").toString()));
-    command.addAll(List.of("--set", "max_sessions=" + maxSessions()));
+        List.of(
+            launcher.toString(),
+            "serve",
+            "--data-dir",
+            dataDir.resolve("stdio").toString(),
+            "--set",
+            "max_sessions=" + maxSessions());
     try (RawStdioClient raw = new RawStdioClient(command)) {
       Benchmark.row(
           "ping (1000 calls, raw stdio)", timed(1000, 100, () -> raw.request("ping", null)));
@@ -413,7 +419,7 @@ final class HttpBench {
       if (metrics != null) {
         double[] after = metrics.serverTotals(method, route);
         System.out.printf(
-            java.util.Locale.ROOT,
+            Locale.ROOT,
             "  mean per call %.2f ms at the client, %.2f ms in the server (its /metrics: first"
                 + " filter to last)%n",
             result.ms().stream().mapToDouble(Double::doubleValue).average().orElse(0),
@@ -441,7 +447,7 @@ final class HttpBench {
     try {
       String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
       return f[0] + " " + f[1] + " " + f[2];
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return "unknown";
     }
   }
@@ -457,8 +463,8 @@ final class HttpBench {
             new Thread(
                 () -> {
                   try {
-                    err.transferTo(java.io.Writer.nullWriter());
-                  } catch (java.io.IOException e) {
+                    err.transferTo(Writer.nullWriter());
+                  } catch (IOException e) {
                     // ended
                   }
                 });
