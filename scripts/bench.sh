@@ -8,8 +8,13 @@
 # only the start-up time from the checkout and from /, BENCH_STARTS=20 times each;
 # BENCH_ONLY=responsiveness only list_runs latency while one sandbox is under attack (busy loop,
 # fork bomb, memory hog, output flood, disk filler; BENCH_ATTACK_SECONDS=5 each) and with none;
-# BENCH_ONLY=http the HTTP face next to stdio, same calls (tools/list, print(1) in a session and
-# one-shot) from the MCP SDK's Java clients;
+# BENCH_ONLY=http the HTTP face next to stdio and in-process, same calls (GET /health, ping,
+# tools/list, print(1) in a session and one-shot; REST POST /api/v1/runs) from a lean raw client
+# (java.net.http, keep-alive) and from the MCP SDK's Java clients, then throughput of `pass` from
+# BENCH_HTTP_CLIENTS=16 clients with a session each for BENCH_HTTP_SECONDS=10 s (or
+# BENCH_HTTP_LOAD_CALLS=N calls in all; 0 = by time) over MCP HTTP, REST, stdio and in-process with
+# where the CPU went, and the server's heap and threads with BENCH_HTTP_IDLE_SESSIONS=1000 idle MCP
+# sessions (the servers it starts take PYSANDBOX_JAVA_OPTS, e.g. -XX:TieredStopAtLevel=4);
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
@@ -32,5 +37,7 @@ if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
 fi
 exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" -Dbench.attackSeconds="${BENCH_ATTACK_SECONDS:-5}" \
-  -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -cp target/test-classes:target/pysandbox.jar \
+  -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -Dbench.httpClients="${BENCH_HTTP_CLIENTS:-16}" \
+  -Dbench.httpSeconds="${BENCH_HTTP_SECONDS:-10}" -Dbench.httpLoadCalls="${BENCH_HTTP_LOAD_CALLS:-0}" \
+  -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

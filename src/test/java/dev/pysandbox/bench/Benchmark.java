@@ -424,7 +424,7 @@ public final class Benchmark {
         spawn(List.of("/usr/bin/python3", "-c", "pass"), runs));
   }
 
-  private static List<Double> spawn(List<String> argv, int runs) throws Exception {
+  static List<Double> spawn(List<String> argv, int runs) throws Exception {
     List<Double> ms = new ArrayList<>();
     for (int i = 0; i < runs + 5; i++) {
       long t0 = System.nanoTime();
@@ -608,16 +608,22 @@ public final class Benchmark {
   // -- printing -----------------------------------------------------------------------------------
 
   static void row(String what, List<Double> ms) {
+    row(what, ms, "");
+  }
+
+  /** A row with something after it on the same line ({@code suffix}, e.g. a server-side time). */
+  static void row(String what, List<Double> ms, String suffix) {
     List<Double> s = new ArrayList<>(ms);
     Collections.sort(s);
     System.out.printf(
         Locale.ROOT,
-        "%-66s p50 %8.2f ms   p99 %8.2f ms   min %7.2f   max %8.2f%n",
+        "%-66s p50 %8.2f ms   p99 %8.2f ms   min %7.2f   max %8.2f%s%n",
         what,
         pct(s, 50),
         pct(s, 99),
         s.get(0),
-        s.get(s.size() - 1));
+        s.get(s.size() - 1),
+        suffix);
   }
 
   static double pct(List<Double> sorted, int p) {
