@@ -86,10 +86,21 @@ public final class RunText {
    */
   public static List<Part> terminal(
       RunRecord run, UnaryOperator<String> escape, boolean escapeOutput) {
+    return terminal(run, escape, escapeOutput, true);
+  }
+
+  /**
+   * The terminal form, without the code's stdout and stderr when they were already printed as the
+   * run went ({@code withOutput} false).
+   */
+  public static List<Part> terminal(
+      RunRecord run, UnaryOperator<String> escape, boolean escapeOutput, boolean withOutput) {
     UnaryOperator<String> output = escapeOutput ? escape : t -> t;
     List<Part> parts = new ArrayList<>();
-    add(parts, false, output.apply(run.stdout()));
-    add(parts, true, output.apply(run.stderr()));
+    if (withOutput) {
+      add(parts, false, output.apply(run.stdout()));
+      add(parts, true, output.apply(run.stderr()));
+    }
     if (run.error() != null) {
       String tb = traceback(run);
       add(parts, true, output.apply(tb != null ? tb : errorText(run) + "\n"));

@@ -3,6 +3,8 @@ package dev.pysandbox.cli;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunEvent;
+import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunText;
@@ -57,19 +59,70 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print the whole run as JSON on stdout instead.")
   boolean json;
 
+  @Option(
+      names = "--follow",
+      negatable = true,
+      description =
+          "Print the code's output as it is printed (the default on a terminal); --no-follow"
+              + " prints it when the run ends.")
+  Boolean follow;
+
   @Override
   public Integer call() throws IOException {
     String code = source.code != null ? source.code : read(source.file);
+    boolean escape = TerminalText.interactive();
+    boolean live = !json && (follow != null ? follow : escape);
     try (DefaultSandboxService service = main.startService()) {
-      RunRecord run = service.run(new ExecutionRequest(code, null, description, timeout));
+      FollowOutput followed = live ? new FollowOutput(System.out, System.err, escape) : null;
+      RunRecord run =
+          service.run(
+              new ExecutionRequest(code, null, description, timeout),
+              followed == null ? RunListener.NONE : followed);
       if (json) {
         System.out.println(Json.writePretty(run));
       } else {
         // The code's own output goes through as it is, as running the script would print it,
         // unless a person's terminal would obey what it holds.
-        print(run, System.out, System.err, TerminalText.interactive());
+        print(run, System.out, System.err, escape, followed == null);
       }
       return exitCode(run);
+    }
+  }
+
+  /** Prints a run's stdout and stderr as its events arrive. */
+  static final class FollowOutput implements RunListener {
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean escape;
+
+    FollowOutput(PrintStream out, PrintStream err, boolean escape) {
+      this.out = out;
+      this.err = err;
+      this.escape = escape;
+    }
+
+    @Override
+    public void started(String runId) {}
+
+    @Override
+    public boolean wantsEvents() {
+      return true;
+    }
+
+    @Override
+    public synchronized void event(RunEvent event) {
+      if (event instanceof RunEvent.Stdout o) {
+        write(out, o.text());
+      } else if (event instanceof RunEvent.Stderr e) {
+        write(err, e.text());
+      } else if (event instanceof RunEvent.Lagged l) {
+        err.println("[pysandbox: " + l.skippedBytes() + " bytes of output skipped here]");
+      }
+    }
+
+    private void write(PrintStream to, String text) {
+      to.print(escape ? TerminalText.escape(text) : text);
+      to.flush();
     }
   }
 
@@ -100,7 +153,15 @@ final class RunCommand implements Callable<Integer> {
    *     TerminalText})
    */
   static void print(RunRecord run, PrintStream out, PrintStream err, boolean escape) {
-    for (RunText.Part part : RunText.terminal(run, TerminalText::escape, escape)) {
+    print(run, out, err, escape, true);
+  }
+
+  /**
+   * @param withOutput false when the code's stdout and stderr were printed as they came
+   */
+  static void print(
+      RunRecord run, PrintStream out, PrintStream err, boolean escape, boolean withOutput) {
+    for (RunText.Part part : RunText.terminal(run, TerminalText::escape, escape, withOutput)) {
       PrintStream to = part.toStderr() ? err : out;
       to.print(part.text());
       to.flush();

@@ -63,6 +63,44 @@ class CliIT {
   }
 
   @Test
+  void runFollow_printsOutputAsItIsPrinted_andNoFollowAtTheEnd() throws Exception {
+    String code = "import time\nprint('a', flush=True)\ntime.sleep(1.5)\nprint('b')\n";
+    for (boolean follow : new boolean[] {true, false}) {
+      Process p =
+          new ProcessBuilder(
+                  dev.pysandbox.TestServices.launcher().toString(),
+                  "--data-dir",
+                  dataDir.toString(),
+                  "run",
+                  follow ? "--follow" : "--no-follow",
+                  "-c",
+                  code)
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      long start = System.nanoTime();
+      var out =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  p.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+      String first = out.readLine();
+      long firstAt = System.nanoTime();
+      String second = out.readLine();
+      long secondAt = System.nanoTime();
+      assertThat(p.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(p.exitValue()).isZero();
+      assertThat(first).isEqualTo("a");
+      assertThat(second).isEqualTo("b");
+      long gapMs = (secondAt - firstAt) / 1_000_000;
+      if (follow) {
+        assertThat(gapMs).as("'a' printed before the run ended").isGreaterThan(1000);
+      } else {
+        assertThat(gapMs).as("both at the end").isLessThan(500);
+      }
+      assertThat(secondAt).isGreaterThan(start);
+    }
+  }
+
+  @Test
   void runsAndSessions_ofAnotherTenant_areSeenOnlyWithTenant() throws Exception {
     String runId;
     try (var core = dev.pysandbox.TestServices.start(dataDir, java.util.Map.of())) {
