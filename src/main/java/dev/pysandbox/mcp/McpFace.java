@@ -71,6 +71,7 @@ public final class McpFace {
    */
   public static final String REQUEST_ID_KEY = "pysandbox.request_id";
 
+  private final LoggingAsked logging = new LoggingAsked();
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
 
@@ -139,6 +140,7 @@ public final class McpFace {
     StdioTransport transport =
         new StdioTransport(
             json, mapper, new InboundMessages(json, () -> names), in, out, maxMessageBytes, calls);
+    transport.recordLoggingIn(logging);
     RunSubscriptions subscriptions = new RunSubscriptions(transport);
     transport.answerResourcesWith(new ResourceMethods(services, subscriptions));
     return new StdioConnection(
@@ -177,6 +179,7 @@ public final class McpFace {
             context,
             new ResourceMethods(services, subscriptions),
             maxMessageBytes);
+    front.recordLoggingIn(logging);
     return new McpHttpEndpoint(
         front, server(McpServer.sync(transport), mapper, tools(mapper)), subscriptions);
   }
@@ -212,7 +215,7 @@ public final class McpFace {
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper) {
-    ToolFactory f = new ToolFactory(mapper, services);
+    ToolFactory f = new ToolFactory(mapper, services, logging);
     List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));

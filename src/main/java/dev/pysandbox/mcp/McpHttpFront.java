@@ -43,6 +43,7 @@ final class McpHttpFront extends HttpServlet {
   private final HttpServlet sdk;
   private final transient ObjectMapper json;
   private final transient McpTransportContextExtractor<HttpServletRequest> context;
+  private transient volatile LoggingAsked logging;
   private final transient ResourceMethods methods;
   private final int maxMessageBytes;
 
@@ -57,6 +58,11 @@ final class McpHttpFront extends HttpServlet {
     this.context = context;
     this.methods = methods;
     this.maxMessageBytes = maxMessageBytes;
+  }
+
+  /** Tells {@code asked} when a client sets a logging level. */
+  void recordLoggingIn(LoggingAsked asked) {
+    this.logging = asked;
   }
 
   @Override
@@ -79,6 +85,9 @@ final class McpHttpFront extends HttpServlet {
       sdk.service(request, response);
       if (session != null && request.getMethod().equals("DELETE") && response.getStatus() < 300) {
         methods.sessionClosed(session);
+        if (logging != null) {
+          logging.forget(session);
+        }
       }
       return;
     }
@@ -96,6 +105,9 @@ final class McpHttpFront extends HttpServlet {
         sdk.service(replaying(request, body, in), response);
       }
       return;
+    }
+    if (logging != null) {
+      logging.saw(session, methodIn(body));
     }
     McpSchema.JSONRPCRequest call = resourceRequest(body);
     if (call == null) {

@@ -23,6 +23,8 @@ import org.slf4j.LoggerFactory;
 final class RunProgress implements RunListener, AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(RunProgress.class);
   static final int MESSAGE_MAX_CHARS = 200;
+  static final int MAX_LOG_LINES_PER_SECOND = 100;
+  static final int LOG_LINE_MAX_CHARS = 4096;
   private static final ScheduledExecutorService TICKS =
       Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-mcp-progress"));
 
@@ -31,7 +33,11 @@ final class RunProgress implements RunListener, AutoCloseable {
   private final McpSyncServerExchange exchange;
   private final Object token;
   private final long startedNanos = System.nanoTime();
+  private final boolean logLines;
   private volatile String lastLine;
+  private long windowStart;
+  private int sentInWindow;
+  private long droppedLines;
   private ScheduledFuture<?> ticker;
   private boolean closed;
 
@@ -43,7 +49,9 @@ final class RunProgress implements RunListener, AutoCloseable {
       SandboxService service,
       CallHandle call,
       McpSyncServerExchange exchange,
-      McpSchema.CallToolRequest request) {
+      McpSchema.CallToolRequest request,
+      boolean logLines) {
+    this.logLines = logLines && exchange != null;
     this.service = service;
     this.call = call;
     this.exchange = exchange;
@@ -67,7 +75,7 @@ final class RunProgress implements RunListener, AutoCloseable {
 
   @Override
   public boolean wantsEvents() {
-    return token != null;
+    return token != null || logLines;
   }
 
   @Override
@@ -85,6 +93,47 @@ final class RunProgress implements RunListener, AutoCloseable {
     String line = lastLineOf(text);
     if (line != null) {
       lastLine = line;
+    }
+    if (logLines) {
+      log(event instanceof RunEvent.Stdout, text);
+    }
+  }
+
+  /**
+   * The output as {@code notifications/message} (logger {@code stdout} at info, {@code stderr} at
+   * warning), one per line, at most {@link #MAX_LOG_LINES_PER_SECOND} a second: past that, lines
+   * are dropped and the next message says how many.
+   */
+  private synchronized void log(boolean stdout, String text) {
+    long now = System.nanoTime();
+    if (now - windowStart > 1_000_000_000L) {
+      windowStart = now;
+      sentInWindow = 0;
+    }
+    for (String line : text.split("\r?\n|\r")) {
+      if (line.isEmpty()) {
+        continue;
+      }
+      if (sentInWindow >= MAX_LOG_LINES_PER_SECOND) {
+        droppedLines++;
+        continue;
+      }
+      String data =
+          line.length() <= LOG_LINE_MAX_CHARS ? line : line.substring(0, LOG_LINE_MAX_CHARS);
+      if (droppedLines > 0) {
+        data = "[" + droppedLines + " lines not sent] " + data;
+        droppedLines = 0;
+      }
+      sentInWindow++;
+      try {
+        exchange.loggingNotification(
+            McpSchema.LoggingMessageNotification.builder(
+                    stdout ? McpSchema.LoggingLevel.INFO : McpSchema.LoggingLevel.WARNING, data)
+                .logger(stdout ? "stdout" : "stderr")
+                .build());
+      } catch (RuntimeException e) {
+        log.debug("log notification not sent: {}", e.toString());
+      }
     }
   }
 

@@ -61,6 +61,7 @@ final class StdioTransport implements McpServerTransportProvider {
   private final CompletableFuture<Void> closed = new CompletableFuture<>();
   private final AtomicInteger pendingWrites = new AtomicInteger();
   private volatile McpServerSession session;
+  private volatile LoggingAsked logging;
   private volatile ResourceMethods resources;
   private volatile boolean outputBroken;
 
@@ -91,6 +92,11 @@ final class StdioTransport implements McpServerTransportProvider {
    * Answers the resource methods the SDK cannot serve ({@link ResourceMethods}) here instead of
    * handing them to the session; to be set before the server is built.
    */
+  /** Tells {@code asked} when the client sets a logging level. */
+  void recordLoggingIn(LoggingAsked asked) {
+    this.logging = asked;
+  }
+
   void answerResourcesWith(ResourceMethods methods) {
     this.resources = methods;
   }
@@ -217,6 +223,10 @@ final class StdioTransport implements McpServerTransportProvider {
       return;
     }
     McpTransportContext context = McpTransportContext.create(Map.of(CallHandle.CONTEXT_KEY, call));
+    LoggingAsked asked = logging;
+    if (asked != null) {
+      asked.saw(session.getId(), m.method());
+    }
     ResourceMethods here = resources;
     try {
       if (here != null && ResourceMethods.handles(m.method())) {

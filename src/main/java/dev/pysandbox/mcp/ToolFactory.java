@@ -39,13 +39,18 @@ final class ToolFactory {
 
   private final McpJsonMapper mapper;
   private final Function<McpTransportContext, SandboxService> services;
+  private final LoggingAsked logging;
 
   /**
    * @param services the service a call acts on, from its transport context
    */
-  ToolFactory(McpJsonMapper mapper, Function<McpTransportContext, SandboxService> services) {
+  ToolFactory(
+      McpJsonMapper mapper,
+      Function<McpTransportContext, SandboxService> services,
+      LoggingAsked logging) {
     this.mapper = mapper;
     this.services = services;
+    this.logging = logging;
   }
 
   /** How a tool shows its operation's result: text for people and models, the JSON alongside. */
@@ -102,7 +107,9 @@ final class ToolFactory {
                         ? c
                         : null;
                 SandboxService service = services.apply(exchange.transportContext());
-                try (RunProgress progress = new RunProgress(service, call, exchange, request)) {
+                try (RunProgress progress =
+                    new RunProgress(
+                        service, call, exchange, request, logging.asked(exchange.sessionId()))) {
                   return handler.handle(service, op.parse(request.arguments()), progress);
                 }
               } catch (PysandboxException e) {

@@ -32,6 +32,7 @@ class McpStdioIT {
   static McpSyncClient client;
   static final List<String> serverStderr = new CopyOnWriteArrayList<>();
   static final List<McpSchema.ProgressNotification> progress = new CopyOnWriteArrayList<>();
+  static final List<McpSchema.LoggingMessageNotification> logged = new CopyOnWriteArrayList<>();
 
   @BeforeAll
   static void connect() {
@@ -47,6 +48,7 @@ class McpStdioIT {
         McpClient.sync(transport)
             .requestTimeout(Duration.ofSeconds(90))
             .progressConsumer(progress::add)
+            .loggingConsumer(logged::add)
             .build();
     client.initialize();
   }
@@ -85,6 +87,52 @@ class McpStdioIT {
     call("run_python", Map.of("code", "import time; time.sleep(1.5)"));
     assertThat(progress).hasSize(before);
     assertThat(System.nanoTime() - t0).isPositive();
+  }
+
+  @org.junit.jupiter.api.Test
+  @org.junit.jupiter.api.Timeout(value = 60, unit = java.util.concurrent.TimeUnit.SECONDS)
+  void outputLines_areLogNotifications_onlyAfterTheClientSetsALevel_andByThatLevel()
+      throws Exception {
+    String tag = "log" + System.nanoTime();
+    String code =
+        "import sys\nprint('"
+            + tag
+            + " out', flush=True)\nprint('"
+            + tag
+            + " err', file=sys.stderr)\n";
+    call("run_python", Map.of("code", code));
+    Thread.sleep(300);
+    assertThat(logged).as("no level set: no log lines").noneMatch(m -> m.data().startsWith(tag));
+    client.setLoggingLevel(McpSchema.LoggingLevel.INFO);
+    call("run_python", Map.of("code", code));
+    awaitLogged(tag, 2);
+    assertThat(logged.stream().filter(m -> m.data().startsWith(tag)))
+        .extracting(m -> m.logger() + " " + m.level() + " " + m.data())
+        .containsExactlyInAnyOrder("stdout INFO " + tag + " out", "stderr WARNING " + tag + " err");
+    client.setLoggingLevel(McpSchema.LoggingLevel.WARNING);
+    String tag2 = tag + "w";
+    call(
+        "run_python",
+        Map.of(
+            "code",
+            "import sys\nprint('"
+                + tag2
+                + " out', flush=True)\nprint('"
+                + tag2
+                + " err', file=sys.stderr)\n"));
+    awaitLogged(tag2, 1);
+    Thread.sleep(300);
+    assertThat(logged.stream().filter(m -> m.data().startsWith(tag2)))
+        .extracting(m -> m.logger())
+        .containsExactly("stderr");
+  }
+
+  private static void awaitLogged(String tag, int n) throws InterruptedException {
+    long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+    while (logged.stream().filter(m -> m.data().startsWith(tag)).count() < n
+        && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
   }
 
   static CallToolResult call(String tool, Map<String, Object> args) {
