@@ -9,7 +9,10 @@
 # BENCH_ONLY=responsiveness only list_runs latency while one sandbox is under attack (busy loop,
 # fork bomb, memory hog, output flood, disk filler; BENCH_ATTACK_SECONDS=5 each) and with none;
 # BENCH_ONLY=http the HTTP face next to stdio, same calls (tools/list, print(1) in a session and
-# one-shot) from the MCP SDK's Java clients;
+# one-shot) from the MCP SDK's Java clients; BENCH_ONLY=live only live runs: print in the sandbox
+# to the event at the client (1,000 lines 2 ms apart, p50/p99) in-process (RunListener), as REST
+# NDJSON and SSE over serve --http, and MCP progress's interval and line age; and what streaming
+# costs BENCH_WARM_CALLS warm print(1) runs next to the blocking call (in-process and REST);
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
