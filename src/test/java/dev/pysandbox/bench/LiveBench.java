@@ -33,7 +33,7 @@ import java.util.function.Supplier;
  */
 final class LiveBench {
   static final int LINES = 1000;
-  static final int WARMUP_LINES = 200;
+  static final int WARMUP_LINES = 1000;
   static final long GAP_NANOS = 2_000_000;
   static final int WARMUP_RUNS = 100;
   static final String CLOCK = "import time\nprint(time.monotonic_ns())";
