@@ -15,6 +15,10 @@
 # BENCH_HTTP_LOAD_CALLS=N calls in all; 0 = by time) over MCP HTTP, REST, stdio and in-process with
 # where the CPU went, and the server's heap and threads with BENCH_HTTP_IDLE_SESSIONS=1000 idle MCP
 # sessions (the servers it starts take PYSANDBOX_JAVA_OPTS, e.g. -XX:TieredStopAtLevel=4);
+# BENCH_ONLY=live only live runs: print in the sandbox to the event at the client (1,000 lines
+# 2 ms apart, p50/p99) in-process (RunListener), as REST NDJSON and SSE over serve --http, and MCP
+# progress's interval and line age; and what streaming costs BENCH_WARM_CALLS warm print(1) runs
+# next to the blocking call (in-process and REST);
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one

@@ -63,6 +63,10 @@ public final class Benchmark {
       HttpBench.run(launcher, dataDir, warmCalls, calls);
       return;
     }
+    if ("live".equals(System.getProperty("bench.only"))) {
+      LiveBench.run(launcher, dataDir, warmCalls);
+      return;
+    }
     if ("load".equals(System.getProperty("bench.only"))) {
       b.load(loadCalls);
       return;
