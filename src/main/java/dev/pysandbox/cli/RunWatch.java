@@ -12,8 +12,8 @@ import java.util.concurrent.TimeUnit;
 /**
  * {@code pysandbox runs watch}: a run's output printed as its events come, then the run's notes,
  * and the run's exit code. The CLI's core is its own process's: a run in flight in a server is
- * watched through the store, so its output comes when it ends (the core looks every 500 ms); a
- * finished run is printed at once.
+ * followed through what that server spills to {@code <data_dir>/runs/<run id>/events.ndjson} (the
+ * core looks every 500 ms) and the store's record at its end; a finished run is printed at once.
  */
 final class RunWatch {
   private RunWatch() {}

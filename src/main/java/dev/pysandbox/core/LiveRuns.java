@@ -6,6 +6,7 @@ import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.Subscription;
+import java.nio.file.Path;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
@@ -57,28 +58,40 @@ final class LiveRuns {
   private final Executor blocking;
   private final LongSupplier nanoTime;
   private final Function<String, Optional<RunRecord>> store;
+  private final Function<String, Path> spillFile;
+  private final boolean spill;
 
   private record Kept(RunEventLog log, long endedAtNanos, long bytes) {}
 
   /**
    * @param nanoTime the core's monotonic time, for expiry
    * @param store a run by id, as stored (any tenant's: the caller checks)
+   * @param spillFile where a run's events are spilled for other processes ({@link EventSpill})
+   * @param spill whether this core spills the events of its runs (a server), or only reads what
+   *     others spill (a command that only looks)
    */
   LiveRuns(
       ScheduledExecutorService timer,
       Executor blocking,
       LongSupplier nanoTime,
-      Function<String, Optional<RunRecord>> store) {
+      Function<String, Optional<RunRecord>> store,
+      Function<String, Path> spillFile,
+      boolean spill) {
     this.timer = timer;
     this.blocking = blocking;
     this.nanoTime = nanoTime;
     this.store = store;
+    this.spillFile = spillFile;
+    this.spill = spill;
   }
 
   /** A new run's log, from {@code started} on. */
   RunEventLog open(String runId, String tenant, String sessionId) {
     RunEventLog l = new RunEventLog(runId, tenant, sessionId, BUFFER_BYTES);
     logs.put(runId, l);
+    if (spill) {
+      EventSpill.start(l, spillFile.apply(runId), blocking, timer, RETAIN_MILLIS);
+    }
     return l;
   }
 
@@ -209,11 +222,26 @@ final class LiveRuns {
     private boolean finished;
     private boolean closed;
     private ScheduledFuture<?> polling;
+    private final EventSpill.Tail tail;
+    private long lastSeq = 1;
+    private boolean tailed;
 
     StoredRun(String runId, long afterSeq, EventSink sink) {
       this.runId = runId;
       this.afterSeq = afterSeq;
       this.sink = sink;
+      this.tail = new EventSpill.Tail(spillFile.apply(runId));
+    }
+
+    /** What the server running it spilled since the last look. */
+    private synchronized boolean follow() {
+      List<RunEvent> more = tail.next();
+      for (RunEvent e : more) {
+        ready.add(e);
+        lastSeq = Math.max(lastSeq, e.seq());
+        tailed = true;
+      }
+      return !more.isEmpty();
     }
 
     StoredRun replay(RunRecord r) {
@@ -248,6 +276,9 @@ final class LiveRuns {
         return;
       }
       if (r.isEmpty() || r.get().status() == RunStatus.RUNNING) {
+        if (follow()) {
+          sink.available();
+        }
         return;
       }
       synchronized (this) {
@@ -256,9 +287,17 @@ final class LiveRuns {
         }
         polling.cancel(false);
         polling = null;
+        follow();
         // Started was told (seq 1) unless the subscriber had it already: the rest follows it.
         List<RunEvent> rest = LiveRuns.replay(r.get().toBuilder().code(null).build(), 0);
-        ready.addAll(rest.subList(1, rest.size()));
+        for (RunEvent e : rest.subList(1, rest.size())) {
+          if (!tailed) {
+            ready.add(e);
+          } else if (!(e instanceof RunEvent.Stdout) && !(e instanceof RunEvent.Stderr)) {
+            // the output came as it was printed: the rest is numbered after it
+            ready.add(renumbered(e, ++lastSeq));
+          }
+        }
       }
       sink.available();
     }
@@ -296,5 +335,21 @@ final class LiveRuns {
         polling = null;
       }
     }
+  }
+
+  private static RunEvent renumbered(RunEvent e, long seq) {
+    if (e instanceof RunEvent.Display d) {
+      return new RunEvent.Display(seq, d.data());
+    }
+    if (e instanceof RunEvent.Result r) {
+      return new RunEvent.Result(seq, r.data());
+    }
+    if (e instanceof RunEvent.Failed f) {
+      return new RunEvent.Failed(seq, f.name(), f.value(), f.traceback());
+    }
+    if (e instanceof RunEvent.Done d) {
+      return new RunEvent.Done(seq, d.run());
+    }
+    return e;
   }
 }

@@ -115,7 +115,13 @@ final class ServiceWiring {
             journal::record,
             s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive));
     this.live =
-        new LiveRuns(pools.timer, pools.blocking, time::nanoTime, id -> store().get(id, false));
+        new LiveRuns(
+            pools.timer,
+            pools.blocking,
+            time::nanoTime,
+            id -> store().get(id, false),
+            id -> EventSpill.fileOf(layout.runFiles(id)),
+            !readOnly);
     this.runs =
         new RunExecutor(
             layout,

@@ -347,7 +347,13 @@ class RunEventsTest {
     var timer = java.util.concurrent.Executors.newSingleThreadScheduledExecutor();
     try {
       LiveRuns live =
-          new LiveRuns(timer, Runnable::run, () -> now[0], id -> java.util.Optional.empty());
+          new LiveRuns(
+              timer,
+              Runnable::run,
+              () -> now[0],
+              id -> java.util.Optional.empty(),
+              id -> java.nio.file.Path.of("/nonexistent", id, EventSpill.FILE),
+              false);
       RunRecord end = RunRecord.builder().runId("run_a").status(RunStatus.SUCCEEDED).build();
       live.ended(live.open("run_a", "local", null), end);
       now[0] = TimeUnit.SECONDS.toNanos(59);

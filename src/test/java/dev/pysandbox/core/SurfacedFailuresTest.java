@@ -151,7 +151,9 @@ class SurfacedFailuresTest {
                   java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
                   executor,
                   System::nanoTime,
-                  id -> store.get(id, false)));
+                  id -> store.get(id, false),
+                  id -> dataDir.resolve(id).resolve(EventSpill.FILE),
+                  false));
       RunRecord r =
           runs.oneShot(
               runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),

@@ -101,6 +101,51 @@ class CliIT {
   }
 
   @Test
+  void runsWatch_followsARunOfAServerProcess_asItPrints(@TempDir Path work) throws Exception {
+    try (HttpServerProcess server =
+        HttpServerProcess.start(dataDir, work, "--set", "http_auth=none")) {
+      String code = "import time\\nprint('a', flush=True)\\ntime.sleep(2.5)\\nprint('b')\\n";
+      var http = java.net.http.HttpClient.newHttpClient();
+      var started =
+          http.send(
+              java.net.http.HttpRequest.newBuilder(server.uri().resolve("/api/v1/runs"))
+                  .header("Content-Type", "application/json")
+                  .POST(
+                      java.net.http.HttpRequest.BodyPublishers.ofString(
+                          "{\"code\": \"" + code + "\", \"async_mode\": true}"))
+                  .build(),
+              java.net.http.HttpResponse.BodyHandlers.ofString());
+      assertThat(started.statusCode()).as(started.body()).isEqualTo(202);
+      String runId = started.body().replaceAll("(?s).*\"run_id\":\"(run_[0-9a-f]+)\".*", "$1");
+      Process watch =
+          new ProcessBuilder(
+                  dev.pysandbox.TestServices.launcher().toString(),
+                  "--data-dir",
+                  dataDir.toString(),
+                  "runs",
+                  "watch",
+                  runId)
+              .redirectError(ProcessBuilder.Redirect.DISCARD)
+              .start();
+      var out =
+          new java.io.BufferedReader(
+              new java.io.InputStreamReader(
+                  watch.getInputStream(), java.nio.charset.StandardCharsets.UTF_8));
+      String first = out.readLine();
+      long firstAt = System.nanoTime();
+      String second = out.readLine();
+      long secondAt = System.nanoTime();
+      assertThat(watch.waitFor(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+      assertThat(first).isEqualTo("a");
+      assertThat(second).isEqualTo("b");
+      assertThat((secondAt - firstAt) / 1_000_000)
+          .as("'a' shown while the server's run still slept")
+          .isGreaterThan(1000);
+      assertThat(watch.exitValue()).isZero();
+    }
+  }
+
+  @Test
   void runsAndSessions_ofAnotherTenant_areSeenOnlyWithTenant() throws Exception {
     String runId;
     try (var core = dev.pysandbox.TestServices.start(dataDir, java.util.Map.of())) {
