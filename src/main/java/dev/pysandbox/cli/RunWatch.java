@@ -27,6 +27,7 @@ final class RunWatch {
       SandboxService service, String runId, PrintStream out, PrintStream err, boolean escape)
       throws InterruptedException {
     Semaphore told = new Semaphore(0);
+    RunCommand.FollowOutput output = new RunCommand.FollowOutput(out, err, escape);
     try (Subscription events = service.attach(runId, 0, told::release)) {
       while (true) {
         List<RunEvent> batch = events.poll(256);
@@ -35,28 +36,16 @@ final class RunWatch {
           continue;
         }
         for (RunEvent e : batch) {
-          if (e instanceof RunEvent.Stdout o) {
-            print(out, o.text(), escape);
-          } else if (e instanceof RunEvent.Stderr o) {
-            print(err, o.text(), escape);
-          } else if (e instanceof RunEvent.Lagged l) {
-            err.printf(
-                "%n[pysandbox] %d bytes of output were not shown (the watch fell behind)%n",
-                l.skippedBytes());
-          } else if (e instanceof RunEvent.Done d) {
+          if (e instanceof RunEvent.Done d) {
             // Output is printed already; the record gives the error, result and notes.
             RunRecord rest = d.run().toBuilder().stdout("").stderr("").build();
             RunCommand.print(rest, out, err, escape);
             return RunCommand.exitCode(d.run());
           }
-          // started, displays (not shown on a terminal), result and error: the record's, above
+          // output as it came; displays (not shown on a terminal), result and error: the record's
+          output.event(e);
         }
       }
     }
-  }
-
-  private static void print(PrintStream to, String text, boolean escape) {
-    to.print(escape ? TerminalText.escape(text) : text);
-    to.flush();
   }
 }
