@@ -18,7 +18,6 @@ import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -87,7 +86,7 @@ final class HttpBench {
         .setLevel(ch.qos.logback.classic.Level.WARN);
     System.out.printf(
         "load average at the start: %s; loads: %d clients, a session each, %s%n%n",
-        loadAverage(),
+        LiveBench.loadAverage(),
         clients,
         loadCalls > 0 ? loadCalls + " calls in all" : loadTime.toSeconds() + " s each");
     Benchmark.row(
@@ -96,7 +95,7 @@ final class HttpBench {
     inProcess();
     http();
     stdio();
-    System.out.printf("%nload average at the end: %s%n", loadAverage());
+    System.out.printf("%nload average at the end: %s%n", LiveBench.loadAverage());
   }
 
   // -- in-process: the session's cost with no transport ------------------------------------------
@@ -157,11 +156,11 @@ final class HttpBench {
     try {
       URI base = URI.create(awaitUrl(server));
       System.out.printf(
-          "%nHTTP, one call at a time on keep-alive (load average %s)%n", loadAverage());
+          "%nHTTP, one call at a time on keep-alive (load average %s)%n", LiveBench.loadAverage());
       rawHttp(base);
       sdkHttp(base);
       rest(base);
-      System.out.printf("%nHTTP throughput (load average %s)%n", loadAverage());
+      System.out.printf("%nHTTP throughput (load average %s)%n", LiveBench.loadAverage());
       mcpLoad(base, server.pid());
       restLoad(base, server.pid());
       IdleMcpSessions.run(base, server.pid(), idleSessions);
@@ -315,7 +314,7 @@ final class HttpBench {
   // -- stdio --------------------------------------------------------------------------------------
 
   private void stdio() throws Exception {
-    System.out.printf("%nstdio (load average %s)%n", loadAverage());
+    System.out.printf("%nstdio (load average %s)%n", LiveBench.loadAverage());
     List<String> command =
         List.of(
             launcher.toString(),
@@ -443,16 +442,8 @@ final class HttpBench {
     return ms;
   }
 
-  private static String loadAverage() {
-    try {
-      String[] f = Files.readString(Path.of("/proc/loadavg")).split(" ");
-      return f[0] + " " + f[1] + " " + f[2];
-    } catch (IOException e) {
-      return "unknown";
-    }
-  }
-
-  private static String awaitUrl(Process server) throws Exception {
+  /** The URL the server prints on stderr; the rest of stderr is drained and dropped. */
+  static String awaitUrl(Process server) throws IOException {
     BufferedReader err =
         new BufferedReader(new InputStreamReader(server.getErrorStream(), StandardCharsets.UTF_8));
     String line;

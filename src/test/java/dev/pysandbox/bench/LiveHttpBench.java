@@ -17,15 +17,11 @@ import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
 import io.modelcontextprotocol.spec.McpSchema.CallToolRequest;
 import io.modelcontextprotocol.spec.McpSchema.CallToolResult;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.io.Writer;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,7 +32,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
@@ -58,7 +53,7 @@ final class LiveHttpBench {
   static void run(Path launcher, Path dir, int calls) throws Exception {
     Process server = startServer(launcher, dir);
     try {
-      String url = awaitUrl(server);
+      String url = HttpBench.awaitUrl(server);
       HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
       URI runs = URI.create(url + "/api/v1/runs");
       HttpResponse<String> created =
@@ -271,30 +266,5 @@ final class LiveHttpBench {
             "rate_limit_per_second=0")
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .start();
-  }
-
-  /** The URL the server prints on stderr; the rest of stderr is drained and dropped. */
-  private static String awaitUrl(Process server) throws IOException {
-    BufferedReader err =
-        new BufferedReader(new InputStreamReader(server.getErrorStream(), StandardCharsets.UTF_8));
-    String line;
-    while ((line = err.readLine()) != null) {
-      Matcher m = LISTENING.matcher(line);
-      if (m.find()) {
-        Thread drain =
-            new Thread(
-                () -> {
-                  try {
-                    err.transferTo(Writer.nullWriter());
-                  } catch (IOException e) {
-                    // the server ended
-                  }
-                });
-        drain.setDaemon(true);
-        drain.start();
-        return m.group(1);
-      }
-    }
-    throw new IllegalStateException("serve --http ended before listening");
   }
 }
