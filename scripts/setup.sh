@@ -15,6 +15,8 @@ command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
 # gcc and the C library's headers build the server's small JNI library (src/main/c).
 packages+=(gcc libc6-dev)
+# nbformat validates the notebooks pysandbox writes (tests) and lets a person open them in Jupyter.
+packages+=(python3-nbformat)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then

@@ -1,6 +1,7 @@
 package dev.pysandbox.api;
 
 import com.fasterxml.jackson.annotation.JsonIgnore;
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import java.util.List;
 import java.util.Map;
@@ -50,8 +51,15 @@ import java.util.Map;
  * @param finishedAt ISO-8601 instant it finished, or {@code null}
  * @param durationMs wall time of the execution measured by the server, or {@code null}
  * @param riskFindings findings of the risk analysis (empty until it runs)
- * @param notebookPath where the run's notebook was saved on the host, or {@code null}; never on the
- *     wire
+ * @param interpreter the version of the Python that ran it ({@code 3.11.2}), or {@code null}
+ * @param envHash sha256 of the sorted {@code name==version} list of the distributions its sandbox
+ *     saw, or {@code null}
+ * @param serverVersion the pysandbox version that ran it
+ * @param recordSha256 the run's link in the store's hash chain (see {@code pysandbox runs verify}),
+ *     set shortly after it finished; {@code null} until then
+ * @param notebookSource the run's notebook as marimo's .py text, only when asked for
+ * @param notebookIpynbPath the host path of the run's .ipynb notebook, only when asked for
+ * @param notebookPyPath the host path of the run's marimo .py notebook, only when asked for
  * @param viewCommand a command that shows this run
  * @param requestId the id of the HTTP request that started the run ({@code X-Request-Id}), or
  *     {@code null} (stdio, CLI)
@@ -91,7 +99,13 @@ public record RunRecord(
     String finishedAt,
     Long durationMs,
     List<RiskFinding> riskFindings,
-    @JsonIgnore String notebookPath,
+    String interpreter,
+    String envHash,
+    String serverVersion,
+    String recordSha256,
+    @JsonInclude(JsonInclude.Include.NON_NULL) String notebookSource,
+    @JsonInclude(JsonInclude.Include.NON_NULL) String notebookIpynbPath,
+    @JsonInclude(JsonInclude.Include.NON_NULL) String notebookPyPath,
     String viewCommand,
     String requestId,
     @JsonIgnore String tenant) {
@@ -181,7 +195,13 @@ public record RunRecord(
     b.finishedAt = finishedAt;
     b.durationMs = durationMs;
     b.riskFindings = riskFindings;
-    b.notebookPath = notebookPath;
+    b.interpreter = interpreter;
+    b.envHash = envHash;
+    b.serverVersion = serverVersion;
+    b.recordSha256 = recordSha256;
+    b.notebookSource = notebookSource;
+    b.notebookIpynbPath = notebookIpynbPath;
+    b.notebookPyPath = notebookPyPath;
     b.viewCommand = viewCommand;
     b.requestId = requestId;
     b.tenant = tenant;
@@ -222,7 +242,13 @@ public record RunRecord(
     private String finishedAt;
     private Long durationMs;
     private List<RiskFinding> riskFindings;
-    private String notebookPath;
+    private String interpreter;
+    private String envHash;
+    private String serverVersion;
+    private String recordSha256;
+    private String notebookSource;
+    private String notebookIpynbPath;
+    private String notebookPyPath;
     private String requestId;
     private String tenant;
     private String viewCommand;
@@ -389,8 +415,38 @@ public record RunRecord(
       return this;
     }
 
-    public Builder notebookPath(String notebookPath) {
-      this.notebookPath = notebookPath;
+    public Builder interpreter(String interpreter) {
+      this.interpreter = interpreter;
+      return this;
+    }
+
+    public Builder envHash(String envHash) {
+      this.envHash = envHash;
+      return this;
+    }
+
+    public Builder serverVersion(String serverVersion) {
+      this.serverVersion = serverVersion;
+      return this;
+    }
+
+    public Builder recordSha256(String recordSha256) {
+      this.recordSha256 = recordSha256;
+      return this;
+    }
+
+    public Builder notebookSource(String notebookSource) {
+      this.notebookSource = notebookSource;
+      return this;
+    }
+
+    public Builder notebookIpynbPath(String notebookIpynbPath) {
+      this.notebookIpynbPath = notebookIpynbPath;
+      return this;
+    }
+
+    public Builder notebookPyPath(String notebookPyPath) {
+      this.notebookPyPath = notebookPyPath;
       return this;
     }
 
@@ -443,7 +499,13 @@ public record RunRecord(
           finishedAt,
           durationMs,
           riskFindings,
-          notebookPath,
+          interpreter,
+          envHash,
+          serverVersion,
+          recordSha256,
+          notebookSource,
+          notebookIpynbPath,
+          notebookPyPath,
           viewCommand,
           requestId,
           tenant);

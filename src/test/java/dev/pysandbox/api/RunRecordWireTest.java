@@ -17,7 +17,7 @@ class RunRecordWireTest {
             .status(RunStatus.TIMED_OUT)
             .killReason(KillReason.TIMEOUT)
             .artifactsDir("/root/.pysandbox/runs/run_1/files")
-            .notebookPath("/root/.pysandbox/notebooks/run_1.ipynb")
+            .interpreter("3.11.2")
             .artifacts(List.of(new Artifact("a", 1, "ab", "text/plain", ArtifactChange.MODIFIED)))
             .riskFindings(List.of(new RiskFinding("subprocess", "high", 2, "starts a process")))
             .build();
