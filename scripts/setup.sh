@@ -17,6 +17,8 @@ command -v mvn >/dev/null 2>&1 || packages+=(maven)
 packages+=(gcc libc6-dev)
 # nbformat validates the notebooks pysandbox writes (tests) and lets a person open them in Jupyter.
 packages+=(python3-nbformat)
+# The run-diff tests check pysandbox's unified diffs against GNU diff and patch.
+packages+=(diffutils patch)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then

@@ -20,6 +20,21 @@ public record LimitRequest(Integer memoryMb, Integer pids, Double cpus, Integer 
   public static final double MIN_CPUS = 0.05;
   public static final int MIN_DISK_QUOTA_MB = 1;
 
+  /**
+   * The limits a run record shows ({@link Limits#describe()}), asked for again: what a re-run of
+   * that run gets. Keys that are missing or not numbers are left to the server's default.
+   */
+  public static LimitRequest of(java.util.Map<String, Object> described) {
+    if (described == null) {
+      return DEFAULTS;
+    }
+    return new LimitRequest(
+        described.get("memory_limit_mb") instanceof Number n ? n.intValue() : null,
+        described.get("pids_limit") instanceof Number n ? n.intValue() : null,
+        described.get("cpu_limit") instanceof Number n ? n.doubleValue() : null,
+        described.get("disk_quota_mb") instanceof Number n ? n.intValue() : null);
+  }
+
   /** True when every limit is left to the server's default. */
   public boolean isDefault() {
     return memoryMb == null && pids == null && cpus == null && diskQuotaMb == null;

@@ -177,6 +177,59 @@ public interface SandboxService extends AutoCloseable {
    */
   CancelResult cancelRun(String runId);
 
+  // -- audit -------------------------------------------------------------------------------------
+
+  /**
+   * A run as {@link #getRun(String, boolean, int)} gives it, with its notebook when asked: {@code
+   * notebook_source} (the marimo .py text) and the host paths of its .ipynb and .py (written now if
+   * the background writer has not got to them yet).
+   */
+  RunRecord getRun(
+      String runId, boolean includeCode, int waitSeconds, boolean includeNotebookSource);
+
+  /**
+   * Runs a recorded run again as a new run with {@code parent_run_id} set: in a fresh sandbox with
+   * the original's limits, or in the named session with the session's.
+   *
+   * @throws PysandboxException {@code not_found} for an unknown run, and what {@link
+   *     #run(ExecutionRequest, RunListener)} throws
+   */
+  RunRecord rerun(RerunRequest request, RunListener listener);
+
+  /**
+   * Compares a run with another (by default its parent).
+   *
+   * @param compareTo the "before" side, or null for {@code runId}'s parent
+   * @throws PysandboxException {@code not_found} for an unknown run, {@code invalid_argument} when
+   *     {@code compareTo} is null and the run has no parent
+   */
+  RunDiff diffRuns(String runId, String compareTo);
+
+  /**
+   * Deletes a finished run's record, leaving a tombstone in the hash chain, and with {@code
+   * deleteFiles} its directory (kept files, notebooks).
+   *
+   * @throws PysandboxException {@code invalid_argument} for a run still running, {@code not_found}
+   */
+  DeleteResult deleteRun(String runId, boolean deleteFiles);
+
+  /**
+   * Deletes finished runs created more than {@code olderThanDays} days ago (at most {@value
+   * PurgeResult#MAX_RUNS_PER_CALL} per call), with their files; a dry run only counts them.
+   *
+   * @param status only runs in this state, or null
+   */
+  PurgeResult purgeRuns(int olderThanDays, RunStatus status, boolean dryRun);
+
+  /**
+   * A session's recorded runs as one notebook, in order, written under the data directory's {@code
+   * exports/} (also for a session closed since, while its runs are kept).
+   *
+   * @param format {@code ipynb} or {@code marimo}
+   * @throws PysandboxException {@code not_found} when the session has no recorded run
+   */
+  SessionExport exportSession(String sessionId, String format);
+
   /** What is installed, what is missing, the limits in force. */
   SetupReport checkSetup();
 

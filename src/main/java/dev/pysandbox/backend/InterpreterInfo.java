@@ -13,6 +13,9 @@ import java.util.Map;
  * @param basePrefix {@code sys.base_prefix}
  * @param sysPath the import path a normal start would have (site directories included)
  * @param packages versions of the data-science packages, {@code null} values when absent
+ * @param distributions every distribution the interpreter sees, as sorted {@code name==version}
+ *     lines (names normalised as PEP 503 does)
+ * @param envHash {@link #envHashOf} the distributions
  */
 public record InterpreterInfo(
     Path path,
@@ -20,4 +23,16 @@ public record InterpreterInfo(
     Path realExecutable,
     Path basePrefix,
     List<String> sysPath,
-    Map<String, String> packages) {}
+    Map<String, String> packages,
+    List<String> distributions,
+    String envHash) {
+
+  /**
+   * The environment's identity: sha256 of the {@code distributions} lines joined by newlines, so
+   * that two runs with the same hash saw the same packages at the same versions. Computed once per
+   * probe, not per run.
+   */
+  public static String envHashOf(List<String> distributions) {
+    return dev.pysandbox.util.Sha256.hex(String.join("\n", distributions));
+  }
+}

@@ -22,7 +22,7 @@ public final class InterpreterProbe {
   private static final String SCRIPT =
       String.join(
           "\n",
-          "import json, os, sys",
+          "import json, os, re, sys",
           "out = {'version': sys.version.split()[0],",
           "       'executable': os.path.realpath(sys.executable),",
           "       'base_prefix': sys.base_prefix,",
@@ -36,6 +36,15 @@ public final class InterpreterProbe {
           "        out['packages'][name] = metadata.version(name)",
           "    except Exception:",
           "        out['packages'][name] = None",
+          "dists = set()",
+          "try:",
+          "    for d in metadata.distributions():",
+          "        name = d.metadata['Name']",
+          "        if name:",
+          "            dists.add(re.sub(r'[-_.]+', '-', name).lower() + '==' + str(d.version))",
+          "except Exception:",
+          "    pass",
+          "out['distributions'] = sorted(dists)",
           "print(json.dumps(out))");
 
   private InterpreterProbe() {}
@@ -72,13 +81,17 @@ public final class InterpreterProbe {
       for (Map.Entry<String, JsonNode> e : json.path("packages").properties()) {
         packages.put(e.getKey(), e.getValue().isNull() ? null : e.getValue().asText());
       }
+      List<String> distributions = new ArrayList<>();
+      json.path("distributions").forEach(n -> distributions.add(n.asText()));
       return new InterpreterInfo(
           python,
           json.path("version").asText(),
           Path.of(json.path("executable").asText()),
           Path.of(json.path("base_prefix").asText()),
           List.copyOf(path),
-          packages);
+          packages,
+          List.copyOf(distributions),
+          InterpreterInfo.envHashOf(distributions));
     } catch (IOException e) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,

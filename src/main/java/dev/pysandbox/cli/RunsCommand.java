@@ -14,7 +14,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
-/** {@code pysandbox runs list|show|watch}: the run history. */
+/** {@code pysandbox runs list|show|watch|rerun|diff|...}: the run history. */
 @Command(
     name = "runs",
     mixinStandardHelpOptions = true,
@@ -22,7 +22,14 @@ import picocli.CommandLine.ParentCommand;
     subcommands = {
       RunsCommand.ListRuns.class,
       RunsCommand.ShowRun.class,
-      RunsCommand.WatchRun.class
+      RunsCommand.WatchRun.class,
+      RunsAuditCommands.Rerun.class,
+      RunsAuditCommands.Diff.class,
+      RunsAuditCommands.Delete.class,
+      RunsAuditCommands.Purge.class,
+      RunsAuditCommands.Export.class,
+      RunsAuditCommands.Open.class,
+      RunsAuditCommands.Verify.class
     })
 final class RunsCommand implements Runnable {
   @ParentCommand Main main;
@@ -134,6 +141,21 @@ final class RunsCommand implements Runnable {
           System.out.println("limits:      " + run.limits());
         }
         System.out.println("code sha256: " + run.codeHash());
+        if (run.parentRunId() != null) {
+          System.out.println("re-run of:   " + run.parentRunId());
+        }
+        System.out.println(
+            "ran with:    python "
+                + (run.interpreter() == null ? "?" : run.interpreter())
+                + ", env "
+                + (run.envHash() == null ? "?" : run.envHash().substring(0, 12))
+                + ", pysandbox "
+                + run.serverVersion()
+                + ", backend "
+                + run.backend());
+        if (run.recordSha256() != null) {
+          System.out.println("record:      " + run.recordSha256() + " (pysandbox runs verify)");
+        }
         System.out.println("--- code ---");
         System.out.println(TerminalText.escape(run.code().stripTrailing()));
         // Everything the sandbox wrote is escaped: this is a person reading a record.

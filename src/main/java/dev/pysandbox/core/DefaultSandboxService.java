@@ -158,6 +158,46 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public RunRecord getRun(
+      String runId, boolean includeCode, int waitSeconds, boolean includeNotebookSource) {
+    return local.getRun(runId, includeCode, waitSeconds, includeNotebookSource);
+  }
+
+  @Override
+  public RunRecord rerun(dev.pysandbox.api.RerunRequest request, RunListener listener) {
+    return local.rerun(request, listener);
+  }
+
+  @Override
+  public dev.pysandbox.api.RunDiff diffRuns(String runId, String compareTo) {
+    return local.diffRuns(runId, compareTo);
+  }
+
+  @Override
+  public dev.pysandbox.api.DeleteResult deleteRun(String runId, boolean deleteFiles) {
+    return local.deleteRun(runId, deleteFiles);
+  }
+
+  @Override
+  public dev.pysandbox.api.PurgeResult purgeRuns(
+      int olderThanDays, dev.pysandbox.api.RunStatus status, boolean dryRun) {
+    return local.purgeRuns(olderThanDays, status, dryRun);
+  }
+
+  @Override
+  public dev.pysandbox.api.SessionExport exportSession(String sessionId, String format) {
+    return local.exportSession(sessionId, format);
+  }
+
+  /**
+   * Recomputes the store's hash chain from the records and files as they are now (every tenant's:
+   * for the command line, never a face).
+   */
+  public dev.pysandbox.api.VerifyReport verifyRecords() {
+    return core.audit.verify();
+  }
+
+  @Override
   public RunOutputs getRunOutputs(String runId) {
     return local.getRunOutputs(runId);
   }

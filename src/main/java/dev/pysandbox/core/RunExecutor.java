@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.function.Consumer;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -47,6 +48,8 @@ final class RunExecutor {
   private final int cancelGraceSeconds;
   private final long outputMaxBytes;
   private final LiveRuns live;
+  private final Supplier<Provenance> provenance;
+  private final Consumer<String> finished;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
   private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
 
@@ -59,7 +62,9 @@ final class RunExecutor {
       Executor blocking,
       int cancelGraceSeconds,
       long outputMaxBytes,
-      LiveRuns live) {
+      LiveRuns live,
+      Supplier<Provenance> provenance,
+      Consumer<String> finished) {
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -69,6 +74,8 @@ final class RunExecutor {
     this.cancelGraceSeconds = cancelGraceSeconds;
     this.outputMaxBytes = outputMaxBytes;
     this.live = live;
+    this.provenance = provenance;
+    this.finished = finished;
   }
 
   /**
@@ -81,6 +88,19 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
+    return begin(tenant, request, timeoutSeconds, session, listener, null);
+  }
+
+  /**
+   * @param parentRunId the run this one re-runs, or null
+   */
+  RunRecord.Builder begin(
+      String tenant,
+      ExecutionRequest request,
+      int timeoutSeconds,
+      Session session,
+      RunListener listener,
+      String parentRunId) {
     if (refusing) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
@@ -93,7 +113,7 @@ final class RunExecutor {
     active.put(runId, a);
     RunRecord.Builder run;
     try {
-      run = record(tenant, runId, request, timeoutSeconds, sessionId);
+      run = record(tenant, runId, request, timeoutSeconds, sessionId, parentRunId);
     } catch (RuntimeException e) {
       release(runId);
       throw e;
@@ -111,9 +131,17 @@ final class RunExecutor {
   }
 
   private RunRecord.Builder record(
-      String tenant, String runId, ExecutionRequest request, int timeoutSeconds, String sessionId) {
+      String tenant,
+      String runId,
+      ExecutionRequest request,
+      int timeoutSeconds,
+      String sessionId,
+      String parentRunId) {
     RunRecord.Builder run =
-        RunRecord.builder()
+        provenance
+            .get()
+            .applyTo(RunRecord.builder())
+            .parentRunId(parentRunId)
             .tenant(tenant)
             .requestId(RequestIds.current())
             .runId(runId)
@@ -141,6 +169,7 @@ final class RunExecutor {
             .build();
     try {
       store.get().finish(r);
+      finished.accept(r.runId());
     } catch (PysandboxException e) {
       if (e.code() != ErrorCode.STORE_UNAVAILABLE) {
         throw e;
@@ -167,6 +196,7 @@ final class RunExecutor {
     for (int i = 0; i < attempts && (r = deferred.poll()) != null; i++) {
       try {
         store.get().finish(r);
+        finished.accept(r.runId());
         log.info("run {} recorded as {} after the store recovered", r.runId(), r.status());
       } catch (PysandboxException e) {
         deferred.add(r);
@@ -242,7 +272,7 @@ final class RunExecutor {
   }
 
   static String viewCommand(String runId) {
-    return "pysandbox runs show " + runId;
+    return "pysandbox runs open " + runId;
   }
 
   // -- one-shot -------------------------------------------------------------------------------

@@ -57,6 +57,7 @@ final class ServiceWiring {
   final SessionJournal journal;
   final SessionManager sessions;
   final LiveRuns live;
+  final AuditTrail audit;
   final RunExecutor runs;
   final StartedRuns started;
   final SessionCloser closer;
@@ -122,6 +123,7 @@ final class ServiceWiring {
             id -> store().get(id, false),
             id -> EventSpill.fileOf(layout.runFiles(id)),
             !readOnly);
+    this.audit = new AuditTrail(layout, this::store, time);
     this.runs =
         new RunExecutor(
             layout,
@@ -132,7 +134,9 @@ final class ServiceWiring {
             pools.blocking,
             config.cancelGraceSeconds(),
             config.outputMaxBytes(),
-            live);
+            live,
+            () -> Provenance.of(backend.interpreter()),
+            audit::finished);
     this.started = new StartedRuns(pools.blocking, runs);
     this.closer = new SessionCloser(sessions, store, instances.id(), time);
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
@@ -151,6 +155,7 @@ final class ServiceWiring {
       housekeeping.complete(null);
       return;
     }
+    audit.start(pools.timer);
     CompletableFuture.runAsync(this::startBackend, pools.blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
     pools.timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
@@ -264,6 +269,7 @@ final class ServiceWiring {
       hub.close();
     }
     retryDeferredSafely();
+    audit.close();
     store
         .ifOpen()
         .ifPresent(
@@ -271,6 +277,7 @@ final class ServiceWiring {
               try {
                 // Whatever did not get to record its end in time is recorded interrupted now.
                 s.interruptOrphans(instance -> !instance.equals(instances.id()));
+                s.seal(Integer.MAX_VALUE);
               } catch (RuntimeException e) {
                 log.warn("could not record the runs in flight as interrupted: {}", e.getMessage());
               }

@@ -4,13 +4,16 @@ import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
+import dev.pysandbox.api.DeleteResult;
 import dev.pysandbox.api.EventSink;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.api.PurgeResult;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RerunRequest;
 import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunOutputs;
@@ -19,6 +22,7 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.SessionExport;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Subscription;
@@ -56,18 +60,28 @@ final class TenantView implements SandboxService {
   /** Runs with the run's id (and its session's) in the logging context of the calling thread. */
   @Override
   public RunRecord run(ExecutionRequest request, RunListener listener) {
+    return run(request, listener, null, null);
+  }
+
+  /**
+   * @param parentRunId the run this one re-runs, or null
+   * @param oneShotLimits the limits of a one-shot run's sandbox, or null for the server's defaults
+   */
+  private RunRecord run(
+      ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
     if (request.sessionId() != null) {
       MDC.put("session_id", request.sessionId());
     }
     try {
-      return runLogged(request, new LoggedListener(listener));
+      return runLogged(request, new LoggedListener(listener), parentRunId, oneShotLimits);
     } finally {
       MDC.remove("run_id");
       MDC.remove("session_id");
     }
   }
 
-  private RunRecord runLogged(ExecutionRequest request, RunListener listener) {
+  private RunRecord runLogged(
+      ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
     int timeout = core.validator.validate(request);
     core.requireBackend();
     RunExecutor runs = core.runs;
@@ -78,7 +92,8 @@ final class TenantView implements SandboxService {
         return core.sessions.with(
             s,
             sandbox -> {
-              RunRecord.Builder run = runs.begin(tenant, request, timeout, s, listener);
+              RunRecord.Builder run =
+                  runs.begin(tenant, request, timeout, s, listener, parentRunId);
               began[0] = run.build().runId();
               return runs.inSession(run, s, sandbox, request.code(), timeout, core.sessions);
             });
@@ -89,10 +104,10 @@ final class TenantView implements SandboxService {
         }
       }
     }
-    RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener);
+    RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener, parentRunId);
     Sandbox sandbox;
     try {
-      sandbox = core.pool.take();
+      sandbox = oneShotLimits == null ? core.pool.take() : core.pool.take(oneShotLimits);
     } catch (PysandboxException e) {
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
@@ -174,6 +189,65 @@ final class TenantView implements SandboxService {
   public RunOutputs getRunOutputs(String runId) {
     RunRecord r = getRun(runId, false);
     return new RunOutputs(runId, r.outputs(), r.outputsNonJson());
+  }
+
+  // -- audit -------------------------------------------------------------------------------------
+
+  @Override
+  public RunRecord getRun(
+      String runId, boolean includeCode, int waitSeconds, boolean includeNotebookSource) {
+    RunRecord r = getRun(runId, includeCode, waitSeconds);
+    return includeNotebookSource ? core.audit.withNotebook(r) : r;
+  }
+
+  @Override
+  public RunRecord rerun(RerunRequest req, RunListener listener) {
+    RunRecord original = core.storedRun(tenant, req.runId(), true);
+    if (original.code() == null || original.code().isBlank()) {
+      throw PysandboxException.invalid("run " + req.runId() + " has no code to run again");
+    }
+    ExecutionRequest request =
+        new ExecutionRequest(
+            req.code() != null ? req.code() : original.code(),
+            req.sessionId(),
+            req.description() != null ? req.description() : original.description(),
+            req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds());
+    Limits limits = null;
+    if (req.sessionId() == null) {
+      core.validator.validate(request);
+      limits = core.validator.limits(LimitRequest.of(original.limits()));
+    }
+    return run(request, listener, original.runId(), limits);
+  }
+
+  @Override
+  public dev.pysandbox.api.RunDiff diffRuns(String runId, String compareTo) {
+    RunRecord run = core.storedRun(tenant, runId, true);
+    String other = compareTo != null ? compareTo : run.parentRunId();
+    if (other == null) {
+      throw PysandboxException.invalid(
+          "run " + runId + " has no parent run: give compare_to, the run to compare it with");
+    }
+    if (other.equals(runId)) {
+      throw PysandboxException.invalid("compare_to is the run itself: name another run");
+    }
+    return RunDiffs.diff(run, core.storedRun(tenant, other, true));
+  }
+
+  @Override
+  public DeleteResult deleteRun(String runId, boolean deleteFiles) {
+    RunRecord r = getRun(runId, false);
+    return core.audit.delete(tenant, r, deleteFiles, "delete_run");
+  }
+
+  @Override
+  public PurgeResult purgeRuns(int olderThanDays, RunStatus status, boolean dryRun) {
+    return core.audit.purge(tenant, olderThanDays, status, dryRun);
+  }
+
+  @Override
+  public SessionExport exportSession(String sessionId, String format) {
+    return core.audit.export(tenant, sessionId, format);
   }
 
   // -- sessions ----------------------------------------------------------------------------------

@@ -251,6 +251,57 @@ public final class McpFace {
         f.tool(
             Operations.GET_RUN_OUTPUTS,
             (RunOutputs o) -> ToolResults.ok(o, Json.write(o.outputs()))),
+        f.tool(Operations.RERUN, (RunRecord r) -> ToolResults.run(r, resultOutputLimit)),
+        f.tool(
+            Operations.DIFF_RUNS,
+            (dev.pysandbox.api.RunDiff d) ->
+                ToolResults.ok(
+                    d,
+                    d.summary()
+                        + (d.codeDiff().isEmpty() ? "" : "\n\ncode:\n" + d.codeDiff())
+                        + (d.stdoutDiff().isEmpty() ? "" : "\nstdout:\n" + d.stdoutDiff()))),
+        f.tool(
+            Operations.DELETE_RUN,
+            (dev.pysandbox.api.DeleteResult r) ->
+                ToolResults.ok(
+                    r,
+                    "deleted "
+                        + r.runId()
+                        + (r.filesDeleted()
+                            ? " and its files (" + r.filesBytes() + " bytes)"
+                            : "; its files stay on disk"))),
+        f.tool(
+            Operations.PURGE_RUNS,
+            (dev.pysandbox.api.PurgeResult r) ->
+                ToolResults.ok(
+                    r,
+                    (r.dryRun() ? "dry run: would delete " : "deleted ")
+                        + r.runs()
+                        + " runs, "
+                        + r.bytesFreed()
+                        + " bytes"
+                        + (r.more() ? " (more match: call again)" : ""))),
+        f.tool(
+            Operations.EXPORT_SESSION,
+            (dev.pysandbox.api.SessionExport e) ->
+                ToolResults.ok(
+                    e,
+                    "session "
+                        + e.sessionId()
+                        + ": "
+                        + e.runCount()
+                        + " runs ("
+                        + e.failedCount()
+                        + " not succeeded) exported as "
+                        + e.format()
+                        + " to "
+                        + e.fileName()
+                        + " ("
+                        + e.sizeBytes()
+                        + " bytes)"
+                        + (e.content() == null
+                            ? "; too large to return, open it on the host"
+                            : ""))),
         f.tool(
             Operations.CHECK_SETUP,
             (SetupReport r) -> {

@@ -90,6 +90,46 @@ public interface RunStore extends AutoCloseable {
    */
   java.util.List<String> closeOrphanSessions(Predicate<String> instanceAlive);
 
+  // -- audit -------------------------------------------------------------------------------------
+
+  /**
+   * Seals finished runs that are not sealed yet, in the order they finished: each gets its link in
+   * the hash chain ({@link RunRecord#recordSha256()}). Safe to call from several server processes
+   * at once: each run is sealed once.
+   *
+   * @param max the most runs sealed by this call
+   * @return how many were sealed
+   */
+  int seal(int max);
+
+  /**
+   * The whole hash chain, in order, each link checked against the record it seals as the record is
+   * now. The files are the caller's to check ({@link ChainLink#keptFiles()}).
+   */
+  java.util.List<ChainLink> chain();
+
+  /**
+   * Deletes a tenant's finished run, leaving a tombstone in the hash chain (the run is sealed first
+   * if it was not yet), in one transaction.
+   *
+   * @return the run as it was, or empty when the tenant has no finished run with this id
+   */
+  Optional<StoredRun> delete(String tenant, String runId, String reason);
+
+  /**
+   * A tenant's finished runs created before {@code before}, oldest first.
+   *
+   * @param status only runs in this state, or null for all finished ones
+   */
+  java.util.List<StoredRun> finishedBefore(
+      String tenant, java.time.Instant before, dev.pysandbox.api.RunStatus status, int limit);
+
+  /** A tenant's runs of one session, oldest first, with their code. */
+  java.util.List<RunRecord> sessionRuns(String tenant, String sessionId, int limit);
+
+  /** Ids of finished runs of every tenant, the most recently finished first. */
+  java.util.List<String> finishedIds(int limit);
+
   @Override
   void close();
 }

@@ -153,7 +153,9 @@ class SurfacedFailuresTest {
                   System::nanoTime,
                   id -> store.get(id, false),
                   id -> dataDir.resolve(id).resolve(EventSpill.FILE),
-                  false));
+                  false),
+              () -> Provenance.UNKNOWN,
+              id -> {});
       RunRecord r =
           runs.oneShot(
               runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),

@@ -91,7 +91,8 @@ class McpFaceToolsTest {
         .isEqualTo("invalid_argument");
     assertThat(result.path("structuredContent").path("error").path("message").asText())
         .isEqualTo(
-            "get_run: unknown argument 'bogus' (accepted: include_code, run_id, wait_seconds)");
+            "get_run: unknown argument 'bogus' (accepted: include_code, include_notebook_source,"
+                + " run_id, wait_seconds)");
   }
 
   private JsonNode request(String method, String params) throws IOException {

@@ -2,6 +2,7 @@ package dev.pysandbox.api.op;
 
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.RerunRequest;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
@@ -52,7 +53,38 @@ public final class OperationCalls {
     bind(
         Operations.GET_RUN,
         (s, a, l) ->
-            s.getRun(a.string("run_id"), a.bool("include_code"), a.integer("wait_seconds")));
+            s.getRun(
+                a.string("run_id"),
+                a.bool("include_code"),
+                a.integer("wait_seconds"),
+                a.bool("include_notebook_source")));
+    bind(
+        Operations.RERUN,
+        (s, a, l) ->
+            s.rerun(
+                new RerunRequest(
+                    a.string("run_id"),
+                    a.string("code"),
+                    a.string("description"),
+                    a.integer("timeout_seconds"),
+                    a.string("session_id")),
+                l));
+    bind(Operations.DIFF_RUNS, (s, a, l) -> s.diffRuns(a.string("run_id"), a.string("compare_to")));
+    bind(
+        Operations.DELETE_RUN,
+        (s, a, l) -> s.deleteRun(a.string("run_id"), a.bool("delete_files")));
+    bind(
+        Operations.PURGE_RUNS,
+        (s, a, l) -> {
+          String status = a.string("status");
+          return s.purgeRuns(
+              a.integer("older_than_days"),
+              status == null ? null : RunStatus.fromWire(status),
+              a.bool("dry_run"));
+        });
+    bind(
+        Operations.EXPORT_SESSION,
+        (s, a, l) -> s.exportSession(a.string("session_id"), a.string("format")));
     bind(Operations.GET_RUN_OUTPUTS, (s, a, l) -> s.getRunOutputs(a.string("run_id")));
     bind(Operations.CHECK_SETUP, (s, a, l) -> s.checkSetup());
     bind(

@@ -134,7 +134,13 @@ public final class Operations {
                           + " answer it as it stands.")
                   .min(0)
                   .max(SandboxService.MAX_WAIT_SECONDS)
-                  .defaultValue(0)),
+                  .defaultValue(0),
+              Param.bool(
+                      "include_notebook_source",
+                      "Add notebook_source (the run as a marimo notebook, .py text that also runs"
+                          + " with plain python), the host paths of its .ipynb and .py, and a"
+                          + " view_command that opens them.")
+                  .defaultValue(false)),
           RunRecord.class);
 
   public static final Operation GET_RUN_OUTPUTS =
@@ -145,6 +151,97 @@ public final class Operations {
           READ,
           List.of(runId("The run's id (run_ + 20 hex).")),
           RunOutputs.class);
+
+  // -- audit -------------------------------------------------------------------------------------
+
+  /** The states a finished run can be in (what purge_runs may choose by). */
+  public static final List<String> FINISHED_STATUSES =
+      LISTED_STATUSES.stream().filter(s -> !s.equals(RunStatus.RUNNING.wireName())).toList();
+
+  public static final Operation RERUN =
+      new Operation(
+          "rerun",
+          "Re-run a run",
+          "Run a recorded run's code again as a new run linked to it (parent_run_id): in a fresh"
+              + " sandbox with the original's limits, or in session_id with the session's state"
+              + " and limits. Give code, description or timeout_seconds to change them; diff_runs"
+              + " then compares the two.",
+          WRITE,
+          List.of(
+              runId("The run to re-run (run_ + 20 hex)."),
+              Param.string("code", "Code to run instead of the original's.").minLength(1),
+              Param.string("description", "A description instead of the original's.")
+                  .maxLength(ExecutionRequest.MAX_DESCRIPTION_CHARS),
+              Param.integer("timeout_seconds", "A wall-clock limit instead of the original's.")
+                  .min(1)
+                  .max(3600),
+              Param.id(
+                  "session_id",
+                  "Run in this session (created if needed) instead of a fresh sandbox.")),
+          RunRecord.class);
+
+  public static final Operation DIFF_RUNS =
+      new Operation(
+          "diff_runs",
+          "Compare two runs",
+          "Compare a run with another (by default its parent): how they are related, unified"
+              + " diffs of code and stdout, status, exit code, duration and memory changes, files"
+              + " added, removed or changed (by sha256), __outputs__ changes, interpreter and"
+              + " package changes, and a one-sentence summary.",
+          READ,
+          List.of(
+              runId("The run to look at (run_ + 20 hex): the 'after' side."),
+              Param.id(
+                  "compare_to",
+                  "The run to compare it with, the 'before' side (default: its parent).")),
+          dev.pysandbox.api.RunDiff.class);
+
+  public static final Operation DELETE_RUN =
+      new Operation(
+          "delete_run",
+          "Delete a run",
+          "Delete a finished run's record (a tombstone keeps its place in the tamper-evident hash"
+              + " chain) and, unless delete_files is false, its kept files and notebooks. A run"
+              + " still running is refused: cancel it first.",
+          DESTRUCTIVE,
+          List.of(
+              runId("The run to delete (run_ + 20 hex)."),
+              Param.bool("delete_files", "Also remove the run's files and notebooks from disk.")
+                  .defaultValue(true)),
+          dev.pysandbox.api.DeleteResult.class);
+
+  public static final Operation PURGE_RUNS =
+      new Operation(
+          "purge_runs",
+          "Purge old runs",
+          "Delete finished runs created more than older_than_days days ago (optionally only in"
+              + " one state), with their files. dry_run (the default) only counts what would go"
+              + " and the bytes it would free.",
+          DESTRUCTIVE,
+          List.of(
+              Param.integer("older_than_days", "Runs created more than this many days ago.")
+                  .required()
+                  .min(0)
+                  .max(dev.pysandbox.api.PurgeResult.MAX_DAYS),
+              Param.string("status", "Only runs in this state.").oneOf(FINISHED_STATUSES),
+              Param.bool("dry_run", "Count only; change nothing.").defaultValue(true)),
+          dev.pysandbox.api.PurgeResult.class);
+
+  public static final Operation EXPORT_SESSION =
+      new Operation(
+          "export_session",
+          "Export a session as a notebook",
+          "All of a session's recorded runs as one notebook, in the order they ran, failed runs"
+              + " marked: Jupyter (.ipynb) or marimo (.py, which also runs with plain python)."
+              + " Written under the server's exports/ directory; the content comes back when it"
+              + " is at most 5 MB. Works for closed sessions while their runs are kept.",
+          WRITE,
+          List.of(
+              sessionId(),
+              Param.string("format", "ipynb or marimo.")
+                  .oneOf(List.of("ipynb", "marimo"))
+                  .defaultValue("ipynb")),
+          dev.pysandbox.api.SessionExport.class);
 
   public static final Operation CHECK_SETUP =
       new Operation(
@@ -308,6 +405,11 @@ public final class Operations {
           LIST_RUNS,
           GET_RUN,
           GET_RUN_OUTPUTS,
+          RERUN,
+          DIFF_RUNS,
+          DELETE_RUN,
+          PURGE_RUNS,
+          EXPORT_SESSION,
           CHECK_SETUP,
           CREATE_SESSION,
           LIST_SESSIONS,

@@ -22,7 +22,8 @@ public final class ResultSchema {
 
   /**
    * An object of {@code type}'s properties, each with its JSON type (nullable unless primitive),
-   * every one listed as required (a value written always has them all).
+   * every one listed as required (a value written always has them all) except those written only
+   * when they have a value ({@code @JsonInclude(NON_NULL)}: what a call adds when asked).
    */
   public static Map<String, Object> of(Class<?> type) {
     JavaType javaType = Json.mapper().constructType(type);
@@ -34,7 +35,10 @@ public final class ResultSchema {
         continue;
       }
       properties.put(p.getName(), Map.of("type", jsonType(p.getRawPrimaryType())));
-      required.add(p.getName());
+      if (p.findInclusion().getValueInclusion()
+          != com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL) {
+        required.add(p.getName());
+      }
     }
     Map<String, Object> schema = new LinkedHashMap<>();
     schema.put("type", "object");

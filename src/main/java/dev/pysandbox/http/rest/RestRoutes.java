@@ -133,7 +133,45 @@ final class RestRoutes {
             Operations.CANCEL_RUN,
             Input.JSON_FIELDS,
             200,
-            c -> OperationCalls.call(Operations.CANCEL_RUN, c.service(), c.args())));
+            c -> OperationCalls.call(Operations.CANCEL_RUN, c.service(), c.args())),
+        route(
+            "rerun",
+            "POST",
+            "/runs/{run_id}/rerun",
+            Operations.RERUN,
+            Input.JSON_FIELDS,
+            201,
+            c -> {
+              RunRecord r = OperationCalls.call(Operations.RERUN, c.service(), c.args());
+              Map<String, Object> json = Json.toMap(r);
+              ResultOutputLimit.apply(json, resultOutputLimit);
+              location(c, r.runId());
+              return json;
+            }),
+        route(
+            "diff_runs",
+            "GET",
+            "/runs/{run_id}/diff",
+            Operations.DIFF_RUNS,
+            Input.QUERY,
+            200,
+            c -> OperationCalls.call(Operations.DIFF_RUNS, c.service(), c.args())),
+        route(
+            "delete_run",
+            "DELETE",
+            "/runs/{run_id}",
+            Operations.DELETE_RUN,
+            Input.QUERY,
+            200,
+            c -> OperationCalls.call(Operations.DELETE_RUN, c.service(), c.args())),
+        route(
+            "purge_runs",
+            "POST",
+            "/runs/purge",
+            Operations.PURGE_RUNS,
+            Input.JSON_FIELDS,
+            200,
+            c -> OperationCalls.call(Operations.PURGE_RUNS, c.service(), c.args())));
   }
 
   private static void location(Route.Call c, String runId) {
@@ -228,7 +266,15 @@ final class RestRoutes {
             Operations.CLEAR_CONTEXT,
             Input.QUERY,
             200,
-            c -> OperationCalls.call(Operations.CLEAR_CONTEXT, c.service(), c.args())));
+            c -> OperationCalls.call(Operations.CLEAR_CONTEXT, c.service(), c.args())),
+        route(
+            "export_session",
+            "POST",
+            "/sessions/{session_id}/export",
+            Operations.EXPORT_SESSION,
+            Input.JSON_FIELDS,
+            200,
+            c -> OperationCalls.call(Operations.EXPORT_SESSION, c.service(), c.args())));
   }
 
   /** A route answering with the JSON of {@code op}'s result. */

@@ -78,6 +78,80 @@ final class CachedConnection implements AutoCloseable {
         });
   }
 
+  /** The statements of one transaction ({@link #transaction}), on its connection. */
+  interface Tx {
+    int write(String sql, SqlConsumer<PreparedStatement> bind) throws SQLException;
+
+    <R> R read(String sql, SqlConsumer<PreparedStatement> bind, SqlFunction<ResultSet, R> map)
+        throws SQLException;
+  }
+
+  /**
+   * Runs {@code body} as one transaction: committed when it returns, rolled back when it throws. To
+   * take the database's write lock before reading anything (so that what is read is still true when
+   * written), make the body's first statement a write. A failure drops the connection (the next
+   * call opens a new one) and is {@code store_unavailable}.
+   */
+  <R> R transaction(String what, SqlFunction<Tx, R> body) {
+    lock.lock();
+    try {
+      Connection c = connection();
+      c.setAutoCommit(false);
+      try {
+        R r =
+            body.apply(
+                new Tx() {
+                  @Override
+                  public int write(String sql, SqlConsumer<PreparedStatement> bind)
+                      throws SQLException {
+                    PreparedStatement ps = statement(sql);
+                    bind.accept(ps);
+                    return ps.executeUpdate();
+                  }
+
+                  @Override
+                  public <T> T read(
+                      String sql,
+                      SqlConsumer<PreparedStatement> bind,
+                      SqlFunction<ResultSet, T> map)
+                      throws SQLException {
+                    PreparedStatement ps = statement(sql);
+                    bind.accept(ps);
+                    try (ResultSet rs = ps.executeQuery()) {
+                      return map.apply(rs);
+                    }
+                  }
+                });
+        c.commit();
+        return r;
+      } catch (SQLException | RuntimeException e) {
+        try {
+          c.rollback();
+        } catch (SQLException suppressed) {
+          e.addSuppressed(suppressed);
+        }
+        throw e;
+      } finally {
+        if (connection == c) {
+          c.setAutoCommit(true);
+        }
+      }
+    } catch (SQLException e) {
+      closeAll();
+      throw new PysandboxException(
+          ErrorCode.STORE_UNAVAILABLE,
+          name
+              + " "
+              + what
+              + " failed: "
+              + e.getMessage()
+              + " (the next call opens a new connection)",
+          e);
+    } finally {
+      lock.unlock();
+    }
+  }
+
   int cachedStatementCount() {
     lock.lock();
     try {
@@ -102,16 +176,20 @@ final class CachedConnection implements AutoCloseable {
     }
   }
 
+  private Connection connection() throws SQLException {
+    if (connection == null) {
+      if (closed) {
+        throw new SQLException("the " + name + " is closed");
+      }
+      connection = connector.get();
+    }
+    return connection;
+  }
+
   private PreparedStatement statement(String sql) throws SQLException {
     PreparedStatement ps = prepared.get(sql);
     if (ps == null) {
-      if (connection == null) {
-        if (closed) {
-          throw new SQLException("the " + name + " is closed");
-        }
-        connection = connector.get();
-      }
-      ps = connection.prepareStatement(sql);
+      ps = connection().prepareStatement(sql);
       prepared.put(sql, ps);
     } else {
       ps.clearParameters();

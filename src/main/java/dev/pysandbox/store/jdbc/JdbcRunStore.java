@@ -17,8 +17,10 @@ import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.Tenants;
+import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.SessionKey;
+import dev.pysandbox.store.StoredRun;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -99,8 +101,9 @@ public final class JdbcRunStore implements RunStore {
   public void insert(RunRecord run, String instanceId) {
     String sql =
         "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
-            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id)"
-            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
+            + " interpreter, env_hash, server_version)"
+            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
     write(
         sql,
         ps -> {
@@ -118,6 +121,9 @@ public final class JdbcRunStore implements RunStore {
           ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
           ps.setString(13, run.tenant() == null ? Tenants.LOCAL : run.tenant());
           ps.setString(14, run.requestId());
+          ps.setString(15, run.interpreter());
+          ps.setString(16, run.envHash());
+          ps.setString(17, run.serverVersion());
         });
   }
 
@@ -239,6 +245,289 @@ public final class JdbcRunStore implements RunStore {
       }
     }
     return changed;
+  }
+
+  // -- audit -------------------------------------------------------------------------------------
+
+  private static final String FINAL = " status NOT IN ('pending','awaiting_approval','running')";
+
+  /** The chain's last link, as a sealer in a transaction moves it on. */
+  private static final class Head {
+    long seq;
+    String link;
+  }
+
+  @Override
+  public int seal(int max) {
+    List<String> ids =
+        read(
+            "SELECT id FROM runs WHERE record_sha256 IS NULL AND finished_at IS NOT NULL AND"
+                + FINAL
+                + " AND NOT EXISTS (SELECT 1 FROM run_chain c WHERE c.run_id = runs.id)"
+                + " ORDER BY finished_at, id LIMIT ?",
+            ps -> ps.setInt(1, max),
+            JdbcRunStore::strings);
+    if (ids.isEmpty()) {
+      return 0;
+    }
+    return db.transaction(
+        "seal",
+        tx -> {
+          Head head = lockHead(tx);
+          int sealed = 0;
+          for (String id : ids) {
+            sealed += sealOne(tx, id, head) ? 1 : 0;
+          }
+          saveHead(tx, head);
+          return sealed;
+        });
+  }
+
+  /** Takes the write lock (the first statement writes) and reads the head under it. */
+  private static Head lockHead(CachedConnection.Tx tx) throws SQLException {
+    tx.write("UPDATE run_chain_head SET seq=seq WHERE id=1", ps -> {});
+    return tx.read(
+        "SELECT seq, record_sha256 FROM run_chain_head WHERE id=1",
+        ps -> {},
+        rs -> {
+          if (!rs.next()) {
+            throw new SQLException("the hash chain's head row is missing");
+          }
+          Head h = new Head();
+          h.seq = rs.getLong(1);
+          h.link = rs.getString(2);
+          return h;
+        });
+  }
+
+  private static void saveHead(CachedConnection.Tx tx, Head head) throws SQLException {
+    tx.write(
+        "UPDATE run_chain_head SET seq=?, record_sha256=? WHERE id=1",
+        ps -> {
+          ps.setLong(1, head.seq);
+          ps.setString(2, head.link);
+        });
+  }
+
+  /** Seals one finished run after {@code head}; false when it is sealed already or not final. */
+  private boolean sealOne(CachedConnection.Tx tx, String runId, Head head) throws SQLException {
+    Map<String, Object> record =
+        tx.read(
+            RecordHash.SELECT
+                + " AND record_sha256 IS NULL AND finished_at IS NOT NULL AND"
+                + FINAL,
+            ps -> ps.setString(1, runId),
+            rs -> rs.next() ? RecordHash.columns(rs) : null);
+    if (record == null) {
+      return false;
+    }
+    String link = RecordHash.link(head.link, record);
+    long seq = head.seq + 1;
+    String prev = head.link;
+    tx.write(
+        "INSERT INTO run_chain (seq, run_id, tenant, hash_version, prev_sha256, record_sha256,"
+            + " sealed_at) VALUES (?,?,?,?,?,?,?)",
+        ps -> {
+          ps.setLong(1, seq);
+          ps.setString(2, runId);
+          ps.setString(3, (String) record.get("tenant"));
+          ps.setInt(4, RecordHash.VERSION);
+          ps.setString(5, prev);
+          ps.setString(6, link);
+          ps.setLong(7, clock.millis());
+        });
+    tx.write(
+        "UPDATE runs SET record_sha256=? WHERE id=?",
+        ps -> {
+          ps.setString(1, link);
+          ps.setString(2, runId);
+        });
+    head.seq = seq;
+    head.link = link;
+    return true;
+  }
+
+  @Override
+  public List<ChainLink> chain() {
+    String sql =
+        "SELECT c.seq AS c_seq, c.run_id AS c_run_id, c.tenant AS c_tenant,"
+            + " c.prev_sha256 AS c_prev, c.record_sha256 AS c_link, c.deleted_at AS c_deleted,"
+            + " r.record_sha256 AS r_link, r.artifacts_dir AS r_dir, r.id AS r_id, "
+            + String.join(", ", RecordHash.COLUMNS.stream().map(c -> "r." + c).toList())
+            + " FROM run_chain c LEFT JOIN runs r ON r.id = c.run_id ORDER BY c.seq";
+    List<ChainLink> links =
+        read(
+            sql,
+            ps -> {},
+            rs -> {
+              List<ChainLink> out = new ArrayList<>();
+              String expectedPrev = RecordHash.GENESIS;
+              while (rs.next()) {
+                String link = rs.getString("c_link");
+                boolean deleted = getLong(rs, "c_deleted") != null;
+                String problem = null;
+                Map<String, String> files = Map.of();
+                if (!rs.getString("c_prev").equals(expectedPrev)) {
+                  problem = "link_broken";
+                } else if (!deleted && rs.getString("r_id") == null) {
+                  problem = "record_missing";
+                } else if (!deleted) {
+                  Map<String, Object> record = RecordHash.columns(rs);
+                  files = RecordHash.keptFiles((String) record.get("artifacts_json"));
+                  if (!link.equals(RecordHash.link(expectedPrev, record))
+                      || !link.equals(rs.getString("r_link"))) {
+                    problem = "record_changed";
+                  }
+                }
+                out.add(
+                    new ChainLink(
+                        rs.getLong("c_seq"),
+                        rs.getString("c_run_id"),
+                        rs.getString("c_tenant"),
+                        link,
+                        deleted,
+                        problem,
+                        files,
+                        deleted ? null : rs.getString("r_dir")));
+                expectedPrev = link;
+              }
+              return out;
+            });
+    String[] head =
+        read(
+            "SELECT seq, record_sha256 FROM run_chain_head WHERE id=1",
+            ps -> {},
+            rs -> rs.next() ? new String[] {rs.getString(1), rs.getString(2)} : null);
+    ChainLink last = links.isEmpty() ? null : links.get(links.size() - 1);
+    String lastLink = last == null ? RecordHash.GENESIS : last.recordSha256();
+    long lastSeq = last == null ? 0 : last.seq();
+    if (head == null || Long.parseLong(head[0]) != lastSeq || !head[1].equals(lastLink)) {
+      // Links after the last one found were removed (or the head was changed).
+      links = new ArrayList<>(links);
+      links.add(
+          new ChainLink(
+              head == null ? lastSeq + 1 : Long.parseLong(head[0]),
+              null,
+              null,
+              head == null ? null : head[1],
+              false,
+              "chain_truncated",
+              Map.of(),
+              null));
+    }
+    return links;
+  }
+
+  @Override
+  public Optional<StoredRun> delete(String tenant, String runId, String reason) {
+    return db.transaction(
+        "delete",
+        tx -> {
+          Head head = lockHead(tx);
+          Optional<StoredRun> run =
+              tx.read(
+                  STORED_RUN + " AND id=? AND finished_at IS NOT NULL AND" + FINAL,
+                  ps -> {
+                    ps.setString(1, tenant);
+                    ps.setString(2, runId);
+                  },
+                  rs -> rs.next() ? Optional.of(storedRun(rs)) : Optional.<StoredRun>empty());
+          if (run.isEmpty()) {
+            return run;
+          }
+          if (sealOne(tx, runId, head)) {
+            saveHead(tx, head);
+          }
+          tx.write(
+              "UPDATE run_chain SET deleted_at=?, deleted_reason=? WHERE run_id=?",
+              ps -> {
+                ps.setLong(1, clock.millis());
+                ps.setString(2, reason);
+                ps.setString(3, runId);
+              });
+          tx.write("DELETE FROM runs WHERE id=?", ps -> ps.setString(1, runId));
+          return run;
+        });
+  }
+
+  private static final String STORED_RUN =
+      "SELECT id, tenant, session_id, status, created_at, artifacts_dir, coalesce(length(code), 0)"
+          + " + coalesce(length(stdout), 0) + coalesce(length(stderr), 0)"
+          + " + coalesce(length(error_json), 0) + coalesce(length(result_json), 0)"
+          + " + coalesce(length(displays_json), 0) + coalesce(length(outputs_json), 0)"
+          + " + coalesce(length(artifacts_json), 0) + coalesce(length(description), 0)"
+          + " AS record_bytes FROM runs WHERE tenant=?";
+
+  private static StoredRun storedRun(ResultSet rs) throws SQLException {
+    return new StoredRun(
+        rs.getString("id"),
+        rs.getString("tenant"),
+        rs.getString("session_id"),
+        RunStatus.fromWire(rs.getString("status")),
+        Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
+        rs.getString("artifacts_dir"),
+        rs.getLong("record_bytes"));
+  }
+
+  @Override
+  public List<StoredRun> finishedBefore(
+      String tenant, Instant before, RunStatus status, int limit) {
+    return read(
+        STORED_RUN
+            + " AND created_at < ? AND finished_at IS NOT NULL AND"
+            + FINAL
+            + (status == null ? "" : " AND status=?")
+            + " ORDER BY created_at, id LIMIT ?",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(tenant));
+          ps.setLong(2, before.toEpochMilli());
+          int i = 3;
+          if (status != null) {
+            ps.setString(i++, status.wireName());
+          }
+          ps.setInt(i, limit);
+        },
+        rs -> {
+          List<StoredRun> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(storedRun(rs));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public List<RunRecord> sessionRuns(String tenant, String sessionId, int limit) {
+    return read(
+        "SELECT * FROM runs WHERE tenant=? AND session_id=? ORDER BY created_at, id LIMIT ?",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(tenant));
+          ps.setString(2, sessionId);
+          ps.setInt(3, limit);
+        },
+        rs -> {
+          List<RunRecord> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(full(rs, true));
+          }
+          return out;
+        });
+  }
+
+  @Override
+  public List<String> finishedIds(int limit) {
+    return read(
+        "SELECT id FROM runs WHERE finished_at IS NOT NULL ORDER BY finished_at DESC, id LIMIT ?",
+        ps -> ps.setInt(1, limit),
+        JdbcRunStore::strings);
+  }
+
+  private static List<String> strings(ResultSet rs) throws SQLException {
+    List<String> out = new ArrayList<>();
+    while (rs.next()) {
+      out.add(rs.getString(1));
+    }
+    return out;
   }
 
   // -- sessions ----------------------------------------------------------------------------------
@@ -452,6 +741,10 @@ public final class JdbcRunStore implements RunStore {
         .runId(rs.getString("id"))
         .tenant(rs.getString("tenant"))
         .requestId(rs.getString("request_id"))
+        .interpreter(rs.getString("interpreter"))
+        .envHash(rs.getString("env_hash"))
+        .serverVersion(rs.getString("server_version"))
+        .recordSha256(rs.getString("record_sha256"))
         .sessionId(rs.getString("session_id"))
         .parentRunId(rs.getString("parent_run_id"))
         .description(rs.getString("description"))

@@ -95,7 +95,8 @@ class OperationsTest {
   void parse_whenArgumentIsUnknown_namesItAndWhatIsAccepted() {
     assertInvalid(
         () -> Operations.GET_RUN.parse(Map.of("run_id", "r", "bogus", 1)),
-        "get_run: unknown argument 'bogus' (accepted: include_code, run_id, wait_seconds)");
+        "get_run: unknown argument 'bogus' (accepted: include_code, include_notebook_source, run_id,"
+            + " wait_seconds)");
     assertInvalid(
         () -> Operations.CHECK_SETUP.parse(Map.of("x", 1)),
         "check_setup: unknown argument 'x' (check_setup takes no arguments)");

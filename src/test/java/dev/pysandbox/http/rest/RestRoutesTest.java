@@ -74,9 +74,8 @@ class RestRoutesTest {
     List<String> names = new ArrayList<>();
     run.fieldNames().forEachRemaining(names::add);
     @SuppressWarnings("unchecked")
-    Map<String, Object> props =
-        (Map<String, Object>) ResultSchema.of(RunRecord.class).get("properties");
-    assertThat(names).as("the fields MCP's run_python sends").containsAll(props.keySet());
+    List<String> required = (List<String>) ResultSchema.of(RunRecord.class).get("required");
+    assertThat(names).as("the fields MCP's run_python sends").containsAll(required);
 
     HttpResponse<String> got = http.get("/runs/" + id);
     assertThat(got.statusCode()).isEqualTo(200);
