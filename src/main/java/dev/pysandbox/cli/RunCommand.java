@@ -84,8 +84,26 @@ final class RunCommand implements Callable<Integer> {
         // The code's own output goes through as it is, as running the script would print it,
         // unless a person's terminal would obey what it holds.
         print(run, System.out, System.err, escape, followed == null);
+        printNotebook(service, run);
       }
       return exitCode(run);
+    }
+  }
+
+  /** Where the run's notebooks are, written now if the background writer has not yet. */
+  private static void printNotebook(DefaultSandboxService service, RunRecord run) {
+    try {
+      RunRecord r = service.getRun(run.runId(), false, 0, true);
+      if (r.notebookPyPath() != null) {
+        System.err.println(
+            "[pysandbox] notebook: "
+                + r.notebookIpynbPath()
+                + " (marimo: "
+                + r.notebookPyPath()
+                + ")");
+      }
+    } catch (PysandboxException e) {
+      System.err.println("[pysandbox] no notebook: " + e.getMessage());
     }
   }
 

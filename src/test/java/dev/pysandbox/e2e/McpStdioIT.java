@@ -370,7 +370,6 @@ class McpStdioIT {
       props.forEach(
           (name, schema) ->
               assertThat(schema).as(tool.name() + "." + name).containsKey("description"));
-      assertThat(props).as(tool.name()).doesNotContainKey("include_notebook_source");
     }
     McpSchema.Tool run =
         client.listTools().tools().stream()

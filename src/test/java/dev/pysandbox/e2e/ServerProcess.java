@@ -16,12 +16,22 @@ final class ServerProcess {
 
   static Result run(Path dataDir, String stdin, String... args)
       throws IOException, InterruptedException {
+    return runIn(null, dataDir, stdin, args);
+  }
+
+  /** As {@link #run}, started in {@code cwd} (a user's own directory, not the checkout). */
+  static Result runIn(Path cwd, Path dataDir, String stdin, String... args)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(TestServices.launcher().toString());
     cmd.addAll(List.of(args));
     cmd.add("--data-dir");
     cmd.add(dataDir.toString());
-    Process p = new ProcessBuilder(cmd).start();
+    ProcessBuilder pb = new ProcessBuilder(cmd);
+    if (cwd != null) {
+      pb.directory(cwd.toFile());
+    }
+    Process p = pb.start();
     if (stdin != null) {
       p.getOutputStream().write(stdin.getBytes(StandardCharsets.UTF_8));
     }
