@@ -203,7 +203,7 @@ class AuditIT {
 
   @Test
   void exportSession_isTheSessionsRunsInOrder_asAValidNotebook() throws Exception {
-    for (String step : List.of("a = 1\nprint('step one')", "print('step two')\n1/0", "a + 1")) {
+    for (String step : List.of("a = 1\nprint('STEP-ONE')", "print('STEP-TWO')\n1/0", "a + 1")) {
       call("run_python", Map.of("session_id", "exported", "code", step));
     }
     call("close_session", Map.of("session_id", "exported"));
@@ -212,7 +212,7 @@ class AuditIT {
     assertThat(e.path("failed_count").asInt()).isEqualTo(1);
     assertThat(e.has("path")).as("no host path on the wire").isFalse();
     String content = e.path("content").asText();
-    assertThat(content.indexOf("step one")).isLessThan(content.indexOf("step two")).isPositive();
+    assertThat(content.indexOf("STEP-ONE")).isPositive().isLessThan(content.indexOf("STEP-TWO"));
     Path file = Files.createTempFile(elsewhere, "export", ".ipynb");
     Files.writeString(file, content);
     assertThat(nbformatValidate(file)).startsWith("4 5");

@@ -264,7 +264,7 @@ public final class JdbcRunStore implements RunStore {
             "SELECT id FROM runs WHERE record_sha256 IS NULL AND finished_at IS NOT NULL AND"
                 + FINAL
                 + " AND NOT EXISTS (SELECT 1 FROM run_chain c WHERE c.run_id = runs.id)"
-                + " ORDER BY finished_at, id LIMIT ?",
+                + " ORDER BY finished_at, rowid LIMIT ?",
             ps -> ps.setInt(1, max),
             JdbcRunStore::strings);
     if (ids.isEmpty()) {
@@ -499,7 +499,9 @@ public final class JdbcRunStore implements RunStore {
   @Override
   public List<RunRecord> sessionRuns(String tenant, String sessionId, int limit) {
     return read(
-        "SELECT * FROM runs WHERE tenant=? AND session_id=? ORDER BY created_at, id LIMIT ?",
+        // rowid: the order runs were recorded in, when two have the same millisecond (SQLite's
+        // implicit row id; a PostgreSQL store needs an identity column for the same).
+        "SELECT * FROM runs WHERE tenant=? AND session_id=? ORDER BY created_at, rowid LIMIT ?",
         ps -> {
           ps.setString(1, Objects.requireNonNull(tenant));
           ps.setString(2, sessionId);
