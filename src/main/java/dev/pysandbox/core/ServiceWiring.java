@@ -63,6 +63,7 @@ final class ServiceWiring {
   final Uploads uploads;
   final Artifacts artifacts;
   final ContextCalls context;
+  final TrajectoryLog trajectory;
   private final DeadServerCleanup cleanup;
   private final boolean readOnly;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
@@ -138,6 +139,7 @@ final class ServiceWiring {
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions);
+    this.trajectory = new TrajectoryLog(layout, time, !readOnly);
   }
 
   /** Opens the store and, unless read-only, cleans up and fills the pool; in the background. */
@@ -151,6 +153,7 @@ final class ServiceWiring {
       housekeeping.complete(null);
       return;
     }
+    trajectory.start(pools.timer, pools.blocking, config.trajectoryRetentionDays());
     CompletableFuture.runAsync(this::startBackend, pools.blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
     pools.timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
@@ -276,6 +279,7 @@ final class ServiceWiring {
               }
               s.close();
             });
+    trajectory.close();
     pools.stopBlocking(200);
     instances.close();
   }
