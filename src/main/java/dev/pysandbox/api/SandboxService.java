@@ -233,6 +233,16 @@ public interface SandboxService extends AutoCloseable {
   /** What is installed, what is missing, the limits in force. */
   SetupReport checkSetup();
 
+  /**
+   * Adds a call a face answered to the caller's trajectory: {@code
+   * <data_dir>/trajectories/<tenant>/sessions/<session_id>.jsonl} for a call that named or made a
+   * session, else the day's file, {@code .../days/<yyyy-mm-dd>.jsonl} (UTC). What is kept of the
+   * arguments is their sizes and a digest, never their content. Returns at once: the line is
+   * written by another thread, and a call the writer cannot keep up with is dropped and counted,
+   * never waited for. Never throws. The default records nothing.
+   */
+  default void recordCall(CallRecord call) {}
+
   @Override
   void close();
 }

@@ -2,6 +2,7 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Version;
+import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
 import dev.pysandbox.core.ApiKeysFactory;
@@ -26,6 +27,7 @@ import picocli.CommandLine.ScopeType;
       RunCommand.class,
       RunsCommand.class,
       SessionsCommand.class,
+      LogsCommand.class,
       KeysCommand.class,
       DoctorCommand.class,
       ConfigCommand.class
@@ -81,6 +83,11 @@ public final class Main implements Runnable {
    */
   DefaultSandboxService openReadOnly() {
     return DefaultSandboxService.openReadOnly(config(COMMAND_DEFAULTS));
+  }
+
+  /** Where the data directory's files are, for {@code logs}: no core, nothing created. */
+  DataLayout dataLayout() {
+    return new DataLayout(config(COMMAND_DEFAULTS).dataDir());
   }
 
   /** The API keys of the data directory, for {@code keys}: no core, no sandbox. */

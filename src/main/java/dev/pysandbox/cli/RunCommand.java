@@ -1,5 +1,6 @@
 package dev.pysandbox.cli;
 
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
@@ -8,12 +9,15 @@ import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunText;
+import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
@@ -75,9 +79,13 @@ final class RunCommand implements Callable<Integer> {
     try (DefaultSandboxService service = main.startService()) {
       FollowOutput followed = live ? new FollowOutput(System.out, System.err, escape) : null;
       RunRecord run =
-          service.run(
-              new ExecutionRequest(code, null, description, timeout),
-              followed == null ? RunListener.NONE : followed);
+          recorded(
+              service,
+              code,
+              () ->
+                  service.run(
+                      new ExecutionRequest(code, null, description, timeout),
+                      followed == null ? RunListener.NONE : followed));
       if (json) {
         System.out.println(Json.writePretty(run));
       } else {
@@ -106,6 +114,34 @@ final class RunCommand implements Callable<Integer> {
       System.err.println("[pysandbox] no notebook: " + e.getMessage());
     }
   }
+
+  /** Makes the run and records it in the trajectory as run_python by the CLI. */
+  private RunRecord recorded(
+      DefaultSandboxService service, String code, java.util.function.Supplier<RunRecord> run) {
+    Map<String, Object> args = new LinkedHashMap<>();
+    args.put("code", code);
+    if (description != null) {
+      args.put("description", description);
+    }
+    if (timeout != null) {
+      args.put("timeout_seconds", timeout);
+    }
+    long began = System.nanoTime();
+    try {
+      RunRecord r = run.get();
+      service.recordCall(
+          CallRecord.answered(CallRecord.Face.CLI, TOOL, args, r, null, System.nanoTime() - began));
+      return r;
+    } catch (PysandboxException e) {
+      service.recordCall(
+          CallRecord.failed(
+              CallRecord.Face.CLI, TOOL, args, e.code(), null, System.nanoTime() - began));
+      throw e;
+    }
+  }
+
+  /** The operation {@code run} is, in the trajectory. */
+  private static final String TOOL = Operations.RUN_PYTHON.name();
 
   /** Prints a run's stdout and stderr as its events arrive. */
   static final class FollowOutput implements RunListener {

@@ -1,7 +1,9 @@
 package dev.pysandbox.config;
 
+import dev.pysandbox.api.Ids;
 import dev.pysandbox.util.Sha256;
 import java.nio.file.Path;
+import java.time.LocalDate;
 
 /**
  * Where everything lives under the data directory. One place, so that the store, the backend and
@@ -12,6 +14,9 @@ import java.nio.file.Path;
  *   pysandbox.db            run history, sessions and API keys (SQLite)
  *   config.properties       optional settings
  *   runs/RUN_ID/files/      files a run created or changed, as it left them
+ *   trajectories/TENANT/    (0700) the calls agents made, one JSON object a line (0600 files):
+ *     sessions/SESSION_ID.jsonl  the calls that named or made a session
+ *     days/YYYY-MM-DD.jsonl      the others (one-shot runs, listings), by day (UTC)
  *   instances/ID.lock       held by each live server process; a free lock means a dead one
  *   native/                 the server's JNI library, by content hash (never seen by sandboxes)
  *   run/io-PID.sock         the worker hub's socket (private to the server's user)
@@ -48,6 +53,32 @@ public record DataLayout(Path dataDir) {
 
   public Path runFiles(String runId) {
     return runsDir().resolve(runId).resolve("files");
+  }
+
+  /** Every tenant's trajectory files. */
+  public Path trajectoriesDir() {
+    return dataDir.resolve("trajectories");
+  }
+
+  /**
+   * The trajectory of one session of one tenant. Both names must follow their id rules, so that no
+   * path is made of anything else.
+   *
+   * @throws dev.pysandbox.api.PysandboxException {@code invalid_argument} for a name that does not
+   */
+  public Path sessionTrajectory(String tenant, String sessionId) {
+    return trajectoriesDir()
+        .resolve(Ids.requireTenant(tenant))
+        .resolve("sessions")
+        .resolve(Ids.requireSessionId(sessionId) + ".jsonl");
+  }
+
+  /** The trajectory of one tenant's calls that named no session, on one day (UTC). */
+  public Path dayTrajectory(String tenant, LocalDate day) {
+    return trajectoriesDir()
+        .resolve(Ids.requireTenant(tenant))
+        .resolve("days")
+        .resolve(day + ".jsonl");
   }
 
   public Path instancesDir() {

@@ -49,6 +49,7 @@ public final class PysandboxConfig {
   private final int maxSessions;
   private final int maxSessionsPerTenant;
   private final int sessionTtlMinutes;
+  private final int trajectoryRetentionDays;
   private final boolean keepWorkspaces;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
@@ -113,6 +114,7 @@ public final class PysandboxConfig {
     int perTenant = integer(Setting.MAX_SESSIONS_PER_TENANT, 0, 100_000);
     this.maxSessionsPerTenant = perTenant == 0 ? maxSessions : Math.min(perTenant, maxSessions);
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
+    this.trajectoryRetentionDays = integer(Setting.TRAJECTORY_RETENTION_DAYS, 0, 36_500);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
@@ -533,6 +535,11 @@ public final class PysandboxConfig {
 
   public int sessionTtlMinutes() {
     return sessionTtlMinutes;
+  }
+
+  /** Days a trajectory file is kept after its last line; 0 for ever. */
+  public int trajectoryRetentionDays() {
+    return trajectoryRetentionDays;
   }
 
   public boolean keepWorkspaces() {

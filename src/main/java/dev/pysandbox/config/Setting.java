@@ -42,6 +42,11 @@ public enum Setting {
       "Sessions one tenant (one API key's owner) may have open at once; 0: as max_sessions."),
   SESSION_TTL(
       "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
+  TRAJECTORY_RETENTION_DAYS(
+      "trajectory_retention_days",
+      "30",
+      "Days a trajectory file (the calls agents made, under <data_dir>/trajectories/) is kept after"
+          + " its last line; 0 keeps them for ever. Swept at start and daily."),
   KEEP_WORKSPACES(
       "keep_workspaces",
       "false",

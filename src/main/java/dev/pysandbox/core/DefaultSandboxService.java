@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
@@ -276,6 +277,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   @Override
   public SetupReport checkSetup() {
     return local.checkSetup();
+  }
+
+  @Override
+  public void recordCall(CallRecord call) {
+    local.recordCall(call);
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

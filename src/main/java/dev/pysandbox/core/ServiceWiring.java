@@ -64,6 +64,7 @@ final class ServiceWiring {
   final Uploads uploads;
   final Artifacts artifacts;
   final ContextCalls context;
+  final TrajectoryLog trajectory;
   private final DeadServerCleanup cleanup;
   private final boolean readOnly;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
@@ -142,6 +143,7 @@ final class ServiceWiring {
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions);
+    this.trajectory = new TrajectoryLog(layout, time, !readOnly);
   }
 
   /** Opens the store and, unless read-only, cleans up and fills the pool; in the background. */
@@ -156,6 +158,7 @@ final class ServiceWiring {
       return;
     }
     audit.start(pools.timer);
+    trajectory.start(pools.timer, pools.blocking, config.trajectoryRetentionDays());
     CompletableFuture.runAsync(this::startBackend, pools.blocking)
         .whenComplete((v, e) -> complete(housekeeping, v, e));
     pools.timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
@@ -283,6 +286,7 @@ final class ServiceWiring {
               }
               s.close();
             });
+    trajectory.close();
     pools.stopBlocking(200);
     instances.close();
   }

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.DeleteResult;
@@ -338,6 +339,12 @@ final class TenantView implements SandboxService {
         core.sessions.size(),
         core.store.problem(),
         core.time);
+  }
+
+  /** Into this tenant's trajectory. */
+  @Override
+  public void recordCall(CallRecord call) {
+    core.trajectory.record(tenant, call);
   }
 
   /** A view owns nothing: the core is closed by its owner ({@link DefaultSandboxService}). */

@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
@@ -125,7 +126,7 @@ public final class McpFace {
   public StdioConnection serveStdio(InputStream in, OutputStream out, int maxMessageBytes) {
     ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
     McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
-    List<SyncToolSpecification> tools = tools(mapper);
+    List<SyncToolSpecification> tools = tools(mapper, CallRecord.Face.MCP_STDIO);
     Set<String> names = new HashSet<>();
     tools.forEach(t -> names.add(t.tool().name()));
     ThreadPoolExecutor calls =
@@ -181,7 +182,9 @@ public final class McpFace {
             maxMessageBytes);
     front.recordLoggingIn(logging);
     return new McpHttpEndpoint(
-        front, server(McpServer.sync(transport), mapper, tools(mapper)), subscriptions);
+        front,
+        server(McpServer.sync(transport), mapper, tools(mapper, CallRecord.Face.MCP_HTTP)),
+        subscriptions);
   }
 
   /**
@@ -214,8 +217,8 @@ public final class McpFace {
         .build();
   }
 
-  List<SyncToolSpecification> tools(McpJsonMapper mapper) {
-    ToolFactory f = new ToolFactory(mapper, services, logging);
+  List<SyncToolSpecification> tools(McpJsonMapper mapper, CallRecord.Face face) {
+    ToolFactory f = new ToolFactory(mapper, services, logging, face);
     List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));

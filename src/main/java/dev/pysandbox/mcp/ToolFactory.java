@@ -1,5 +1,6 @@
 package dev.pysandbox.mcp;
 
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
@@ -12,6 +13,7 @@ import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.util.Arrays;
 import java.util.Map;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -20,9 +22,10 @@ import org.slf4j.MDC;
 
 /**
  * Builds one tool from its {@link Operation}: the definition (input schema, output schema,
- * annotations) is derived from the declaration, and the handler parses the arguments against it and
- * maps every failure to the error shape, in one place. The SDK's own schema validation is off, so
- * that every bad argument gets our {@code invalid_argument} error naming the argument.
+ * annotations) is derived from the declaration, and the handler parses the arguments against it,
+ * maps every failure to the error shape and records the call in the caller's trajectory ({@link
+ * SandboxService#recordCall}), in one place. The SDK's own schema validation is off, so that every
+ * bad argument gets our {@code invalid_argument} error naming the argument.
  */
 final class ToolFactory {
   private static final Logger log = LoggerFactory.getLogger(ToolFactory.class);
@@ -40,17 +43,21 @@ final class ToolFactory {
   private final McpJsonMapper mapper;
   private final Function<McpTransportContext, SandboxService> services;
   private final LoggingAsked logging;
+  private final CallRecord.Face face;
 
   /**
    * @param services the service a call acts on, from its transport context
+   * @param face the transport's, for the trajectory
    */
   ToolFactory(
       McpJsonMapper mapper,
       Function<McpTransportContext, SandboxService> services,
-      LoggingAsked logging) {
+      LoggingAsked logging,
+      CallRecord.Face face) {
     this.mapper = mapper;
     this.services = services;
     this.logging = logging;
+    this.face = face;
   }
 
   /** How a tool shows its operation's result: text for people and models, the JSON alongside. */
@@ -93,41 +100,79 @@ final class ToolFactory {
             (exchange, request) -> {
               // The request id and tenant an HTTP transport put in the context reach the logs
               // and the run's record, on whatever thread the call runs.
+              long began = System.nanoTime();
               var context = exchange.transportContext();
               Map<String, String> mdcBefore = MDC.getCopyOfContextMap();
-              if (context.get(McpFace.REQUEST_ID_KEY) instanceof String id) {
-                MDC.put("request_id", id);
+              String requestId =
+                  context.get(McpFace.REQUEST_ID_KEY) instanceof String id ? id : null;
+              if (requestId != null) {
+                MDC.put("request_id", requestId);
               }
               if (context.get(McpFace.TENANT_KEY) instanceof String tenant) {
                 MDC.put("tenant", tenant);
               }
+              SandboxService service = null;
+              McpSchema.CallToolResult result = null;
               try {
                 CallHandle call =
                     exchange.transportContext().get(CallHandle.CONTEXT_KEY) instanceof CallHandle c
                         ? c
                         : null;
-                SandboxService service = services.apply(exchange.transportContext());
+                service = services.apply(exchange.transportContext());
                 try (RunProgress progress =
                     new RunProgress(
                         service, call, exchange, request, logging.asked(exchange.sessionId()))) {
-                  return handler.handle(service, op.parse(request.arguments()), progress);
+                  result = handler.handle(service, op.parse(request.arguments()), progress);
                 }
               } catch (PysandboxException e) {
-                return ToolResults.error(e);
+                result = ToolResults.error(e);
               } catch (RuntimeException e) {
                 log.error("tool {} failed", op.name(), e);
-                return ToolResults.error(
-                    ErrorCode.INTERNAL,
-                    op.name()
-                        + " failed inside the server (a bug; the server's log has the details)");
+                result =
+                    ToolResults.error(
+                        ErrorCode.INTERNAL,
+                        op.name()
+                            + " failed inside the server (a bug; the server's log has the details)");
               } finally {
+                if (service != null) {
+                  Map<String, Object> args =
+                      request.arguments() == null ? Map.of() : request.arguments();
+                  service.recordCall(
+                      record(op, args, result, requestId, System.nanoTime() - began));
+                }
                 if (mdcBefore == null) {
                   MDC.clear();
                 } else {
                   MDC.setContextMap(mdcBefore);
                 }
               }
+              return result;
             })
         .build();
+  }
+
+  /** The call for the trajectory: an error result's code, or what the result names. */
+  private CallRecord record(
+      Operation op,
+      Map<String, Object> arguments,
+      McpSchema.CallToolResult result,
+      String requestId,
+      long nanos) {
+    Object json = result == null ? null : result.structuredContent();
+    if (result == null || Boolean.TRUE.equals(result.isError())) {
+      String wire =
+          json instanceof Map<?, ?> m
+                  && m.get("error") instanceof Map<?, ?> error
+                  && error.get("code") instanceof String c
+              ? c
+              : null;
+      ErrorCode code =
+          Arrays.stream(ErrorCode.values())
+              .filter(c -> c.wireName().equals(wire))
+              .findFirst()
+              .orElse(ErrorCode.INTERNAL);
+      return CallRecord.failed(face, op.name(), arguments, code, requestId, nanos);
+    }
+    return CallRecord.answered(face, op.name(), arguments, json, requestId, nanos);
   }
 }

@@ -175,6 +175,7 @@ final class RestRoutes {
   }
 
   private static void location(Route.Call c, String runId) {
+    c.request().setAttribute(RestServlet.RUN_ID_ATTRIBUTE, runId);
     c.response()
         .setHeader(
             "Location",

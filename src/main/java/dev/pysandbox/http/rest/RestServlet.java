@@ -1,5 +1,6 @@
 package dev.pysandbox.http.rest;
 
+import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
@@ -34,7 +35,9 @@ import org.slf4j.LoggerFactory;
  * Operation#parse} as MCP's, its answer the JSON of the same api records ({@link Json}), its errors
  * {@link ErrorBodies}. It trusts the server in front of it to have authenticated the request and to
  * have put the caller's tenant in the request attribute {@value #TENANT_ATTRIBUTE}; without one it
- * answers 401 (fails closed). Only {@code GET /api/v1/openapi.json} needs no tenant.
+ * answers 401 (fails closed). Only {@code GET /api/v1/openapi.json} needs no tenant. Every request
+ * of a tenant is recorded in its trajectory ({@link SandboxService#recordCall}) by {@link
+ * #service}.
  *
  * <p>Mount it at {@value #MAPPING}. It routes on the path as the client sent it ({@code
  * getRequestURI()}, not the container's normalised path info), so that a file path reaches the core
@@ -49,6 +52,12 @@ public final class RestServlet extends HttpServlet {
 
   /** The request attribute with the request's id (a String), for the log. */
   public static final String REQUEST_ID_ATTRIBUTE = "pysandbox.request_id";
+
+  /**
+   * The request attribute with the id of the run a request started (a String), set by a handler
+   * that answers with a stream rather than the run, for the trajectory.
+   */
+  static final String RUN_ID_ATTRIBUTE = "pysandbox.run_id";
 
   /** Where the servlet is mounted. */
   public static final String MAPPING = "/api/v1/*";
@@ -107,19 +116,36 @@ public final class RestServlet extends HttpServlet {
     return routes;
   }
 
+  /**
+   * What the trajectory needs of a request as it is dispatched: the caller's service once known,
+   * the call's name and arguments, its result.
+   */
+  private static final class Dispatch {
+    SandboxService service;
+    String tool;
+    Map<String, Object> arguments;
+    Object result;
+  }
+
   @Override
   protected void service(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+    long began = System.nanoTime();
+    Dispatch d = new Dispatch();
+    ErrorCode failed = null;
     try {
-      dispatch(req, resp);
+      dispatch(req, resp, d);
     } catch (PysandboxException e) {
+      failed = e.code();
       ErrorBodies.drainBody(req, resp);
       ErrorBodies.send(resp, e.code(), e.getMessage());
     } catch (IOException e) {
       // The client stopped sending or went away, or the answer broke off mid-file.
+      failed = ErrorCode.INVALID_ARGUMENT;
       log.debug("{} {}: {} (request {})", req.getMethod(), req.getRequestURI(), e, requestId(req));
       ErrorBodies.send(
           resp, ErrorCode.INVALID_ARGUMENT, "the request could not be read: " + e.getMessage());
     } catch (RuntimeException e) {
+      failed = ErrorCode.INTERNAL;
       log.error(
           "{} {} failed (request {})", req.getMethod(), req.getRequestURI(), requestId(req), e);
       ErrorBodies.send(
@@ -132,10 +158,33 @@ public final class RestServlet extends HttpServlet {
               + " "
               + requestId(req)
               + ")");
+    } finally {
+      record(req, d, failed, System.nanoTime() - began);
     }
   }
 
-  private void dispatch(HttpServletRequest req, HttpServletResponse resp) throws IOException {
+  /**
+   * Into the caller's trajectory: every request with a tenant that reached a route (or a path that
+   * takes other methods). A streamed answer is recorded when its handler returns, as its stream
+   * gets under way; a download once the file is sent.
+   */
+  private static void record(HttpServletRequest req, Dispatch d, ErrorCode failed, long nanos) {
+    if (d.service == null || d.tool == null) {
+      return;
+    }
+    String id = req.getAttribute(REQUEST_ID_ATTRIBUTE) instanceof String s ? s : null;
+    CallRecord call =
+        failed != null
+            ? CallRecord.failed(CallRecord.Face.REST, d.tool, d.arguments, failed, id, nanos)
+            : CallRecord.answered(CallRecord.Face.REST, d.tool, d.arguments, d.result, id, nanos);
+    if (req.getAttribute(RUN_ID_ATTRIBUTE) instanceof String runId) {
+      call = call.withRunIfNone(runId);
+    }
+    d.service.recordCall(call);
+  }
+
+  private void dispatch(HttpServletRequest req, HttpServletResponse resp, Dispatch d)
+      throws IOException {
     boolean head = req.getMethod().equals("HEAD");
     String method = head ? "GET" : req.getMethod();
     List<String> segments = segments(req);
@@ -161,7 +210,13 @@ public final class RestServlet extends HttpServlet {
               + req.getServletPath()
               + "/openapi.json lists them)");
     }
+    SandboxService service = null;
+    if (req.getAttribute(TENANT_ATTRIBUTE) instanceof String tenant) {
+      service = tenants.forTenant(tenant);
+    }
     if (route == null) {
+      d.service = service;
+      d.tool = req.getMethod() + " " + matchedTemplate(segments);
       if (allowed.contains("GET")) {
         allowed.add("HEAD");
       }
@@ -175,18 +230,20 @@ public final class RestServlet extends HttpServlet {
               + String.join(", ", allowed)
               + ")");
     }
-    SandboxService service = null;
-    if (route.output() != Output.DOCUMENT) {
-      if (!(req.getAttribute(TENANT_ATTRIBUTE) instanceof String tenant)) {
-        resp.setHeader("WWW-Authenticate", "Bearer");
-        throw new PysandboxException(
-            ErrorCode.UNAUTHENTICATED,
-            "the request came without a tenant: the server did not authenticate it");
-      }
-      service = tenants.forTenant(tenant);
+    if (route.output() == Output.DOCUMENT) {
+      service = null; // shows nothing of any tenant's, and is not a call of one
+    } else if (service == null) {
+      resp.setHeader("WWW-Authenticate", "Bearer");
+      throw new PysandboxException(
+          ErrorCode.UNAUTHENTICATED,
+          "the request came without a tenant: the server did not authenticate it");
     }
-    Arguments args = route.op().parse(arguments(route, req, segments));
+    d.service = service;
+    d.tool = route.id();
+    d.arguments = arguments(route, req, segments);
+    Arguments args = route.op().parse(d.arguments);
     Object result = route.handler().handle(new Route.Call(service, args, req, resp));
+    d.result = result instanceof Route.Reply reply ? reply.body() : result;
     if (result == null) {
       return;
     }
@@ -203,6 +260,16 @@ public final class RestServlet extends HttpServlet {
     if (!head) {
       resp.getOutputStream().write(body);
     }
+  }
+
+  /** The template of the routes whose path matched, e.g. {@code /runs/{run_id}}. */
+  private String matchedTemplate(List<String> segments) {
+    for (Route r : routes) {
+      if (r.path().matches(segments)) {
+        return r.path().toString();
+      }
+    }
+    return "?";
   }
 
   /**

@@ -1,0 +1,246 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.TrajectoryEvent;
+import dev.pysandbox.config.DataLayout;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.DirectoryStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.format.DateTimeParseException;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code pysandbox logs}: the trajectories, the calls agents made through every face, read from the
+ * data directory's files (no core is opened, nothing is written). One session's file, or all of a
+ * tenant's merged by time. A line that is not an event (cut short, edited) is shown as such.
+ */
+@Command(
+    name = "logs",
+    mixinStandardHelpOptions = true,
+    description = {
+      "Show the calls agents made (MCP, REST, CLI), one line each: time, face, tool, session, run,"
+          + " status, duration, the arguments' sizes. Never their content.",
+      "Without --session: every file of the tenant, merged by time."
+    })
+final class LogsCommand implements Callable<Integer> {
+  private static final long POLL_MILLIS = 250;
+  private static final Pattern AGO = Pattern.compile("([0-9]{1,9})([smhd])");
+
+  @ParentCommand Main main;
+
+  @Option(names = "--session", paramLabel = "ID", description = "Only this session's calls.")
+  String session;
+
+  @Mixin TenantOption tenant;
+
+  @Option(
+      names = "--follow",
+      description = "Keep printing calls as they are recorded, until interrupted (Ctrl-C).")
+  boolean follow;
+
+  @Option(names = "--json", description = "Print the lines as they are stored (JSON).")
+  boolean json;
+
+  @Option(
+      names = "--since",
+      paramLabel = "WHEN",
+      description = "Only calls since then: an age (30s, 10m, 2h, 7d) or an instant (ISO-8601).")
+  String since;
+
+  @Option(
+      names = "--limit",
+      paramLabel = "N",
+      defaultValue = "200",
+      description =
+          "At most the last N calls recorded before now (0: all; default ${DEFAULT-VALUE}).")
+  int limit;
+
+  /** Files that could not be read, said once each. */
+  private final java.util.Set<Path> unreadable = new java.util.HashSet<>();
+
+  /** One line read, with its time (a malformed line takes the one before it in its file). */
+  private record Entry(Instant time, String file, String raw, TrajectoryEvent event) {}
+
+  @Override
+  public Integer call() throws IOException, InterruptedException {
+    String t = Ids.requireTenant(tenant.tenant);
+    if (limit < 0) {
+      throw PysandboxException.invalid("--limit must be 0 (all) or more, got " + limit);
+    }
+    Instant from = since == null ? null : since(since, Instant.now());
+    DataLayout layout = main.dataLayout();
+    Path root = layout.trajectoriesDir().resolve(t);
+    Map<Path, TrajectoryTail> tails = new LinkedHashMap<>();
+    Map<Path, Instant> lastTimes = new LinkedHashMap<>();
+    if (session != null) {
+      Path file = layout.sessionTrajectory(t, session);
+      tails.put(file, new TrajectoryTail(file));
+    }
+    List<Entry> backlog = read(root, tails, lastTimes, from);
+    if (!follow) {
+      for (TrajectoryTail tail : tails.values()) {
+        if (tail.unfinished() != null) {
+          backlog.add(
+              new Entry(
+                  lastTimes.getOrDefault(tail.file(), Instant.EPOCH),
+                  name(root, tail.file()),
+                  tail.unfinished(),
+                  null));
+        }
+      }
+    }
+    backlog.sort(Comparator.comparing(Entry::time));
+    int skip = limit == 0 ? 0 : Math.max(0, backlog.size() - limit);
+    print(backlog.subList(skip, backlog.size()), System.out, System.err);
+    while (follow) {
+      Thread.sleep(POLL_MILLIS);
+      List<Entry> more = read(root, tails, lastTimes, from);
+      more.sort(Comparator.comparing(Entry::time));
+      print(more, System.out, System.err);
+    }
+    return 0;
+  }
+
+  /**
+   * The lines completed since the last read of every file followed: the session's, or every file of
+   * the tenant (new ones included).
+   */
+  private List<Entry> read(
+      Path root, Map<Path, TrajectoryTail> tails, Map<Path, Instant> lastTimes, Instant from)
+      throws IOException {
+    if (session == null) {
+      for (String kind : List.of("sessions", "days")) {
+        for (Path f : files(root.resolve(kind))) {
+          tails.computeIfAbsent(f, TrajectoryTail::new);
+        }
+      }
+    }
+    List<Entry> entries = new ArrayList<>();
+    for (TrajectoryTail tail : tails.values()) {
+      List<String> lines;
+      try {
+        lines = tail.next();
+      } catch (IOException e) {
+        if (unreadable.add(tail.file())) {
+          System.err.println("pysandbox logs: " + TerminalText.escape(e.getMessage()));
+        }
+        continue;
+      }
+      for (String raw : lines) {
+        if (raw.isBlank()) {
+          continue;
+        }
+        TrajectoryEvent e = parse(raw);
+        Instant time = e == null ? null : instant(e.time());
+        if (time == null) {
+          e = null;
+          time = lastTimes.getOrDefault(tail.file(), Instant.EPOCH);
+        }
+        lastTimes.put(tail.file(), time);
+        if (from == null || !time.isBefore(from)) {
+          entries.add(new Entry(time, name(root, tail.file()), raw, e));
+        }
+      }
+    }
+    return entries;
+  }
+
+  private void print(List<Entry> entries, PrintStream out, PrintStream err) {
+    for (Entry e : entries) {
+      if (json) {
+        if (e.event() != null) {
+          out.println(e.raw());
+        } else {
+          err.println("pysandbox logs: " + TrajectoryText.malformed(e.file(), e.raw()));
+        }
+      } else {
+        out.println(
+            e.event() != null
+                ? TrajectoryText.line(e.event(), e.time())
+                : TrajectoryText.malformed(e.file(), e.raw()));
+      }
+    }
+    out.flush();
+  }
+
+  /** The regular {@code .jsonl} files of a directory, none through a link. */
+  private static List<Path> files(Path dir) throws IOException {
+    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      return List.of();
+    }
+    List<Path> out = new ArrayList<>();
+    try (DirectoryStream<Path> all = Files.newDirectoryStream(dir, "*.jsonl")) {
+      for (Path f : all) {
+        if (Files.isRegularFile(f, LinkOption.NOFOLLOW_LINKS)) {
+          out.add(f);
+        }
+      }
+    }
+    out.sort(null);
+    return out;
+  }
+
+  private static String name(Path root, Path file) {
+    return root.relativize(file).toString();
+  }
+
+  private static TrajectoryEvent parse(String line) {
+    try {
+      TrajectoryEvent e = Json.mapper().readValue(line, TrajectoryEvent.class);
+      return e != null && e.tool() != null && e.status() != null ? e : null;
+    } catch (IOException | RuntimeException x) {
+      return null;
+    }
+  }
+
+  private static Instant instant(String s) {
+    try {
+      return s == null ? null : Instant.parse(s);
+    } catch (DateTimeParseException e) {
+      return null;
+    }
+  }
+
+  /** {@code --since}: an age ({@code 10m}, {@code PT10M}) before {@code now}, or an instant. */
+  static Instant since(String value, Instant now) {
+    Matcher m = AGO.matcher(value.trim());
+    if (m.matches()) {
+      long n = Long.parseLong(m.group(1));
+      Duration d =
+          switch (m.group(2)) {
+            case "s" -> Duration.ofSeconds(n);
+            case "m" -> Duration.ofMinutes(n);
+            case "h" -> Duration.ofHours(n);
+            default -> Duration.ofDays(n);
+          };
+      return now.minus(d);
+    }
+    try {
+      return value.startsWith("P") ? now.minus(Duration.parse(value)) : Instant.parse(value);
+    } catch (DateTimeParseException e) {
+      throw PysandboxException.invalid(
+          "--since "
+              + PysandboxException.quote(value)
+              + " is neither an age (30s, 10m, 2h, 7d, PT1H) nor an instant"
+              + " (2026-11-25T15:00:00Z)");
+    }
+  }
+}
