@@ -19,6 +19,8 @@
 # 2 ms apart, p50/p99) in-process (RunListener), as REST NDJSON and SSE over serve --http, and MCP
 # progress's interval and line age; and what streaming costs BENCH_WARM_CALLS warm print(1) runs
 # next to the blocking call (in-process and REST);
+# BENCH_ONLY=audit what the audit trail costs a warm print(1) in a session (notebooks on, the
+# default, next to off; BENCH_WARM_CALLS each), one run's notebook write and runs verify;
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one

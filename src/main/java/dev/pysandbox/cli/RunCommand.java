@@ -192,7 +192,7 @@ final class RunCommand implements Callable<Integer> {
     return code != null && code > 0 && code < 124 ? code : EXIT_FAILED;
   }
 
-  private static String read(Path file) throws IOException {
+  static String read(Path file) throws IOException {
     if (file.toString().equals("-")) {
       return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
     }

@@ -13,7 +13,6 @@ import dev.pysandbox.api.VerifyReport;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.File;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -65,7 +64,7 @@ final class RunsAuditCommands {
 
     @Override
     public Integer call() throws IOException {
-      String code = codeFile == null ? null : read(codeFile);
+      String code = codeFile == null ? null : RunCommand.read(codeFile);
       boolean escape = TerminalText.interactive();
       try (DefaultSandboxService service = runs.main.startService()) {
         RunRecord run =
@@ -80,13 +79,6 @@ final class RunsAuditCommands {
         }
         return RunCommand.exitCode(run);
       }
-    }
-
-    private static String read(Path file) throws IOException {
-      if (file.toString().equals("-")) {
-        return new String(System.in.readAllBytes(), StandardCharsets.UTF_8);
-      }
-      return Files.readString(file, StandardCharsets.UTF_8);
     }
   }
 

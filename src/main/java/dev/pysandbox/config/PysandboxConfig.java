@@ -51,6 +51,7 @@ public final class PysandboxConfig {
   private final int sessionTtlMinutes;
   private final int trajectoryRetentionDays;
   private final boolean keepWorkspaces;
+  private final boolean notebooks;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
   private final int readMaxBytes;
@@ -116,6 +117,7 @@ public final class PysandboxConfig {
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
     this.trajectoryRetentionDays = integer(Setting.TRAJECTORY_RETENTION_DAYS, 0, 36_500);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
+    this.notebooks = bool(Setting.NOTEBOOKS);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
     this.readMaxBytes = integer(Setting.READ_MAX_BYTES, 1, 256 << 20);
@@ -540,6 +542,11 @@ public final class PysandboxConfig {
   /** Days a trajectory file is kept after its last line; 0 for ever. */
   public int trajectoryRetentionDays() {
     return trajectoryRetentionDays;
+  }
+
+  /** Whether every finished run's notebooks are written as it finishes. */
+  public boolean notebooks() {
+    return notebooks;
   }
 
   public boolean keepWorkspaces() {

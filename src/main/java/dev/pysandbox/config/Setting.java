@@ -47,6 +47,11 @@ public enum Setting {
       "30",
       "Days a trajectory file (the calls agents made, under <data_dir>/trajectories/) is kept after"
           + " its last line; 0 keeps them for ever. Swept at start and daily."),
+  NOTEBOOKS(
+      "notebooks",
+      "true",
+      "Write runs/<id>/notebook.ipynb and notebook.py as each run finishes (in the background);"
+          + " false: only when asked for (get_run include_notebook_source, runs open)."),
   KEEP_WORKSPACES(
       "keep_workspaces",
       "false",

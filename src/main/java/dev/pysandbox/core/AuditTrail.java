@@ -75,6 +75,7 @@ final class AuditTrail implements AutoCloseable {
   private final DataLayout layout;
   private final Supplier<RunStore> store;
   private final TimeSource time;
+  private final boolean notebooks;
   private final ExecutorService worker =
       Executors.newSingleThreadExecutor(DaemonThreads.named("pysandbox-audit"));
   private final BlockingQueue<String> pending = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
@@ -83,10 +84,14 @@ final class AuditTrail implements AutoCloseable {
   private final Object[] runLocks = new Object[64];
   private volatile boolean closed;
 
-  AuditTrail(DataLayout layout, Supplier<RunStore> store, TimeSource time) {
+  /**
+   * @param notebooks write each finished run's notebooks (else only when asked for)
+   */
+  AuditTrail(DataLayout layout, Supplier<RunStore> store, TimeSource time, boolean notebooks) {
     this.layout = layout;
     this.store = store;
     this.time = time;
+    this.notebooks = notebooks;
     for (int i = 0; i < runLocks.length; i++) {
       runLocks[i] = new Object();
     }
@@ -100,7 +105,7 @@ final class AuditTrail implements AutoCloseable {
 
   /** A run has finished (and is recorded): its notebooks are written soon. */
   void finished(String runId) {
-    if (closed) {
+    if (closed || !notebooks) {
       return;
     }
     if (!pending.offer(runId)) {
@@ -144,6 +149,9 @@ final class AuditTrail implements AutoCloseable {
 
   private void catchUp() {
     sealAll();
+    if (!notebooks) {
+      return;
+    }
     int written = 0;
     try {
       for (String id : store.get().finishedIds(BACKFILL_RUNS)) {

@@ -124,7 +124,7 @@ final class ServiceWiring {
             id -> store().get(id, false),
             id -> EventSpill.fileOf(layout.runFiles(id)),
             !readOnly);
-    this.audit = new AuditTrail(layout, this::store, time);
+    this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
     this.runs =
         new RunExecutor(
             layout,

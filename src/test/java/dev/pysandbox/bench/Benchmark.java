@@ -67,6 +67,10 @@ public final class Benchmark {
       LiveBench.run(launcher, dataDir, warmCalls);
       return;
     }
+    if ("audit".equals(System.getProperty("bench.only"))) {
+      AuditBench.run(dataDir, warmCalls);
+      return;
+    }
     if ("load".equals(System.getProperty("bench.only"))) {
       b.load(loadCalls);
       return;

@@ -103,6 +103,30 @@ class AuditTrailTest {
   }
 
   @Test
+  void startUp_writesTheNotebooksACrashLeftUnwritten_andSealsWhatItLeftUnsealed() throws Exception {
+    RunRecord r = run(null, "print('before the crash')", null);
+    awaitFile(runDir(r.runId()).resolve("notebook.py"));
+    service.close();
+    Files.delete(runDir(r.runId()).resolve("notebook.py"));
+    Files.delete(runDir(r.runId()).resolve("notebook.ipynb"));
+    sql("DELETE FROM run_chain");
+    sql("UPDATE run_chain_head SET seq = 0, record_sha256 = '" + "0".repeat(64) + "'");
+    sql("UPDATE runs SET record_sha256 = NULL");
+
+    service = DefaultSandboxService.create(TestServices.config(dataDir, Map.of()), clock);
+    service.startBackground();
+    service.awaitStarted();
+    awaitFile(runDir(r.runId()).resolve("notebook.ipynb"));
+    awaitFile(runDir(r.runId()).resolve("notebook.py"));
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (service.getRun(r.runId(), false).recordSha256() == null
+        && System.nanoTime() < deadline) {
+      Thread.sleep(20);
+    }
+    assertThat(service.getRun(r.runId(), false).recordSha256()).hasSize(64);
+  }
+
+  @Test
   void aNotebookDeletedOnDisk_isWrittenAgainWhenAskedFor() throws Exception {
     RunRecord r = run(null, "print(1)", null);
     awaitFile(runDir(r.runId()).resolve("notebook.py"));

@@ -206,6 +206,18 @@ class HttpTenantsIT {
         rest("GET", api + "/runs/" + run + "/events", "/runs/{run_id}/events", Body.NONE, ok),
         rest(
             "POST", api + "/runs/" + run + "/cancel", "/runs/{run_id}/cancel", Body.json("{}"), ok),
+        rest(
+            "POST",
+            api + "/runs/" + run + "/rerun",
+            "/runs/{run_id}/rerun",
+            Body.json("{}"),
+            Set.of(201)),
+        // The matrix's run has no parent: diff_runs' own answer without compare_to is 400.
+        rest("GET", api + "/runs/" + run + "/diff", "/runs/{run_id}/diff", Body.NONE, Set.of(400)),
+        // Deleting the matrix's own run would change the rows after it: an unknown run's 404.
+        rest("DELETE", api + "/runs/" + UNKNOWN_RUN, "/runs/{run_id}", Body.NONE, Set.of(404)),
+        rest("POST", api + "/runs/purge", "/runs/purge", Body.json("{\"older_than_days\":0}"), ok),
+        rest("POST", s + "/export", "/sessions/{session_id}/export", Body.json("{}"), Set.of(200)),
         rest("GET", api + "/runs/" + run + "/files", "/runs/{run_id}/files", Body.NONE, ok),
         rest(
             "GET",
@@ -401,6 +413,10 @@ class HttpTenantsIT {
     // What alice sees before bob tries anything (reading the context is a use of the session, so
     // it comes first: the rest, last_used_at included, must then stay as it is).
     String contextBefore = send(base, "GET", s + "/context", alice, Body.NONE).body();
+    // Her runs are sealed into the hash chain a moment after they end (record_sha256 is set
+    // then): the view is taken once they are, so that what follows is all bob's doing.
+    awaitSealed(base, sessionRun);
+    awaitSealed(base, oneShot);
     Map<String, String> before = aliceView(base, sessionRun, oneShot);
 
     // bob's lists show nothing of alice's.
@@ -439,7 +455,13 @@ class HttpTenantsIT {
       probes.add(new Probe("GET", r + "/files/f.txt", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("GET", r + "/files/g.txt", run, UNKNOWN_RUN, Body.NONE));
       probes.add(new Probe("HEAD", r + "/files/f.txt", run, UNKNOWN_RUN, Body.NONE));
+      probes.add(new Probe("POST", r + "/rerun", run, UNKNOWN_RUN, Body.json("{}")));
+      probes.add(new Probe("GET", r + "/diff?compare_to=" + oneShot, run, UNKNOWN_RUN, Body.NONE));
+      probes.add(
+          new Probe("GET", r + "?include_notebook_source=true", run, UNKNOWN_RUN, Body.NONE));
+      probes.add(new Probe("DELETE", r, run, UNKNOWN_RUN, Body.NONE));
     }
+    probes.add(new Probe("POST", s + "/export", "alice-only", UNKNOWN_SESSION, Body.json("{}")));
     String sid = "alice-only";
     probes.add(new Probe("GET", s, sid, UNKNOWN_SESSION, Body.NONE));
     probes.add(new Probe("GET", s + "/context", sid, UNKNOWN_SESSION, Body.NONE));
@@ -567,6 +589,21 @@ class HttpTenantsIT {
       view.put(path, r.statusCode() + " " + r.body());
     }
     return view;
+  }
+
+  private static void awaitSealed(URI base, String runId) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    JsonNode run;
+    do {
+      run =
+          Json.mapper()
+              .readTree(send(base, "GET", "/api/v1/runs/" + runId, alice, Body.NONE).body());
+      if (run.path("record_sha256").isTextual()) {
+        return;
+      }
+      Thread.sleep(50);
+    } while (System.nanoTime() < deadline);
+    throw new AssertionError("run " + runId + " was not sealed within 10 s: " + run);
   }
 
   private static String runStatus(URI base, String runId) throws Exception {
