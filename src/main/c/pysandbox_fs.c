@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
@@ -321,4 +322,17 @@ JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_NativeFs_strerror(JNIEnv *env,
   char buf[256];
   const char *s = strerror_r(err, buf, sizeof buf);
   return (*env)->NewStringUTF(env, s);
+}
+
+/*
+ * Lowers the calling thread's CPU priority (its nice value; Linux schedules threads as tasks, so
+ * setpriority on the thread id touches this thread only). For background work that must yield to
+ * runs. 0 or -errno.
+ */
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_niceThisThread(JNIEnv *env, jclass c,
+                                                                      jint nice) {
+  (void)env;
+  (void)c;
+  pid_t tid = (pid_t)syscall(SYS_gettid);
+  return setpriority(PRIO_PROCESS, (id_t)tid, nice) == 0 ? 0 : -errno;
 }

@@ -76,11 +76,22 @@ final class AuditTrail implements AutoCloseable {
   private final Supplier<RunStore> store;
   private final TimeSource time;
   private final boolean notebooks;
+  // At nice 19: writing notebooks (file creation and renames, journalled by the file system) is
+  // work that must not take the CPU from runs on a small machine.
   private final ExecutorService worker =
-      Executors.newSingleThreadExecutor(DaemonThreads.named("pysandbox-audit"));
+      Executors.newSingleThreadExecutor(
+          r ->
+              DaemonThreads.newThread(
+                  "pysandbox-audit",
+                  () -> {
+                    NativeFs.backgroundPriority();
+                    r.run();
+                  }));
   private final BlockingQueue<String> pending = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
   private final AtomicBoolean draining = new AtomicBoolean();
   private final AtomicBoolean sealing = new AtomicBoolean();
+  // Set when the queue was full: once it has drained, the recent runs are looked over again.
+  private final AtomicBoolean missed = new AtomicBoolean();
   private final Object[] runLocks = new Object[64];
   private volatile boolean closed;
 
@@ -109,7 +120,8 @@ final class AuditTrail implements AutoCloseable {
       return;
     }
     if (!pending.offer(runId)) {
-      log.debug("notebook queue full; {} is written at the next start", runId);
+      missed.set(true);
+      log.debug("notebook queue full; {} is written once it has drained", runId);
       return;
     }
     if (draining.compareAndSet(false, true)) {
@@ -145,10 +157,18 @@ final class AuditTrail implements AutoCloseable {
         log.warn("could not write the notebooks of {}: {}", id, e.toString());
       }
     }
+    if (!closed && missed.compareAndSet(true, false)) {
+      writeMissing();
+    }
   }
 
   private void catchUp() {
     sealAll();
+    writeMissing();
+  }
+
+  /** Writes the notebooks missing among the recently finished runs. */
+  private void writeMissing() {
     if (!notebooks) {
       return;
     }

@@ -155,6 +155,30 @@ final class NativeFs {
   /** As {@link #fstat}, for a name in a directory, not following a link. */
   static native int fstatAt(int dirfd, byte[] name, long[] out);
 
+  /**
+   * Sets the calling thread's nice value (its CPU weight against the server's other threads and the
+   * sandboxes): 0 or -errno.
+   */
+  static native int niceThisThread(int nice);
+
+  /**
+   * Makes the calling thread yield the CPU to everything else the host runs (nice 19), for
+   * background work; does nothing (and says so at debug level) when that is not possible.
+   */
+  static void backgroundPriority() {
+    try {
+      require();
+      int r = niceThisThread(19);
+      if (r != 0) {
+        org.slf4j.LoggerFactory.getLogger(NativeFs.class)
+            .debug("could not lower the priority of {}: errno {}", Thread.currentThread(), -r);
+      }
+    } catch (PysandboxException | UnsatisfiedLinkError e) {
+      org.slf4j.LoggerFactory.getLogger(NativeFs.class)
+          .debug("could not lower the priority of {}: {}", Thread.currentThread(), e.toString());
+    }
+  }
+
   /** pread into a direct buffer. */
   static native int pread(int fd, ByteBuffer direct, int off, int len, long pos);
 

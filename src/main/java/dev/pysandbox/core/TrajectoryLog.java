@@ -102,7 +102,14 @@ final class TrajectoryLog {
     if (!enabled || writer != null || closed) {
       return;
     }
-    writer = DaemonThreads.newThread("pysandbox-trajectory", this::writeLoop);
+    // At nice 19, as the audit trail's writer: appending lines must not take the CPU from runs.
+    writer =
+        DaemonThreads.newThread(
+            "pysandbox-trajectory",
+            () -> {
+              NativeFs.backgroundPriority();
+              writeLoop();
+            });
     writer.start();
     if (retentionDays > 0) {
       Runnable sweep =
