@@ -11,10 +11,22 @@ package dev.pysandbox.api;
  * @param description free text kept with the run, at most {@value #MAX_DESCRIPTION_CHARS}
  *     characters; only ever treated as data
  * @param timeoutSeconds wall-clock limit, or {@code null} for the configured default
+ * @param tier the tier of a one-shot run's sandbox (a session's is the session's), or {@code null}
+ *     for the server's default
+ * @param requireApproval true: the run waits for a person's approval unless its analysis finds
+ *     nothing at or above the server's {@code approval_threshold}; {@code null}: as the server's
+ *     {@code approval_policy} says
+ * @param dryRun true: analyse only; nothing runs and nothing is recorded
  * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record ExecutionRequest(
-    String code, String sessionId, String description, Integer timeoutSeconds) {
+    String code,
+    String sessionId,
+    String description,
+    Integer timeoutSeconds,
+    String tier,
+    Boolean requireApproval,
+    boolean dryRun) {
   public static final int MAX_DESCRIPTION_CHARS = 10_000;
 
   public ExecutionRequest {
@@ -39,6 +51,15 @@ public record ExecutionRequest(
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);
     }
+    if (tier != null) {
+      Ids.requireTier(tier);
+    }
+  }
+
+  /** A request with the server's tier, approval policy, and no dry run. */
+  public ExecutionRequest(
+      String code, String sessionId, String description, Integer timeoutSeconds) {
+    this(code, sessionId, description, timeoutSeconds, null, null, false);
   }
 
   public static ExecutionRequest of(String code) {

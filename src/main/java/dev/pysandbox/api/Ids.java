@@ -67,6 +67,21 @@ public final class Ids {
     return require("run_id", runId);
   }
 
+  /** {@link #require} for a tier's name. */
+  public static String requireTier(String tier) {
+    return require("tier", tier);
+  }
+
+  /** {@link #require} for an {@code approval_id} ({@code apr_} + 16 hex). */
+  public static String requireApprovalId(String approvalId) {
+    return require("approval_id", approvalId);
+  }
+
+  /** A new approval id: {@code apr_} and 16 hex digits. */
+  public static String newApprovalId() {
+    return "apr_" + RandomIds.hex(8);
+  }
+
   /** {@link #require} for an API key's {@code key_id}. */
   public static String requireKeyId(String keyId) {
     return require("key_id", keyId);

@@ -13,7 +13,13 @@ public enum RunStatus {
   TIMED_OUT,
   CANCELLED,
   INTERRUPTED,
-  REJECTED;
+  REJECTED,
+  /** A person (or, where allowed, the agent) declined to let it run: nothing ran. */
+  DENIED,
+  /** Its approval was not decided within {@code approval_ttl}: nothing ran. */
+  EXPIRED,
+  /** {@code run_python(dry_run=true)}: analysed, not run, never recorded. */
+  DRY_RUN;
 
   @JsonValue
   public String wireName() {

@@ -90,6 +90,21 @@ public interface SandboxService extends AutoCloseable {
   }
 
   /**
+   * Opens a session with its own resource limits and tier.
+   *
+   * @param tier a tier the server allows, or {@code null} for its default
+   * @throws PysandboxException {@code forbidden} for a tier the server does not allow, {@code
+   *     invalid_argument} for one it does not know
+   */
+  default SessionInfo createSession(
+      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
+    if (tier != null) {
+      throw new PysandboxException(ErrorCode.FORBIDDEN, "tiers are not built yet");
+    }
+    return createSession(sessionId, ttlMinutes, limits);
+  }
+
+  /**
    * Opens a session with its own resource limits.
    *
    * @param limits what to change from the server's defaults (up to its maxima)
@@ -176,6 +191,16 @@ public interface SandboxService extends AutoCloseable {
    * sandbox is killed (and its session is dead).
    */
   CancelResult cancelRun(String runId);
+
+  // -- safety review -----------------------------------------------------------------------------
+
+  /**
+   * Analyses code without running or recording anything: syntax errors, risk findings, counts.
+   *
+   * @throws PysandboxException {@code invalid_argument} for code that is empty, too large or holds
+   *     a NUL; {@code backend_unavailable} when the analysis sandbox cannot start
+   */
+  ValidationReport validateCode(String code);
 
   // -- audit -------------------------------------------------------------------------------------
 

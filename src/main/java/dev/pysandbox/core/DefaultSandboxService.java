@@ -165,6 +165,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public dev.pysandbox.api.ValidationReport validateCode(String code) {
+    return local.validateCode(code);
+  }
+
+  @Override
   public RunRecord rerun(dev.pysandbox.api.RerunRequest request, RunListener listener) {
     return local.rerun(request, listener);
   }

@@ -58,6 +58,8 @@ final class ServiceWiring {
   final SessionManager sessions;
   final LiveRuns live;
   final AuditTrail audit;
+  final SecurityEventLog securityEvents;
+  final CodeAnalysis analysis;
   final RunExecutor runs;
   final StartedRuns started;
   final SessionCloser closer;
@@ -124,6 +126,8 @@ final class ServiceWiring {
             id -> store().get(id, false),
             id -> EventSpill.fileOf(layout.runFiles(id)),
             !readOnly);
+    this.securityEvents = new SecurityEventLog();
+    this.analysis = new CodeAnalysis();
     this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
     this.runs =
         new RunExecutor(
@@ -273,6 +277,7 @@ final class ServiceWiring {
     }
     retryDeferredSafely();
     audit.close();
+    analysis.close();
     store
         .ifOpen()
         .ifPresent(

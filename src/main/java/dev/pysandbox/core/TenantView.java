@@ -192,6 +192,14 @@ final class TenantView implements SandboxService {
     return new RunOutputs(runId, r.outputs(), r.outputsNonJson());
   }
 
+  // -- safety review -----------------------------------------------------------------------------
+
+  @Override
+  public dev.pysandbox.api.ValidationReport validateCode(String code) {
+    core.validator.validate(ExecutionRequest.of(code));
+    return core.analysis.analyze(code);
+  }
+
   // -- audit -------------------------------------------------------------------------------------
 
   @Override

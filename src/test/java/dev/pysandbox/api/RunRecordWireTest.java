@@ -19,7 +19,10 @@ class RunRecordWireTest {
             .artifactsDir("/root/.pysandbox/runs/run_1/files")
             .interpreter("3.11.2")
             .artifacts(List.of(new Artifact("a", 1, "ab", "text/plain", ArtifactChange.MODIFIED)))
-            .riskFindings(List.of(new RiskFinding("subprocess", "high", 2, "starts a process")))
+            .riskFindings(
+                List.of(
+                    new RiskFinding(
+                        "subprocess", "high", "starts a process", 2, 1, "import subprocess")))
             .build();
     String json = Json.write(r);
     assertThat(json).doesNotContain("/root/.pysandbox").doesNotContain("artifacts_dir");

@@ -1,0 +1,52 @@
+package dev.pysandbox.api;
+
+import java.util.Map;
+
+/**
+ * Something a security reviewer wants to see, recorded as it happens ({@code list_security_events},
+ * {@code pysandbox events}).
+ *
+ * @param eventId {@code evt_} and 16 hex digits (null until recorded)
+ * @param kind one of {@link Kind}'s wire names
+ * @param tenant the tenant it concerns; never on the wire (a caller sees only its own)
+ * @param sessionId the session, or null
+ * @param runId the run, or null
+ * @param at ISO-8601 instant
+ * @param detail what exactly, as a small JSON object (the limit, the module, the approval id …)
+ */
+public record SecurityEvent(
+    String eventId,
+    String kind,
+    @com.fasterxml.jackson.annotation.JsonIgnore String tenant,
+    String sessionId,
+    String runId,
+    String at,
+    Map<String, Object> detail) {
+
+  public SecurityEvent {
+    detail = detail == null ? Map.of() : Map.copyOf(detail);
+  }
+
+  /** The kinds of security event. */
+  public enum Kind {
+    APPROVAL_REQUESTED,
+    APPROVAL_APPROVED,
+    APPROVAL_DENIED,
+    APPROVAL_EXPIRED,
+    LIMIT_STOPPED_RUN,
+    IMPORT_DENIED,
+    NETWORK_DENIED,
+    NETWORK_ALLOWED,
+    SANDBOX_DIED;
+
+    @com.fasterxml.jackson.annotation.JsonValue
+    public String wireName() {
+      return WireNames.of(this);
+    }
+
+    @Override
+    public String toString() {
+      return wireName();
+    }
+  }
+}
