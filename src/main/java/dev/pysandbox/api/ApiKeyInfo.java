@@ -10,6 +10,7 @@ package dev.pysandbox.api;
  * @param createdAt when the key was made
  * @param lastUsedAt when a request last authenticated with it, to within a minute; null if never
  * @param revokedAt when it was revoked; null while it is valid
+ * @param role {@code agent} or {@code approver} ({@link ApiPrincipal#ROLES})
  */
 public record ApiKeyInfo(
     String keyId,
@@ -17,4 +18,17 @@ public record ApiKeyInfo(
     String label,
     String createdAt,
     String lastUsedAt,
-    String revokedAt) {}
+    String revokedAt,
+    String role) {
+
+  /** An agent's key. */
+  public ApiKeyInfo(
+      String keyId,
+      String tenant,
+      String label,
+      String createdAt,
+      String lastUsedAt,
+      String revokedAt) {
+    this(keyId, tenant, label, createdAt, lastUsedAt, revokedAt, ApiPrincipal.AGENT);
+  }
+}

@@ -29,4 +29,17 @@ public interface RunListener {
    * RunEvent.Lagged}) but never slows the run. {@code done} may come after the call has returned.
    */
   default void event(RunEvent event) {}
+
+  /**
+   * Asks a person to decide a run held for approval, when this face can reach one (MCP elicitation,
+   * when the client declares it); blocks until answered. The core calls it on the caller's thread,
+   * after the run and its approval are recorded, so that a decision taken elsewhere meanwhile (the
+   * command line) wins if it comes first.
+   *
+   * @param approval the approval, with the code and the findings to show
+   * @return the decision, or {@code null} when no person can be asked here (the run stays pending)
+   */
+  default ApprovalDecision askApproval(Approval approval) {
+    return null;
+  }
 }

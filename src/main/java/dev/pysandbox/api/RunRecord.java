@@ -51,6 +51,7 @@ import java.util.Map;
  * @param finishedAt ISO-8601 instant it finished, or {@code null}
  * @param durationMs wall time of the execution measured by the server, or {@code null}
  * @param riskFindings findings of the risk analysis (empty until it runs)
+ * @param approvalId the approval the run waited (or waits) for, or {@code null}
  * @param interpreter the version of the Python that ran it ({@code 3.11.2}), or {@code null}
  * @param envHash sha256 of the sorted {@code name==version} list of the distributions its sandbox
  *     saw, or {@code null}
@@ -99,6 +100,7 @@ public record RunRecord(
     String finishedAt,
     Long durationMs,
     List<RiskFinding> riskFindings,
+    String approvalId,
     String interpreter,
     String envHash,
     String serverVersion,
@@ -195,6 +197,7 @@ public record RunRecord(
     b.finishedAt = finishedAt;
     b.durationMs = durationMs;
     b.riskFindings = riskFindings;
+    b.approvalId = approvalId;
     b.interpreter = interpreter;
     b.envHash = envHash;
     b.serverVersion = serverVersion;
@@ -242,6 +245,7 @@ public record RunRecord(
     private String finishedAt;
     private Long durationMs;
     private List<RiskFinding> riskFindings;
+    private String approvalId;
     private String interpreter;
     private String envHash;
     private String serverVersion;
@@ -415,6 +419,11 @@ public record RunRecord(
       return this;
     }
 
+    public Builder approvalId(String approvalId) {
+      this.approvalId = approvalId;
+      return this;
+    }
+
     public Builder interpreter(String interpreter) {
       this.interpreter = interpreter;
       return this;
@@ -499,6 +508,7 @@ public record RunRecord(
           finishedAt,
           durationMs,
           riskFindings,
+          approvalId,
           interpreter,
           envHash,
           serverVersion,

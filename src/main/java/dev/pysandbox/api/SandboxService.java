@@ -202,6 +202,29 @@ public interface SandboxService extends AutoCloseable {
    */
   ValidationReport validateCode(String code);
 
+  /** The caller's approvals waiting for a decision, oldest first. */
+  ApprovalList listPendingApprovals();
+
+  /**
+   * One of the caller's approvals, with the code it would run.
+   *
+   * @throws PysandboxException {@code not_found}
+   */
+  Approval getApproval(String approvalId);
+
+  /**
+   * Decides one of the caller's pending approvals. Only faces that know a person (or, where the
+   * server allows it, the agent) made the decision call this.
+   *
+   * @param decidedBy who decided ({@code key:<key id>}, {@code agent:<tenant>} …)
+   * @param via {@code rest}, {@code agent} …
+   * @return the run as it stands: {@code denied}, or approved and starting on the server holding it
+   * @throws PysandboxException {@code not_found}, {@code approval_expired}, {@code
+   *     invalid_argument} for one decided already
+   */
+  RunRecord decideApproval(
+      String approvalId, boolean approve, String decidedBy, String via, String reason);
+
   // -- audit -------------------------------------------------------------------------------------
 
   /**

@@ -58,10 +58,19 @@ final class KeysCommand implements Runnable {
         description = "What the key is for (at most 200 characters).")
     String label;
 
+    @Option(
+        names = "--role",
+        paramLabel = "ROLE",
+        defaultValue = "agent",
+        description =
+            "agent (default: runs code, sessions, files) or approver (may also decide the"
+                + " tenant's approvals over REST).")
+    String role;
+
     @Override
     public Integer call() {
       try (ApiKeys store = keys.main.openApiKeys()) {
-        CreatedApiKey created = store.create(tenant, label);
+        CreatedApiKey created = store.create(tenant, label, role);
         // stdout holds the key and nothing else, so that `KEY=$(pysandbox keys create ...)` works.
         System.out.println(created.key());
         System.err.println(
@@ -96,13 +105,14 @@ final class KeysCommand implements Runnable {
           System.out.println(Json.writePretty(all));
           return 0;
         }
-        String row = "%-16s  %-20s  %-24s  %-24s  %-24s  %s%n";
-        System.out.printf(row, "KEY", "TENANT", "CREATED", "LAST USED", "REVOKED", "LABEL");
+        String row = "%-16s  %-20s  %-8s  %-24s  %-24s  %-24s  %s%n";
+        System.out.printf(row, "KEY", "TENANT", "ROLE", "CREATED", "LAST USED", "REVOKED", "LABEL");
         for (ApiKeyInfo k : all) {
           System.out.printf(
               row,
               k.keyId(),
               k.tenant(),
+              k.role(),
               k.createdAt(),
               dash(k.lastUsedAt()),
               dash(k.revokedAt()),

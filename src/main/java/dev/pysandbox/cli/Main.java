@@ -29,6 +29,7 @@ import picocli.CommandLine.ScopeType;
       SessionsCommand.class,
       LogsCommand.class,
       KeysCommand.class,
+      ApprovalsCommand.class,
       DoctorCommand.class,
       ConfigCommand.class
     })

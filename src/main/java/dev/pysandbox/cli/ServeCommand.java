@@ -88,7 +88,11 @@ final class ServeCommand implements Callable<Integer> {
     if (http) {
       httpFace =
           new HttpFace(
-              config, keys, service, McpFace.forTenants(service, config.resultOutputLimitBytes()));
+              config,
+              keys,
+              service,
+              McpFace.forTenants(service, config.resultOutputLimitBytes())
+                  .agentApprovals(config.agentMayApprove()));
       httpFace
           .mount(
               RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config))
@@ -105,6 +109,7 @@ final class ServeCommand implements Callable<Integer> {
     if (serveStdio) {
       connection =
           new McpFace(service, config.resultOutputLimitBytes())
+              .agentApprovals(config.agentMayApprove())
               .serveStdio(
                   new FileInputStream(FileDescriptor.in),
                   protocolOut,
@@ -159,7 +164,8 @@ final class ServeCommand implements Callable<Integer> {
     return new KeyCheck() {
       @Override
       public Optional<Caller> check(String presentedKey) {
-        return keys.authenticate(presentedKey).map(p -> new Caller(p.keyId(), p.tenant()));
+        return keys.authenticate(presentedKey)
+            .map(p -> new Caller(p.keyId(), p.tenant(), p.role()));
       }
 
       @Override

@@ -52,6 +52,10 @@ public final class PysandboxConfig {
   private final int trajectoryRetentionDays;
   private final boolean keepWorkspaces;
   private final boolean notebooks;
+  private final String approvalPolicy;
+  private final String approvalThreshold;
+  private final int approvalTtlMinutes;
+  private final boolean agentMayApprove;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
   private final int readMaxBytes;
@@ -118,6 +122,10 @@ public final class PysandboxConfig {
     this.trajectoryRetentionDays = integer(Setting.TRAJECTORY_RETENTION_DAYS, 0, 36_500);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.notebooks = bool(Setting.NOTEBOOKS);
+    this.approvalPolicy = oneOf(Setting.APPROVAL_POLICY, "off", "findings", "always");
+    this.approvalThreshold = oneOf(Setting.APPROVAL_THRESHOLD, "low", "medium", "high", "critical");
+    this.approvalTtlMinutes = integer(Setting.APPROVAL_TTL, 1, 7 * 24 * 60);
+    this.agentMayApprove = bool(Setting.AGENT_MAY_APPROVE);
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
     this.readMaxBytes = integer(Setting.READ_MAX_BYTES, 1, 256 << 20);
@@ -542,6 +550,26 @@ public final class PysandboxConfig {
   /** Days a trajectory file is kept after its last line; 0 for ever. */
   public int trajectoryRetentionDays() {
     return trajectoryRetentionDays;
+  }
+
+  /** {@code off}, {@code findings} or {@code always}: which runs wait for approval. */
+  public String approvalPolicy() {
+    return approvalPolicy;
+  }
+
+  /** The least severe finding that makes a run wait ({@code low} … {@code critical}). */
+  public String approvalThreshold() {
+    return approvalThreshold;
+  }
+
+  /** Minutes an approval may wait before its run expires. */
+  public int approvalTtlMinutes() {
+    return approvalTtlMinutes;
+  }
+
+  /** Whether agents get the approve_run and deny_run tools. */
+  public boolean agentMayApprove() {
+    return agentMayApprove;
   }
 
   /** Whether every finished run's notebooks are written as it finishes. */

@@ -47,6 +47,25 @@ public enum Setting {
       "30",
       "Days a trajectory file (the calls agents made, under <data_dir>/trajectories/) is kept after"
           + " its last line; 0 keeps them for ever. Swept at start and daily."),
+  APPROVAL_POLICY(
+      "approval_policy",
+      "off",
+      "Which runs wait for a person's approval: off (only those that ask, require_approval),"
+          + " findings (those whose analysis finds something at or above approval_threshold),"
+          + " always (every run)."),
+  APPROVAL_THRESHOLD(
+      "approval_threshold",
+      "high",
+      "The least severe finding that makes a run wait: low, medium, high or critical."),
+  APPROVAL_TTL(
+      "approval_ttl",
+      "60",
+      "Minutes an approval may wait for a decision; then the run is expired and never runs."),
+  AGENT_MAY_APPROVE(
+      "agent_may_approve",
+      "false",
+      "Give agents the MCP tools approve_run and deny_run (weaker: the agent then decides its own"
+          + " runs; off by default)."),
   NOTEBOOKS(
       "notebooks",
       "true",

@@ -170,6 +170,48 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public dev.pysandbox.api.ApprovalList listPendingApprovals() {
+    return local.listPendingApprovals();
+  }
+
+  @Override
+  public dev.pysandbox.api.Approval getApproval(String approvalId) {
+    return local.getApproval(approvalId);
+  }
+
+  @Override
+  public RunRecord decideApproval(
+      String approvalId, boolean approve, String decidedBy, String via, String reason) {
+    return local.decideApproval(approvalId, approve, decidedBy, via, reason);
+  }
+
+  /** Every tenant's pending approvals (for the host's operator: the command line). */
+  public dev.pysandbox.api.ApprovalList allPendingApprovals() {
+    return core.approvals.pending(null);
+  }
+
+  /** Any tenant's approval, with its code (for the host's operator). */
+  public dev.pysandbox.api.Approval anyApproval(String approvalId) {
+    return core.approvals.show(null, approvalId);
+  }
+
+  /**
+   * Decides any tenant's approval as the host's operator ({@code cli:<user>}); the server holding
+   * the run starts it within a second.
+   */
+  public RunRecord decideAsOperator(String approvalId, boolean approve, String reason) {
+    return core.approvals.decide(
+        null,
+        approvalId,
+        approve,
+        "cli:" + System.getProperty("user.name", "?"),
+        "cli",
+        reason,
+        RunListener.NONE,
+        false);
+  }
+
+  @Override
   public RunRecord rerun(dev.pysandbox.api.RerunRequest request, RunListener listener) {
     return local.rerun(request, listener);
   }

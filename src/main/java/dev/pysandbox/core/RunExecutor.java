@@ -88,11 +88,12 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
-    return begin(tenant, request, timeoutSeconds, session, listener, null);
+    return begin(tenant, request, timeoutSeconds, session, listener, null, List.of());
   }
 
   /**
    * @param parentRunId the run this one re-runs, or null
+   * @param findings what the code's analysis found, when it was analysed before running
    */
   RunRecord.Builder begin(
       String tenant,
@@ -100,13 +101,9 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener,
-      String parentRunId) {
-    if (refusing) {
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE,
-          "the server is stopping and starts no new run; try again on another server or after"
-              + " it restarts");
-    }
+      String parentRunId,
+      List<dev.pysandbox.api.RiskFinding> findings) {
+    refuseWhenStopping();
     String runId = Ids.newRunId();
     String sessionId = session == null ? null : session.id;
     ActiveRun a = new ActiveRun(runId, tenant, session, live.open(runId, tenant, sessionId));
@@ -114,18 +111,62 @@ final class RunExecutor {
     RunRecord.Builder run;
     try {
       run = record(tenant, runId, request, timeoutSeconds, sessionId, parentRunId);
+      run.riskFindings(findings);
     } catch (RuntimeException e) {
       release(runId);
       throw e;
     }
+    return begun(a, run, listener);
+  }
+
+  /**
+   * Begins a run that waited for approval and was approved: its record ({@code awaiting_approval})
+   * becomes {@code running}, owned by this server, and it is registered for {@code cancel_run} as a
+   * new run is.
+   *
+   * @param stored the run as recorded, with its code
+   * @throws PysandboxException {@code invalid_argument} when it no longer awaits approval
+   */
+  RunRecord.Builder beginApproved(
+      String tenant, RunRecord stored, Session session, RunListener listener) {
+    refuseWhenStopping();
+    String runId = stored.runId();
+    String sessionId = session == null ? null : session.id;
+    ActiveRun a = new ActiveRun(runId, tenant, session, live.open(runId, tenant, sessionId));
+    if (active.putIfAbsent(runId, a) != null) {
+      throw PysandboxException.invalid("run " + runId + " is running already");
+    }
+    try {
+      if (!store.get().startApproved(runId, instanceId)) {
+        throw PysandboxException.invalid("run " + runId + " no longer awaits approval");
+      }
+    } catch (RuntimeException e) {
+      release(runId);
+      throw e;
+    }
+    RunRecord.Builder run =
+        stored.toBuilder().status(RunStatus.RUNNING).tenant(tenant).sessionId(sessionId);
+    return begun(a, run, listener);
+  }
+
+  private void refuseWhenStopping() {
+    if (refusing) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE,
+          "the server is stopping and starts no new run; try again on another server or after"
+              + " it restarts");
+    }
+  }
+
+  private RunRecord.Builder begun(ActiveRun a, RunRecord.Builder run, RunListener listener) {
     a.begun(run.build().toBuilder().code(null).build());
     try {
       if (listener.wantsEvents()) {
         ListenerFeed.start(a.events, listener, blocking);
       }
-      listener.started(runId);
+      listener.started(a.runId);
     } catch (RuntimeException e) {
-      log.warn("a run listener failed for {}: {}", runId, e.toString());
+      log.warn("a run listener failed for {}: {}", a.runId, e.toString());
     }
     return run;
   }

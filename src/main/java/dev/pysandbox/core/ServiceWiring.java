@@ -60,6 +60,7 @@ final class ServiceWiring {
   final AuditTrail audit;
   final SecurityEventLog securityEvents;
   final CodeAnalysis analysis;
+  final Approvals approvals;
   final RunExecutor runs;
   final StartedRuns started;
   final SessionCloser closer;
@@ -143,6 +144,20 @@ final class ServiceWiring {
             () -> Provenance.of(backend.interpreter()),
             audit::finished);
     this.started = new StartedRuns(pools.blocking, runs);
+    this.approvals =
+        new Approvals(
+            config,
+            this::store,
+            time,
+            analysis,
+            securityEvents,
+            instances.id(),
+            instances::isAlive,
+            pools.blocking,
+            backend.name(),
+            () -> Provenance.of(backend.interpreter()),
+            audit::finished);
+    approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time);
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
@@ -168,6 +183,8 @@ final class ServiceWiring {
     pools.timer.scheduleWithFixedDelay(this::expireSafely, 30, 30, TimeUnit.SECONDS);
     pools.timer.scheduleWithFixedDelay(closer::serveRequests, 1, 1, TimeUnit.SECONDS);
     pools.timer.scheduleWithFixedDelay(this::retryDeferredSafely, 1, 1, TimeUnit.SECONDS);
+    pools.timer.scheduleWithFixedDelay(
+        () -> pools.blocking.execute(approvals::tick), 1, 1, TimeUnit.SECONDS);
   }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */

@@ -56,7 +56,10 @@ final class StartedRuns {
           @Override
           public void started(String runId) {
             listener.started(runId);
-            begun.complete(runs.begun(runId));
+            RunRecord b = runs.begun(runId);
+            if (b != null) {
+              begun.complete(b);
+            } // else a run held for approval: it is answered as the call returns it, below
           }
 
           @Override
@@ -77,7 +80,8 @@ final class StartedRuns {
               MDC.setContextMap(context);
             }
             try {
-              run.apply(relay);
+              RunRecord r = run.apply(relay);
+              begun.complete(r);
             } catch (RuntimeException | Error e) {
               if (!begun.completeExceptionally(e)) {
                 log.debug("a started run failed after it began: {}", e.toString());

@@ -85,18 +85,66 @@ final class TenantView implements SandboxService {
       ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
     int timeout = core.validator.validate(request);
     core.requireBackend();
+    Approvals.Verdict verdict = core.approvals.verdict(request);
+    if (verdict != null && verdict.mustWait()) {
+      return core.approvals.hold(
+          tenant, request, timeout, verdict, parentRunId, oneShotLimits, listener);
+    }
+    List<dev.pysandbox.api.RiskFinding> findings = verdict == null ? List.of() : verdict.findings();
+    return execute(
+        request.sessionId(),
+        request.code(),
+        timeout,
+        oneShotLimits,
+        s -> core.runs.begin(tenant, request, timeout, s, listener, parentRunId, findings));
+  }
+
+  /**
+   * Runs a run that waited for approval, now approved: in its session (opened again if it was
+   * closed meanwhile) or a fresh sandbox with the limits it was held with.
+   */
+  RunRecord runApproved(RunRecord stored, RunListener listener) {
+    if (stored.sessionId() != null) {
+      MDC.put("session_id", stored.sessionId());
+    }
+    try {
+      core.requireBackend();
+      RunListener logged = new LoggedListener(listener);
+      Limits limits =
+          stored.sessionId() != null || stored.limits().isEmpty()
+              ? null
+              : core.validator.limits(LimitRequest.of(stored.limits()));
+      return execute(
+          stored.sessionId(),
+          stored.code(),
+          stored.timeoutSeconds(),
+          limits,
+          s -> core.runs.beginApproved(tenant, stored, s, logged));
+    } finally {
+      MDC.remove("run_id");
+      MDC.remove("session_id");
+    }
+  }
+
+  /** Makes a run's record once its session (or none) is known: a new run, or one that waited. */
+  @FunctionalInterface
+  private interface Beginner {
+    RunRecord.Builder begin(Session session);
+  }
+
+  private RunRecord execute(
+      String sessionId, String code, int timeout, Limits oneShotLimits, Beginner beginner) {
     RunExecutor runs = core.runs;
-    if (request.sessionId() != null) {
-      Session s = core.sessions.open(new SessionKey(tenant, request.sessionId()), null);
+    if (sessionId != null) {
+      Session s = core.sessions.open(new SessionKey(tenant, sessionId), null);
       String[] began = new String[1];
       try {
         return core.sessions.with(
             s,
             sandbox -> {
-              RunRecord.Builder run =
-                  runs.begin(tenant, request, timeout, s, listener, parentRunId);
+              RunRecord.Builder run = beginner.begin(s);
               began[0] = run.build().runId();
-              return runs.inSession(run, s, sandbox, request.code(), timeout, core.sessions);
+              return runs.inSession(run, s, sandbox, code, timeout, core.sessions);
             });
       } finally {
         if (began[0] != null) {
@@ -105,7 +153,7 @@ final class TenantView implements SandboxService {
         }
       }
     }
-    RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener, parentRunId);
+    RunRecord.Builder run = beginner.begin(null);
     Sandbox sandbox;
     try {
       sandbox = oneShotLimits == null ? core.pool.take() : core.pool.take(oneShotLimits);
@@ -113,7 +161,7 @@ final class TenantView implements SandboxService {
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
-    return runs.oneShot(run, sandbox, request.code(), timeout);
+    return runs.oneShot(run, sandbox, code, timeout);
   }
 
   /** Puts the run's id in the logging context when it starts; passes everything on. */
@@ -132,6 +180,11 @@ final class TenantView implements SandboxService {
     @Override
     public void event(RunEvent event) {
       listener.event(event);
+    }
+
+    @Override
+    public dev.pysandbox.api.ApprovalDecision askApproval(dev.pysandbox.api.Approval approval) {
+      return listener.askApproval(approval);
     }
   }
 
@@ -154,7 +207,8 @@ final class TenantView implements SandboxService {
     RequestValidator.waitSeconds(waitSeconds);
     RunRecord r = getRun(runId, includeCode);
     long deadline = core.time.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
-    while (r.status() == RunStatus.RUNNING && core.time.nanoTime() - deadline < 0) {
+    // A run held for approval is waited for too: it may be approved, run and end meanwhile.
+    while (!r.status().isFinal() && core.time.nanoTime() - deadline < 0) {
       core.runs.awaitEnd(runId, deadline);
       r = getRun(runId, includeCode);
     }
@@ -198,6 +252,23 @@ final class TenantView implements SandboxService {
   public dev.pysandbox.api.ValidationReport validateCode(String code) {
     core.validator.validate(ExecutionRequest.of(code));
     return core.analysis.analyze(code);
+  }
+
+  @Override
+  public dev.pysandbox.api.ApprovalList listPendingApprovals() {
+    return core.approvals.pending(tenant);
+  }
+
+  @Override
+  public dev.pysandbox.api.Approval getApproval(String approvalId) {
+    return core.approvals.show(tenant, approvalId);
+  }
+
+  @Override
+  public RunRecord decideApproval(
+      String approvalId, boolean approve, String decidedBy, String via, String reason) {
+    return core.approvals.decide(
+        tenant, approvalId, approve, decidedBy, via, reason, RunListener.NONE, false);
   }
 
   // -- audit -------------------------------------------------------------------------------------

@@ -75,6 +75,7 @@ public final class McpFace {
   private final LoggingAsked logging = new LoggingAsked();
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
+  private final boolean agentMayApprove;
 
   /**
    * One service for every call: the stdio face, whose one client acts as the tenant {@code local}.
@@ -103,8 +104,24 @@ public final class McpFace {
   }
 
   private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
+    this(services, resultOutputLimit, false);
+  }
+
+  private McpFace(
+      Function<McpTransportContext, SandboxService> services,
+      int resultOutputLimit,
+      boolean agentMayApprove) {
     this.services = services;
     this.resultOutputLimit = resultOutputLimit;
+    this.agentMayApprove = agentMayApprove;
+  }
+
+  /**
+   * This face, with the tools approve_run and deny_run when {@code allow} (the server's {@code
+   * agent_may_approve}: the agent then decides its own runs, which is weaker).
+   */
+  public McpFace agentApprovals(boolean allow) {
+    return new McpFace(services, resultOutputLimit, allow);
   }
 
   /**
@@ -202,6 +219,8 @@ public final class McpFace {
         .instructions(INSTRUCTIONS)
         .jsonMapper(mapper)
         .immediateExecution(true)
+        // Server-to-client requests are elicitations: a person deciding an approval takes time.
+        .requestTimeout(java.time.Duration.ofMinutes(10))
         .capabilities(
             McpSchema.ServerCapabilities.builder()
                 .tools(false)
@@ -222,6 +241,15 @@ public final class McpFace {
     List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));
+    if (agentMayApprove) {
+      for (var op : Operations.AGENT_APPROVALS) {
+        all.add(
+            f.tool(
+                op,
+                (RunRecord r) ->
+                    ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())));
+      }
+    }
     return all;
   }
 
@@ -255,6 +283,24 @@ public final class McpFace {
             Operations.GET_RUN_OUTPUTS,
             (RunOutputs o) -> ToolResults.ok(o, Json.write(o.outputs()))),
         f.tool(Operations.RERUN, (RunRecord r) -> ToolResults.run(r, resultOutputLimit)),
+        f.tool(
+            Operations.LIST_PENDING_APPROVALS,
+            (dev.pysandbox.api.ApprovalList list) -> {
+              StringBuilder text =
+                  new StringBuilder().append(list.approvals().size()).append(" pending\n");
+              list.approvals()
+                  .forEach(
+                      a ->
+                          text.append(a.approvalId())
+                              .append("  run ")
+                              .append(a.runId())
+                              .append("  until ")
+                              .append(a.expiresAt())
+                              .append("  ")
+                              .append(a.why())
+                              .append('\n'));
+              return ToolResults.ok(list, text.toString());
+            }),
         f.tool(
             Operations.DIFF_RUNS,
             (dev.pysandbox.api.RunDiff d) ->

@@ -1,11 +1,14 @@
 package dev.pysandbox.mcp;
 
+import dev.pysandbox.api.Approval;
+import dev.pysandbox.api.ApprovalDecision;
 import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.util.DaemonThreads;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
+import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -57,6 +60,81 @@ final class RunProgress implements RunListener, AutoCloseable {
     this.exchange = exchange;
     this.token =
         request == null || request.meta() == null ? null : request.meta().get("progressToken");
+  }
+
+  /**
+   * Asks the person at the client, when the client declares elicitation: the full code, why it
+   * waits and every finding; accept approves, decline or cancel denies. Without elicitation, or
+   * when the prompt fails (the client times out), nothing is decided here.
+   */
+  @Override
+  public ApprovalDecision askApproval(Approval approval) {
+    if (exchange == null) {
+      return null;
+    }
+    McpSchema.ClientCapabilities caps = exchange.getClientCapabilities();
+    if (caps == null || caps.elicitation() == null) {
+      return null;
+    }
+    McpSchema.ElicitResult r =
+        exchange.createElicitation(
+            McpSchema.ElicitFormRequest.builder(
+                    promptOf(approval),
+                    Map.of(
+                        "type",
+                        "object",
+                        "properties",
+                        Map.of(
+                            "reason",
+                            Map.of(
+                                "type",
+                                "string",
+                                "title",
+                                "Reason",
+                                "description",
+                                "Why you approve or deny it (kept with the decision)"))))
+                .build());
+    String client = exchange.getClientInfo() == null ? "client" : exchange.getClientInfo().name();
+    Object reason = r.content() == null ? null : r.content().get("reason");
+    String why = reason instanceof String text && !text.isBlank() ? text : null;
+    return switch (r.action()) {
+      case ACCEPT -> new ApprovalDecision(true, "elicitation:" + client, why);
+      case DECLINE -> new ApprovalDecision(false, "elicitation:" + client, why);
+      case CANCEL ->
+          new ApprovalDecision(
+              false, "elicitation:" + client, why == null ? "cancelled at the prompt" : why);
+    };
+  }
+
+  /** What the person is shown: why the run waits, each finding, and the whole code. */
+  static String promptOf(Approval a) {
+    StringBuilder text =
+        new StringBuilder()
+            .append("pysandbox: run ")
+            .append(a.runId())
+            .append(" waits for your approval (")
+            .append(a.approvalId())
+            .append(", until ")
+            .append(a.expiresAt())
+            .append(").\nWhy: ")
+            .append(a.why())
+            .append('\n');
+    if (!a.riskFindings().isEmpty()) {
+      text.append("\nFindings:\n");
+      for (var f : a.riskFindings()) {
+        text.append("- ")
+            .append(f.severity())
+            .append(' ')
+            .append(f.rule())
+            .append(f.line() == null ? "" : " at line " + f.line())
+            .append(": ")
+            .append(f.message())
+            .append('\n');
+      }
+    }
+    text.append("\nCode:\n").append(a.code() == null ? "(not available)" : a.code());
+    text.append("\n\nAccept to run it; decline to deny it (it then never runs).");
+    return text.toString();
   }
 
   @Override

@@ -33,7 +33,17 @@ public interface ApiKeys extends AutoCloseable {
    * @throws dev.pysandbox.api.PysandboxException {@code invalid_argument} for a bad tenant or
    *     label, {@code store_unavailable} when the store cannot write
    */
-  CreatedApiKey create(String tenant, String label);
+  default CreatedApiKey create(String tenant, String label) {
+    return create(tenant, label, dev.pysandbox.api.ApiPrincipal.AGENT);
+  }
+
+  /**
+   * Makes a key for {@code tenant} with a role.
+   *
+   * @param role {@code agent} or {@code approver} ({@link dev.pysandbox.api.ApiPrincipal#ROLES})
+   * @see #create(String, String)
+   */
+  CreatedApiKey create(String tenant, String label, String role);
 
   /** Every key, revoked ones included, oldest first. */
   List<ApiKeyInfo> list();

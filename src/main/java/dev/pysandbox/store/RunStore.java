@@ -130,6 +130,61 @@ public interface RunStore extends AutoCloseable {
   /** Ids of finished runs of every tenant, the most recently finished first. */
   java.util.List<String> finishedIds(int limit);
 
+  // -- approvals ---------------------------------------------------------------------------------
+
+  /**
+   * Records a run that waits for a decision ({@code awaiting_approval}) and its pending approval,
+   * in one transaction, held by {@code instanceId}.
+   */
+  void insertAwaiting(RunRecord run, dev.pysandbox.api.Approval approval, String instanceId);
+
+  /** An approval of any tenant (with its tenant; the caller checks the owner), without code. */
+  Optional<HeldApproval> approval(String approvalId);
+
+  /**
+   * Approvals, oldest first.
+   *
+   * @param tenant only this tenant's, or null for every tenant's
+   * @param state only in this state, or null for all
+   */
+  java.util.List<dev.pysandbox.api.Approval> approvals(String tenant, String state, int limit);
+
+  /**
+   * Decides a pending approval that has not expired at {@code at}: one conditional write, so that
+   * of two deciders exactly one wins.
+   *
+   * @param state {@code approved} or {@code denied}
+   * @return false when it was not pending any more, or had expired
+   */
+  boolean decide(
+      String approvalId,
+      String state,
+      String decidedBy,
+      String via,
+      String reason,
+      java.time.Instant at);
+
+  /** Approved approvals whose runs still wait to start, with the server holding each. */
+  java.util.List<HeldApproval> approvedWaiting();
+
+  /** Moves an approval's run to another holder, if {@code from} still holds it. */
+  boolean claimApproval(String approvalId, String from, String to);
+
+  /**
+   * Starts an approved run: {@code awaiting_approval} becomes {@code running}, owned by {@code
+   * instanceId}.
+   *
+   * @return false when the run was not awaiting approval (started or ended already)
+   */
+  boolean startApproved(String runId, String instanceId);
+
+  /**
+   * Marks pending approvals whose time ran out at {@code now} as {@code expired}.
+   *
+   * @return those changed
+   */
+  java.util.List<dev.pysandbox.api.Approval> expireApprovals(java.time.Instant now);
+
   @Override
   void close();
 }

@@ -82,6 +82,16 @@ public final class OperationCalls {
               status == null ? null : RunStatus.fromWire(status),
               a.bool("dry_run"));
         });
+    bind(Operations.LIST_PENDING_APPROVALS, (s, a, l) -> s.listPendingApprovals());
+    // The agent's own decisions: bound for the servers that allow them (agent_may_approve).
+    bind(
+        Operations.APPROVE_RUN,
+        (s, a, l) ->
+            s.decideApproval(a.string("approval_id"), true, "agent", "agent", a.string("reason")));
+    bind(
+        Operations.DENY_RUN,
+        (s, a, l) ->
+            s.decideApproval(a.string("approval_id"), false, "agent", "agent", a.string("reason")));
     bind(
         Operations.EXPORT_SESSION,
         (s, a, l) -> s.exportSession(a.string("session_id"), a.string("format")));
@@ -137,7 +147,11 @@ public final class OperationCalls {
         a.string("code"),
         a.string("session_id"),
         a.string("description"),
-        a.integer("timeout_seconds"));
+        a.integer("timeout_seconds"),
+        null,
+        // false leaves it to the server's approval_policy: an agent cannot opt out of it.
+        a.bool("require_approval") ? Boolean.TRUE : null,
+        false);
   }
 
   /**

@@ -88,6 +88,15 @@ public final class Operations {
                           + " session_id) while it goes on; get_run with wait_seconds waits for"
                           + " it, cancel_run stops it. In a session it is the session's one"
                           + " execution until it ends.")
+                  .defaultValue(false),
+              Param.bool(
+                      "require_approval",
+                      "Hold the run for a person's approval unless the analysis of its code finds"
+                          + " nothing at or above the server's approval_threshold (high). A held"
+                          + " run answers status awaiting_approval with its findings and an"
+                          + " approval_id; nothing runs until a person approves it (the client's"
+                          + " prompt, the command line, or an approver's key); then get_run with"
+                          + " wait_seconds reads its result. The agent cannot approve its own run.")
                   .defaultValue(false)),
           RunRecord.class);
 
@@ -242,6 +251,43 @@ public final class Operations {
                   .oneOf(List.of("ipynb", "marimo"))
                   .defaultValue("ipynb")),
           dev.pysandbox.api.SessionExport.class);
+
+  // -- approvals ---------------------------------------------------------------------------------
+
+  public static final Operation LIST_PENDING_APPROVALS =
+      new Operation(
+          "list_pending_approvals",
+          "List runs waiting for approval",
+          "Runs held for a person's approval (awaiting_approval), oldest first, with why each"
+              + " waits, its findings and when its approval expires. Read-only: a person"
+              + " decides, not the agent.",
+          READ,
+          List.of(),
+          dev.pysandbox.api.ApprovalList.class);
+
+  public static final Operation APPROVE_RUN =
+      new Operation(
+          "approve_run",
+          "Approve a held run",
+          "Approve a run held for approval: it then runs (get_run with wait_seconds reads its"
+              + " result). Only on servers started with agent_may_approve=true: the agent then"
+              + " decides its own runs, which is weaker than a person deciding.",
+          WRITE,
+          List.of(approvalId(), Param.string("reason", "Why (kept with the decision).")),
+          RunRecord.class);
+
+  public static final Operation DENY_RUN =
+      new Operation(
+          "deny_run",
+          "Deny a held run",
+          "Deny a run held for approval: it ends denied and never runs. Only on servers started"
+              + " with agent_may_approve=true.",
+          DESTRUCTIVE,
+          List.of(approvalId(), Param.string("reason", "Why (kept with the decision).")),
+          RunRecord.class);
+
+  /** The tools an agent gets only when the server allows agents to decide approvals. */
+  public static final List<Operation> AGENT_APPROVALS = List.of(APPROVE_RUN, DENY_RUN);
 
   public static final Operation CHECK_SETUP =
       new Operation(
@@ -410,6 +456,7 @@ public final class Operations {
           DELETE_RUN,
           PURGE_RUNS,
           EXPORT_SESSION,
+          LIST_PENDING_APPROVALS,
           CHECK_SETUP,
           CREATE_SESSION,
           LIST_SESSIONS,
@@ -421,9 +468,16 @@ public final class Operations {
           LIST_ARTIFACTS,
           READ_ARTIFACT);
 
-  /** The operation named {@code name}, or {@code null}. */
+  /** The operation named {@code name} (of {@link #ALL} or {@link #AGENT_APPROVALS}), or null. */
   public static Operation named(String name) {
-    return ALL.stream().filter(o -> o.name().equals(name)).findFirst().orElse(null);
+    return Stream.concat(ALL.stream(), AGENT_APPROVALS.stream())
+        .filter(o -> o.name().equals(name))
+        .findFirst()
+        .orElse(null);
+  }
+
+  private static Param approvalId() {
+    return Param.id("approval_id", "The approval's id (apr_ + 16 hex).").required();
   }
 
   private static Param runId(String description) {

@@ -29,6 +29,17 @@ final class RestOperations {
           List.of(param(Operations.CLOSE_SESSION, "session_id")),
           SessionInfo.class);
 
+  /** One approval of the caller's tenant, with the code it would run. */
+  static final Operation GET_APPROVAL =
+      new Operation(
+          "get_approval",
+          "Get an approval",
+          "One approval of the key's tenant: its run, why it waits, its findings, the code it"
+              + " would run, and its decision once decided.",
+          Operation.Effect.READ,
+          List.of(param(Operations.APPROVE_RUN, "approval_id")),
+          dev.pysandbox.api.Approval.class);
+
   /** A run's events as they happen (a stream), from the start or after one the client has. */
   static final Operation RUN_EVENTS =
       new Operation(

@@ -13,6 +13,8 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
+import dev.pysandbox.http.Caller;
+import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
 import java.util.ArrayList;
@@ -32,6 +34,7 @@ final class RestRoutes {
     all.addAll(runs(limits.resultOutputLimit()));
     all.addAll(sessions());
     all.addAll(FileRoutes.all(limits.uploadMaxBytes()));
+    all.addAll(approvals());
     all.add(
         route(
             "check_setup",
@@ -198,6 +201,64 @@ final class RestRoutes {
       throw PysandboxException.invalid(
           "Last-Event-ID must be the number of an event (its id: line), got '" + header + "'");
     }
+  }
+
+  private static List<Route> approvals() {
+    return List.of(
+        route(
+            "list_pending_approvals",
+            "GET",
+            "/approvals",
+            Operations.LIST_PENDING_APPROVALS,
+            Input.QUERY,
+            200,
+            c -> OperationCalls.call(Operations.LIST_PENDING_APPROVALS, c.service(), c.args())),
+        route(
+            "get_approval",
+            "GET",
+            "/approvals/{approval_id}",
+            RestOperations.GET_APPROVAL,
+            Input.QUERY,
+            200,
+            c -> c.service().getApproval(c.args().string("approval_id"))),
+        route(
+            "approve_run",
+            "POST",
+            "/approvals/{approval_id}/approve",
+            Operations.APPROVE_RUN,
+            Input.JSON_FIELDS,
+            200,
+            c -> decide(c, true)),
+        route(
+            "deny_run",
+            "POST",
+            "/approvals/{approval_id}/deny",
+            Operations.DENY_RUN,
+            Input.JSON_FIELDS,
+            200,
+            c -> decide(c, false)));
+  }
+
+  /**
+   * A decision by an approver's key (never an agent's: the agent cannot approve its own run), on
+   * behalf of the key ({@code key:<key id>}).
+   */
+  private static RunRecord decide(Route.Call c, boolean approve) {
+    if (!(c.request().getAttribute(HttpFace.CALLER_ATTRIBUTE) instanceof Caller caller)
+        || !caller.approver()) {
+      throw new PysandboxException(
+          ErrorCode.FORBIDDEN,
+          "only a key made with --role approver may decide approvals (pysandbox keys create"
+              + " --tenant T --role approver); a person can also decide with pysandbox approvals"
+              + " approve|deny on the server's host");
+    }
+    return c.service()
+        .decideApproval(
+            c.args().string("approval_id"),
+            approve,
+            "key:" + caller.keyId(),
+            "rest",
+            c.args().string("reason"));
   }
 
   private static List<Route> sessions() {

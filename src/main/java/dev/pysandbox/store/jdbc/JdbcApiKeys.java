@@ -42,7 +42,7 @@ public final class JdbcApiKeys implements ApiKeys {
   private static final int MAX_ANSWERS = 10_000;
   private static final long CLOSE_WAIT_MILLIS = 1_000;
   private static final String COLUMNS =
-      "key_id, tenant, label, created_at, last_used_at, revoked_at";
+      "key_id, tenant, label, created_at, last_used_at, revoked_at, role";
 
   private final CachedConnection db;
   private final TimeSource time;
@@ -83,23 +83,26 @@ public final class JdbcApiKeys implements ApiKeys {
   }
 
   @Override
-  public CreatedApiKey create(String tenant, String label) {
+  public CreatedApiKey create(String tenant, String label, String role) {
     Ids.requireTenant(tenant);
+    ApiPrincipal.requireRole(role);
     String checkedLabel = requireLabel(label);
     String key = ApiKeyFormat.newKey();
     String keyId = Ids.newKeyId();
     long now = time.millis();
     db.write(
-        "INSERT INTO api_keys (key_id, tenant, label, key_sha256, created_at) VALUES (?,?,?,?,?)",
+        "INSERT INTO api_keys (key_id, tenant, label, key_sha256, created_at, role)"
+            + " VALUES (?,?,?,?,?,?)",
         ps -> {
           ps.setString(1, keyId);
           ps.setString(2, tenant);
           ps.setString(3, checkedLabel);
           ps.setString(4, ApiKeyFormat.hash(key));
           ps.setLong(5, now);
+          ps.setString(6, role);
         });
     return new CreatedApiKey(
-        new ApiKeyInfo(keyId, tenant, checkedLabel, instant(now), null, null), key);
+        new ApiKeyInfo(keyId, tenant, checkedLabel, instant(now), null, null, role), key);
   }
 
   @Override
@@ -160,7 +163,7 @@ public final class JdbcApiKeys implements ApiKeys {
   private Optional<ApiPrincipal> lookUp(String hash) {
     lookups.incrementAndGet();
     return db.read(
-        "SELECT key_id, tenant, key_sha256, revoked_at FROM api_keys WHERE key_sha256=?",
+        "SELECT key_id, tenant, key_sha256, revoked_at, role FROM api_keys WHERE key_sha256=?",
         ps -> ps.setString(1, hash),
         rs -> {
           if (!rs.next()) {
@@ -176,7 +179,9 @@ public final class JdbcApiKeys implements ApiKeys {
           if (!same || !rs.wasNull()) {
             return Optional.empty();
           }
-          return Optional.of(new ApiPrincipal(rs.getString("key_id"), rs.getString("tenant")));
+          return Optional.of(
+              new ApiPrincipal(
+                  rs.getString("key_id"), rs.getString("tenant"), rs.getString("role")));
         });
   }
 
@@ -216,7 +221,8 @@ public final class JdbcApiKeys implements ApiKeys {
         rs.getString("label"),
         instant(rs.getLong("created_at")),
         instant(rs, "last_used_at"),
-        instant(rs, "revoked_at"));
+        instant(rs, "revoked_at"),
+        rs.getString("role"));
   }
 
   private static String instant(long millis) {

@@ -3,6 +3,7 @@ package dev.pysandbox.store.jdbc;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.Approval;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ErrorInfo;
@@ -18,6 +19,7 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.store.ChainLink;
+import dev.pysandbox.store.HeldApproval;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.store.StoredRun;
@@ -97,34 +99,38 @@ public final class JdbcRunStore implements RunStore {
         file, lookOnly, "run store", db -> new JdbcRunStore(db::connect, clock));
   }
 
+  private static final String INSERT_RUN =
+      "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
+          + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
+          + " interpreter, env_hash, server_version, approval_id, risk_findings_json)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+
   @Override
   public void insert(RunRecord run, String instanceId) {
-    String sql =
-        "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
-            + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
-            + " interpreter, env_hash, server_version)"
-            + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-    write(
-        sql,
-        ps -> {
-          ps.setString(1, run.runId());
-          ps.setString(2, run.sessionId());
-          ps.setString(3, run.parentRunId());
-          ps.setString(4, instanceId);
-          ps.setString(5, run.description());
-          ps.setString(6, run.status().wireName());
-          ps.setString(7, run.code());
-          ps.setString(8, run.codeHash());
-          ps.setInt(9, run.timeoutSeconds());
-          ps.setString(10, run.backend());
-          ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
-          ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
-          ps.setString(13, run.tenant() == null ? Tenants.LOCAL : run.tenant());
-          ps.setString(14, run.requestId());
-          ps.setString(15, run.interpreter());
-          ps.setString(16, run.envHash());
-          ps.setString(17, run.serverVersion());
-        });
+    write(INSERT_RUN, ps -> bindInsert(ps, run, instanceId));
+  }
+
+  private static void bindInsert(PreparedStatement ps, RunRecord run, String instanceId)
+      throws SQLException {
+    ps.setString(1, run.runId());
+    ps.setString(2, run.sessionId());
+    ps.setString(3, run.parentRunId());
+    ps.setString(4, instanceId);
+    ps.setString(5, run.description());
+    ps.setString(6, run.status().wireName());
+    ps.setString(7, run.code());
+    ps.setString(8, run.codeHash());
+    ps.setInt(9, run.timeoutSeconds());
+    ps.setString(10, run.backend());
+    ps.setLong(11, Instant.parse(run.createdAt()).toEpochMilli());
+    ps.setString(12, run.limits().isEmpty() ? null : json(run.limits()));
+    ps.setString(13, run.tenant() == null ? Tenants.LOCAL : run.tenant());
+    ps.setString(14, run.requestId());
+    ps.setString(15, run.interpreter());
+    ps.setString(16, run.envHash());
+    ps.setString(17, run.serverVersion());
+    ps.setString(18, run.approvalId());
+    ps.setString(19, run.riskFindings().isEmpty() ? null : json(run.riskFindings()));
   }
 
   @Override
@@ -134,7 +140,8 @@ public final class JdbcRunStore implements RunStore {
             + " stderr_truncated=?, stdout_bytes=?, stderr_bytes=?, exit_code=?, error_name=?,"
             + " error_json=?, result_json=?, displays_json=?, outputs_json=?, artifacts_json=?,"
             + " artifacts_dir=?, finished_at=?, duration_ms=?, kill_reason=?, peak_memory_bytes=?,"
-            + " cpu_millis=?, limits_json=?"
+            + " cpu_millis=?, limits_json=?,"
+            + " risk_findings_json=coalesce(?, risk_findings_json)"
             + " WHERE id=? AND status IN ('pending','awaiting_approval','running')";
     return write(
             sql,
@@ -162,7 +169,8 @@ public final class JdbcRunStore implements RunStore {
               setLong(ps, 20, run.peakMemoryBytes());
               setLong(ps, 21, run.cpuMillis());
               ps.setString(22, run.limits().isEmpty() ? null : json(run.limits()));
-              ps.setString(23, run.runId());
+              ps.setString(23, run.riskFindings().isEmpty() ? null : json(run.riskFindings()));
+              ps.setString(24, run.runId());
             })
         == 1;
   }
@@ -532,6 +540,191 @@ public final class JdbcRunStore implements RunStore {
     return out;
   }
 
+  // -- approvals ---------------------------------------------------------------------------------
+
+  @Override
+  public void insertAwaiting(RunRecord run, Approval approval, String instanceId) {
+    db.transaction(
+        "record a run awaiting approval",
+        tx -> {
+          tx.write(
+              "INSERT INTO approvals (approval_id, run_id, tenant, session_id, instance_id, state,"
+                  + " why, requested_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?)",
+              ps -> {
+                ps.setString(1, approval.approvalId());
+                ps.setString(2, approval.runId());
+                ps.setString(3, Objects.requireNonNull(approval.tenant()));
+                ps.setString(4, approval.sessionId());
+                ps.setString(5, instanceId);
+                ps.setString(6, Approval.PENDING);
+                ps.setString(7, approval.why());
+                ps.setLong(8, Instant.parse(approval.requestedAt()).toEpochMilli());
+                ps.setLong(9, Instant.parse(approval.expiresAt()).toEpochMilli());
+              });
+          tx.write(INSERT_RUN, ps -> bindInsert(ps, run, instanceId));
+          return null;
+        });
+  }
+
+  private static final String APPROVAL_COLUMNS =
+      "a.approval_id, a.run_id, a.tenant, a.session_id, a.instance_id, a.state, a.why,"
+          + " a.requested_at, a.expires_at, a.decided_at, a.decided_by, a.decided_via,"
+          + " a.decision_reason, r.risk_findings_json";
+
+  private static final String APPROVAL_FROM =
+      " FROM approvals a LEFT JOIN runs r ON r.id = a.run_id";
+
+  private static Approval approval(ResultSet rs) throws SQLException {
+    Long decided = getLong(rs, "decided_at");
+    return new Approval(
+        rs.getString("approval_id"),
+        rs.getString("run_id"),
+        rs.getString("tenant"),
+        rs.getString("session_id"),
+        rs.getString("state"),
+        rs.getString("why"),
+        null,
+        parse(
+            rs.getString("risk_findings_json"),
+            new TypeReference<List<dev.pysandbox.api.RiskFinding>>() {}),
+        Instant.ofEpochMilli(rs.getLong("requested_at")).toString(),
+        Instant.ofEpochMilli(rs.getLong("expires_at")).toString(),
+        decided == null ? null : Instant.ofEpochMilli(decided).toString(),
+        rs.getString("decided_by"),
+        rs.getString("decided_via"),
+        rs.getString("decision_reason"));
+  }
+
+  private static List<HeldApproval> held(ResultSet rs) throws SQLException {
+    List<HeldApproval> out = new ArrayList<>();
+    while (rs.next()) {
+      out.add(new HeldApproval(approval(rs), rs.getString("instance_id")));
+    }
+    return out;
+  }
+
+  @Override
+  public Optional<HeldApproval> approval(String approvalId) {
+    return read(
+            "SELECT " + APPROVAL_COLUMNS + APPROVAL_FROM + " WHERE a.approval_id=?",
+            ps -> ps.setString(1, approvalId),
+            JdbcRunStore::held)
+        .stream()
+        .findFirst();
+  }
+
+  @Override
+  public List<Approval> approvals(String tenant, String state, int limit) {
+    StringBuilder where = new StringBuilder(" WHERE 1=1");
+    List<String> args = new ArrayList<>();
+    if (tenant != null) {
+      where.append(" AND a.tenant=?");
+      args.add(tenant);
+    }
+    if (state != null) {
+      where.append(" AND a.state=?");
+      args.add(state);
+    }
+    return read(
+            "SELECT "
+                + APPROVAL_COLUMNS
+                + APPROVAL_FROM
+                + where
+                + " ORDER BY a.requested_at, a.approval_id LIMIT ?",
+            ps -> {
+              for (int i = 0; i < args.size(); i++) {
+                ps.setString(i + 1, args.get(i));
+              }
+              ps.setInt(args.size() + 1, limit);
+            },
+            JdbcRunStore::held)
+        .stream()
+        .map(HeldApproval::approval)
+        .toList();
+  }
+
+  @Override
+  public boolean decide(
+      String approvalId, String state, String decidedBy, String via, String reason, Instant at) {
+    return write(
+            "UPDATE approvals SET state=?, decided_at=?, decided_by=?, decided_via=?,"
+                + " decision_reason=? WHERE approval_id=? AND state='pending' AND expires_at > ?",
+            ps -> {
+              ps.setString(1, state);
+              ps.setLong(2, at.toEpochMilli());
+              ps.setString(3, decidedBy);
+              ps.setString(4, via);
+              ps.setString(5, reason);
+              ps.setString(6, approvalId);
+              ps.setLong(7, at.toEpochMilli());
+            })
+        == 1;
+  }
+
+  @Override
+  public List<HeldApproval> approvedWaiting() {
+    return read(
+        "SELECT "
+            + APPROVAL_COLUMNS
+            + APPROVAL_FROM
+            + " WHERE a.state='approved' AND r.status='awaiting_approval'"
+            + " ORDER BY a.decided_at, a.approval_id",
+        ps -> {},
+        JdbcRunStore::held);
+  }
+
+  @Override
+  public boolean claimApproval(String approvalId, String from, String to) {
+    return write(
+            "UPDATE approvals SET instance_id=? WHERE approval_id=? AND instance_id=?",
+            ps -> {
+              ps.setString(1, to);
+              ps.setString(2, approvalId);
+              ps.setString(3, from);
+            })
+        == 1;
+  }
+
+  @Override
+  public boolean startApproved(String runId, String instanceId) {
+    return write(
+            "UPDATE runs SET status='running', instance_id=? WHERE id=?"
+                + " AND status='awaiting_approval'",
+            ps -> {
+              ps.setString(1, instanceId);
+              ps.setString(2, runId);
+            })
+        == 1;
+  }
+
+  @Override
+  public List<Approval> expireApprovals(Instant now) {
+    List<HeldApproval> due =
+        read(
+            "SELECT "
+                + APPROVAL_COLUMNS
+                + APPROVAL_FROM
+                + " WHERE a.state='pending' AND a.expires_at <= ?"
+                + " ORDER BY a.expires_at, a.approval_id",
+            ps -> ps.setLong(1, now.toEpochMilli()),
+            JdbcRunStore::held);
+    List<Approval> expired = new ArrayList<>();
+    for (HeldApproval h : due) {
+      int n =
+          write(
+              "UPDATE approvals SET state='expired', decided_at=?, decided_via='ttl'"
+                  + " WHERE approval_id=? AND state='pending'",
+              ps -> {
+                ps.setLong(1, now.toEpochMilli());
+                ps.setString(2, h.approval().approvalId());
+              });
+      if (n == 1) {
+        expired.add(h.approval());
+      }
+    }
+    return expired;
+  }
+
   // -- sessions ----------------------------------------------------------------------------------
 
   // Both saveSession and claimSession write a whole session row; they differ in what happens to a
@@ -747,6 +940,11 @@ public final class JdbcRunStore implements RunStore {
         .envHash(rs.getString("env_hash"))
         .serverVersion(rs.getString("server_version"))
         .recordSha256(rs.getString("record_sha256"))
+        .approvalId(rs.getString("approval_id"))
+        .riskFindings(
+            parse(
+                rs.getString("risk_findings_json"),
+                new TypeReference<List<dev.pysandbox.api.RiskFinding>>() {}))
         .sessionId(rs.getString("session_id"))
         .parentRunId(rs.getString("parent_run_id"))
         .description(rs.getString("description"))

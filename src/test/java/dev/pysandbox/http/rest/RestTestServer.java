@@ -222,6 +222,13 @@ final class RestTestServer implements AutoCloseable {
       String tenant = r.getHeader("X-Test-Tenant");
       if (tenant != null) {
         r.setAttribute(RestServlet.TENANT_ATTRIBUTE, tenant);
+        String role = r.getHeader("X-Test-Role");
+        r.setAttribute(
+            dev.pysandbox.http.HttpFace.CALLER_ATTRIBUTE,
+            new dev.pysandbox.http.Caller(
+                "key_test" + (role == null ? "agent" : role),
+                tenant,
+                role == null ? "agent" : role));
       }
       r.setAttribute(RestServlet.REQUEST_ID_ATTRIBUTE, "req-" + IDS.incrementAndGet());
       String measure = r.getHeader("X-Test-Measure");

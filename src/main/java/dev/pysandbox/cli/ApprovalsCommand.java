@@ -1,0 +1,185 @@
+package dev.pysandbox.cli;
+
+import dev.pysandbox.api.Approval;
+import dev.pysandbox.api.ApprovalList;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.RiskFinding;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.core.DefaultSandboxService;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+/**
+ * {@code pysandbox approvals list|show|approve|deny}: a person on the server's host deciding the
+ * runs held for approval, of every tenant (the host's operator), through the data directory's
+ * store; the server holding a run starts it within a second of its approval.
+ */
+@Command(
+    name = "approvals",
+    mixinStandardHelpOptions = true,
+    description = "Decide the runs held for a person's approval.",
+    subcommands = {
+      ApprovalsCommand.ListApprovals.class,
+      ApprovalsCommand.ShowApproval.class,
+      ApprovalsCommand.Approve.class,
+      ApprovalsCommand.Deny.class
+    })
+final class ApprovalsCommand implements Runnable {
+  @ParentCommand Main main;
+
+  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
+
+  @Override
+  public void run() {
+    spec.commandLine().usage(System.err);
+  }
+
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      description = "The approvals waiting for a decision, oldest first (every tenant's).")
+  static final class ListApprovals implements Callable<Integer> {
+    @ParentCommand ApprovalsCommand approvals;
+
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
+        ApprovalList list = service.allPendingApprovals();
+        if (json) {
+          System.out.println(Json.writePretty(list));
+          return 0;
+        }
+        System.out.printf(
+            "%-20s  %-24s  %-16s  %-24s  %s%n", "APPROVAL", "RUN", "SESSION", "EXPIRES", "WHY");
+        for (Approval a : list.approvals()) {
+          System.out.printf(
+              "%-20s  %-24s  %-16s  %-24s  %s%n",
+              a.approvalId(),
+              a.runId(),
+              a.sessionId() == null ? "-" : TerminalText.escape(a.sessionId()),
+              a.expiresAt(),
+              TerminalText.escape(a.why()));
+        }
+        System.out.printf("(%d pending)%n", list.approvals().size());
+        return 0;
+      }
+    }
+  }
+
+  @Command(
+      name = "show",
+      mixinStandardHelpOptions = true,
+      description = "One approval: why it waits, its findings and the code it would run.")
+  static final class ShowApproval implements Callable<Integer> {
+    @ParentCommand ApprovalsCommand approvals;
+
+    @Parameters(paramLabel = "APPROVAL_ID")
+    String approvalId;
+
+    @Option(names = "--json", description = "Print JSON.")
+    boolean json;
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
+        Approval a = service.anyApproval(approvalId);
+        if (json) {
+          System.out.println(Json.writePretty(a));
+          return 0;
+        }
+        System.out.println("approval:  " + a.approvalId() + " (" + a.state() + ")");
+        System.out.println("run:       " + a.runId());
+        System.out.println("session:   " + (a.sessionId() == null ? "-" : a.sessionId()));
+        System.out.println("requested: " + a.requestedAt() + ", expires " + a.expiresAt());
+        System.out.println("why:       " + TerminalText.escape(a.why()));
+        if (a.decidedAt() != null) {
+          System.out.println(
+              "decided:   "
+                  + a.decidedAt()
+                  + " by "
+                  + TerminalText.escape(String.valueOf(a.decidedBy()))
+                  + " ("
+                  + a.decidedVia()
+                  + ")"
+                  + (a.decisionReason() == null
+                      ? ""
+                      : ": " + TerminalText.escape(a.decisionReason())));
+        }
+        for (RiskFinding f : a.riskFindings()) {
+          System.out.println(
+              "finding:   "
+                  + f.severity()
+                  + " "
+                  + f.rule()
+                  + (f.line() == null ? "" : " line " + f.line())
+                  + ": "
+                  + TerminalText.escape(f.message()));
+        }
+        System.out.println("--- code ---");
+        System.out.println(a.code() == null ? "(gone)" : TerminalText.escape(a.code()));
+        return 0;
+      }
+    }
+  }
+
+  /** approve and deny. */
+  abstract static class Decide implements Callable<Integer> {
+    @ParentCommand ApprovalsCommand approvals;
+
+    @Parameters(paramLabel = "APPROVAL_ID")
+    String approvalId;
+
+    @Option(names = "--reason", paramLabel = "TEXT", description = "Why (kept with it).")
+    String reason;
+
+    @Option(names = "--json", description = "Print the run as JSON.")
+    boolean json;
+
+    abstract boolean approve();
+
+    @Override
+    public Integer call() {
+      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
+        RunRecord run = service.decideAsOperator(approvalId, approve(), reason);
+        if (json) {
+          System.out.println(Json.writePretty(run));
+        } else {
+          System.out.println(
+              approvalId
+                  + (approve()
+                      ? " approved: run " + run.runId() + " starts on the server holding it"
+                      : " denied: run " + run.runId() + " is " + run.status()));
+        }
+        return 0;
+      }
+    }
+  }
+
+  @Command(
+      name = "approve",
+      mixinStandardHelpOptions = true,
+      description = "Approve a held run: the server holding it runs it within a second.")
+  static final class Approve extends Decide {
+    @Override
+    boolean approve() {
+      return true;
+    }
+  }
+
+  @Command(
+      name = "deny",
+      mixinStandardHelpOptions = true,
+      description = "Deny a held run: it ends denied and never runs.")
+  static final class Deny extends Decide {
+    @Override
+    boolean approve() {
+      return false;
+    }
+  }
+}

@@ -1,0 +1,500 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.Approval;
+import dev.pysandbox.api.ApprovalDecision;
+import dev.pysandbox.api.ApprovalList;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.ExecutionRequest;
+import dev.pysandbox.api.Ids;
+import dev.pysandbox.api.Limits;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RiskFinding;
+import dev.pysandbox.api.RunListener;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.store.HeldApproval;
+import dev.pysandbox.store.RunStore;
+import dev.pysandbox.util.Sha256;
+import dev.pysandbox.util.TimeSource;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs held for a person's decision. Which runs wait is decided before anything runs: the code is
+ * analysed ({@link CodeAnalysis}) when the call asks for approval or the server's {@code
+ * approval_policy} is not {@code off}, and a run waits when the policy is {@code always} or a
+ * finding is at or above {@code approval_threshold} (a run the analysis could not look at waits
+ * too: failing closed). A waiting run is recorded {@code awaiting_approval} with its findings and a
+ * pending approval; nothing executes. The decision comes from a person: the face's own prompt (MCP
+ * elicitation, on the caller's thread), the command line or an approver's key over REST, all of
+ * them one conditional write so that exactly one decision wins. The server that holds the run
+ * executes it once approved (a live server adopts the approved runs of a dead one); an approval not
+ * decided within {@code approval_ttl} expires and its run never runs.
+ */
+final class Approvals {
+  private static final Logger log = LoggerFactory.getLogger(Approvals.class);
+
+  /** The most pending approvals a list shows. */
+  static final int MAX_LISTED = 1000;
+
+  /** Runs an approved run in its session or a fresh sandbox (the core's run path). */
+  @FunctionalInterface
+  interface Runner {
+    RunRecord runApproved(String tenant, RunRecord stored, RunListener listener);
+  }
+
+  /**
+   * What the analysis said of a request.
+   *
+   * @param findings every finding, most severe first
+   * @param why why the run must wait, or null when it runs at once
+   */
+  record Verdict(List<RiskFinding> findings, String why) {
+    boolean mustWait() {
+      return why != null;
+    }
+  }
+
+  private final PysandboxConfig config;
+  private final Supplier<RunStore> store;
+  private final TimeSource time;
+  private final CodeAnalysis analysis;
+  private final SecurityEventLog events;
+  private final String instanceId;
+  private final Predicate<String> instanceAlive;
+  private final Executor blocking;
+  private final String backendName;
+  private final Supplier<Provenance> provenance;
+  private final Consumer<String> finished;
+  private final Set<String> executing = ConcurrentHashMap.newKeySet();
+  private volatile Runner runner;
+
+  Approvals(
+      PysandboxConfig config,
+      Supplier<RunStore> store,
+      TimeSource time,
+      CodeAnalysis analysis,
+      SecurityEventLog events,
+      String instanceId,
+      Predicate<String> instanceAlive,
+      Executor blocking,
+      String backendName,
+      Supplier<Provenance> provenance,
+      Consumer<String> finished) {
+    this.config = config;
+    this.store = store;
+    this.time = time;
+    this.analysis = analysis;
+    this.events = events;
+    this.instanceId = instanceId;
+    this.instanceAlive = instanceAlive;
+    this.blocking = blocking;
+    this.backendName = backendName;
+    this.provenance = provenance;
+    this.finished = finished;
+  }
+
+  /** How approved runs are executed; set once the core's run path exists. */
+  void runWith(Runner runner) {
+    this.runner = runner;
+  }
+
+  // -- before a run ------------------------------------------------------------------------------
+
+  /**
+   * Analyses the request's code when the call or the policy asks for approval.
+   *
+   * @return null when no analysis is asked for (the policy is off and the call did not ask)
+   */
+  Verdict verdict(ExecutionRequest request) {
+    boolean asked = Boolean.TRUE.equals(request.requireApproval());
+    String policy = config.approvalPolicy();
+    if (!asked && policy.equals("off")) {
+      return null;
+    }
+    List<RiskFinding> findings;
+    try {
+      findings =
+          analysis.analyze(request.code()).riskFindings().stream()
+              .sorted(Comparator.comparingInt((RiskFinding f) -> -RiskFinding.rank(f.severity())))
+              .toList();
+    } catch (RuntimeException e) {
+      findings =
+          List.of(
+              new RiskFinding(
+                  "analysis_unavailable",
+                  "critical",
+                  "the code could not be analysed ("
+                      + e.getMessage()
+                      + "), so it waits for a person (failing closed)",
+                  null,
+                  null,
+                  null));
+    }
+    String threshold = config.approvalThreshold();
+    List<RiskFinding> over = findings.stream().filter(f -> f.atLeast(threshold)).toList();
+    if (policy.equals("always")) {
+      return new Verdict(findings, "the server's approval_policy is always");
+    }
+    if (!over.isEmpty()) {
+      StringBuilder why =
+          new StringBuilder()
+              .append(over.size())
+              .append(over.size() == 1 ? " finding" : " findings")
+              .append(" at or above ")
+              .append(threshold)
+              .append(": ");
+      for (int i = 0; i < Math.min(3, over.size()); i++) {
+        RiskFinding f = over.get(i);
+        why.append(i == 0 ? "" : "; ")
+            .append(f.severity())
+            .append(' ')
+            .append(f.rule())
+            .append(f.line() == null ? "" : " (line " + f.line() + ")");
+      }
+      if (over.size() > 3) {
+        why.append("; …");
+      }
+      return new Verdict(findings, why.toString());
+    }
+    return new Verdict(findings, null);
+  }
+
+  /**
+   * Records the run as {@code awaiting_approval} with a pending approval, tells the listener it is
+   * recorded, and asks it for a decision; with one, decides it at once (an approved run then runs
+   * on this thread, and its end is returned).
+   *
+   * @param oneShotLimits the sandbox limits a one-shot run will get, or null for the defaults
+   * @return the run as it stands (without its code)
+   */
+  RunRecord hold(
+      String tenant,
+      ExecutionRequest request,
+      int timeoutSeconds,
+      Verdict verdict,
+      String parentRunId,
+      Limits oneShotLimits,
+      RunListener listener) {
+    String runId = Ids.newRunId();
+    String approvalId = Ids.newApprovalId();
+    Instant now = time.instant();
+    Instant expires = now.plus(Duration.ofMinutes(config.approvalTtlMinutes()));
+    RunRecord run =
+        provenance
+            .get()
+            .applyTo(RunRecord.builder())
+            .tenant(tenant)
+            .requestId(RequestIds.current())
+            .runId(runId)
+            .sessionId(request.sessionId())
+            .parentRunId(parentRunId)
+            .description(request.description())
+            .status(RunStatus.AWAITING_APPROVAL)
+            .message(
+                "waiting for a person's approval "
+                    + approvalId
+                    + " (until "
+                    + expires
+                    + "): "
+                    + verdict.why())
+            .code(request.code())
+            .codeHash(Sha256.hex(request.code()))
+            .timeoutSeconds(timeoutSeconds)
+            .backend(backendName)
+            .createdAt(now.toString())
+            .limits(oneShotLimits == null ? Map.of() : oneShotLimits.describe())
+            .riskFindings(verdict.findings())
+            .approvalId(approvalId)
+            .viewCommand("pysandbox approvals show " + approvalId)
+            .build();
+    Approval approval =
+        new Approval(
+            approvalId,
+            runId,
+            tenant,
+            request.sessionId(),
+            Approval.PENDING,
+            verdict.why(),
+            null,
+            verdict.findings(),
+            now.toString(),
+            expires.toString(),
+            null,
+            null,
+            null,
+            null);
+    store.get().insertAwaiting(run, approval, instanceId);
+    Map<String, Object> detail = new LinkedHashMap<>();
+    detail.put("approval_id", approvalId);
+    detail.put("why", verdict.why());
+    detail.put("expires_at", expires.toString());
+    events.record(
+        tenant, SecurityEvent.Kind.APPROVAL_REQUESTED, request.sessionId(), runId, detail);
+    log.info("run {} waits for approval {}: {}", runId, approvalId, verdict.why());
+    try {
+      listener.started(runId);
+    } catch (RuntimeException e) {
+      log.warn("a run listener failed for {}: {}", runId, e.toString());
+    }
+    ApprovalDecision decision = null;
+    try {
+      decision = listener.askApproval(approval.withCode(request.code()));
+    } catch (RuntimeException e) {
+      log.warn("asking for the approval of {} failed: {}", runId, e.toString());
+    }
+    if (decision != null) {
+      try {
+        return decide(
+            tenant,
+            approvalId,
+            decision.approved(),
+            decision.decidedBy(),
+            "elicitation",
+            decision.reason(),
+            listener,
+            true);
+      } catch (PysandboxException e) {
+        // Decided elsewhere first (or expired): the run is as that decision left it.
+        log.info("the prompt's decision on {} came too late: {}", approvalId, e.getMessage());
+      }
+    }
+    return stored(runId);
+  }
+
+  // -- deciding ----------------------------------------------------------------------------------
+
+  /**
+   * Decides a pending approval.
+   *
+   * @param tenant the caller's tenant (another tenant's approval answers {@code not_found}), or
+   *     null for the host's operator (the command line)
+   * @param via {@code cli}, {@code rest}, {@code elicitation} or {@code agent}
+   * @param inline run an approved run on this thread and return its end (the prompt's caller waits
+   *     for it); else it is started in the background by the server holding it
+   * @return the run as it stands after the decision
+   * @throws PysandboxException {@code not_found} for an unknown approval, {@code approval_expired}
+   *     when its time ran out, {@code invalid_argument} when it was decided already
+   */
+  RunRecord decide(
+      String tenant,
+      String approvalId,
+      boolean approve,
+      String decidedBy,
+      String via,
+      String reason,
+      RunListener listener,
+      boolean inline) {
+    HeldApproval held = require(tenant, approvalId);
+    Approval a = held.approval();
+    Instant now = time.instant();
+    String state = approve ? Approval.APPROVED : Approval.DENIED;
+    String cleanReason = reason == null || reason.isBlank() ? null : limit(reason, 2000);
+    if (!store.get().decide(approvalId, state, decidedBy, via, cleanReason, now)) {
+      Approval current = require(tenant, approvalId).approval();
+      if (current.state().equals(Approval.PENDING) || current.state().equals(Approval.EXPIRED)) {
+        expireDue();
+        throw new PysandboxException(
+            ErrorCode.APPROVAL_EXPIRED,
+            "approval "
+                + approvalId
+                + " expired at "
+                + current.expiresAt()
+                + "; its run "
+                + current.runId()
+                + " never ran (run the code again to ask anew)");
+      }
+      throw PysandboxException.invalid(
+          "approval "
+              + approvalId
+              + " was already "
+              + current.state()
+              + (current.decidedBy() == null ? "" : " by " + current.decidedBy())
+              + " at "
+              + current.decidedAt()
+              + ": an approval is used once");
+    }
+    Map<String, Object> detail = new LinkedHashMap<>();
+    detail.put("approval_id", approvalId);
+    detail.put("decided_by", decidedBy);
+    detail.put("via", via);
+    if (cleanReason != null) {
+      detail.put("reason", cleanReason);
+    }
+    events.record(
+        a.tenant(),
+        approve ? SecurityEvent.Kind.APPROVAL_APPROVED : SecurityEvent.Kind.APPROVAL_DENIED,
+        a.sessionId(),
+        a.runId(),
+        detail);
+    log.info("approval {} of run {} {} by {} ({})", approvalId, a.runId(), state, decidedBy, via);
+    if (!approve) {
+      end(
+          a.runId(),
+          RunStatus.DENIED,
+          "denied by " + decidedBy + (cleanReason == null ? "" : ": " + cleanReason));
+      return stored(a.runId());
+    }
+    if (inline) {
+      return execute(a.tenant(), a.runId(), listener);
+    }
+    if (held.instanceId().equals(instanceId)) {
+      executeSoon(a.tenant(), a.runId());
+    } // else the server holding it starts it on its next look (within a second)
+    return stored(a.runId());
+  }
+
+  private static String limit(String text, int max) {
+    return text.length() <= max ? text : text.substring(0, max);
+  }
+
+  /** An approval of the tenant's (any tenant's when null), or {@code not_found}. */
+  private HeldApproval require(String tenant, String approvalId) {
+    Ids.requireApprovalId(approvalId);
+    return store
+        .get()
+        .approval(approvalId)
+        .filter(h -> tenant == null || tenant.equals(h.approval().tenant()))
+        .orElseThrow(
+            () ->
+                new PysandboxException(
+                    ErrorCode.NOT_FOUND, "no approval with id '" + approvalId + "'"));
+  }
+
+  /** One approval with its run's code. */
+  Approval show(String tenant, String approvalId) {
+    Approval a = require(tenant, approvalId).approval();
+    String code = store.get().get(a.runId(), true).map(RunRecord::code).orElse(null);
+    return a.withCode(code);
+  }
+
+  /** Pending approvals, oldest first: the tenant's, or every tenant's when null. */
+  ApprovalList pending(String tenant) {
+    expireDue();
+    return new ApprovalList(store.get().approvals(tenant, Approval.PENDING, MAX_LISTED));
+  }
+
+  // -- the holder's work -------------------------------------------------------------------------
+
+  /**
+   * Expires what is due and starts the approved runs this server holds (or adopts from a dead one).
+   * Called every second; never throws.
+   */
+  void tick() {
+    try {
+      expireDue();
+      for (HeldApproval h : store.get().approvedWaiting()) {
+        String holder = h.instanceId();
+        if (!holder.equals(instanceId)) {
+          if (instanceAlive.test(holder)
+              || !store.get().claimApproval(h.approval().approvalId(), holder, instanceId)) {
+            continue;
+          }
+          log.info(
+              "adopted approved run {} of a server that is gone ({})",
+              h.approval().runId(),
+              holder);
+        }
+        executeSoon(h.approval().tenant(), h.approval().runId());
+      }
+    } catch (RuntimeException e) {
+      log.warn("looking at approvals failed (again in a second): {}", e.getMessage());
+    }
+  }
+
+  private void expireDue() {
+    for (Approval a : store.get().expireApprovals(time.instant())) {
+      end(
+          a.runId(),
+          RunStatus.EXPIRED,
+          "approval " + a.approvalId() + " was not decided before " + a.expiresAt());
+      events.record(
+          a.tenant(),
+          SecurityEvent.Kind.APPROVAL_EXPIRED,
+          a.sessionId(),
+          a.runId(),
+          Map.of("approval_id", a.approvalId(), "expired_at", a.expiresAt()));
+    }
+  }
+
+  private void executeSoon(String tenant, String runId) {
+    if (!executing.add(runId)) {
+      return;
+    }
+    try {
+      blocking.execute(
+          () -> {
+            try {
+              execute(tenant, runId, RunListener.NONE);
+            } catch (RuntimeException e) {
+              // A busy session, a stopping server: still approved and waiting; tried again.
+              log.info("approved run {} did not start yet: {}", runId, e.getMessage());
+            } finally {
+              executing.remove(runId);
+            }
+          });
+    } catch (RejectedExecutionException e) {
+      executing.remove(runId);
+    }
+  }
+
+  private RunRecord execute(String tenant, String runId, RunListener listener) {
+    Runner r = runner;
+    if (r == null) {
+      throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, "this process runs no code");
+    }
+    RunRecord stored =
+        store
+            .get()
+            .get(runId, true)
+            .orElseThrow(
+                () -> new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " is gone"));
+    return r.runApproved(tenant, stored, listener);
+  }
+
+  /** Ends a run that never ran ({@code denied}, {@code expired}). */
+  private void end(String runId, RunStatus status, String message) {
+    store
+        .get()
+        .get(runId, true)
+        .ifPresent(
+            r -> {
+              boolean changed =
+                  store
+                      .get()
+                      .finish(
+                          r.toBuilder()
+                              .status(status)
+                              .message(message)
+                              .finishedAt(time.instant().toString())
+                              .build());
+              if (changed) {
+                finished.accept(runId);
+              }
+            });
+  }
+
+  private RunRecord stored(String runId) {
+    return store
+        .get()
+        .get(runId, false)
+        .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(runId)).build())
+        .orElseThrow(
+            () -> new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " is gone"));
+  }
+}
