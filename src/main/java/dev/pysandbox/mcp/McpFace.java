@@ -284,24 +284,6 @@ public final class McpFace {
             (RunOutputs o) -> ToolResults.ok(o, Json.write(o.outputs()))),
         f.tool(Operations.RERUN, (RunRecord r) -> ToolResults.run(r, resultOutputLimit)),
         f.tool(
-            Operations.LIST_PENDING_APPROVALS,
-            (dev.pysandbox.api.ApprovalList list) -> {
-              StringBuilder text =
-                  new StringBuilder().append(list.approvals().size()).append(" pending\n");
-              list.approvals()
-                  .forEach(
-                      a ->
-                          text.append(a.approvalId())
-                              .append("  run ")
-                              .append(a.runId())
-                              .append("  until ")
-                              .append(a.expiresAt())
-                              .append("  ")
-                              .append(a.why())
-                              .append('\n'));
-              return ToolResults.ok(list, text.toString());
-            }),
-        f.tool(
             Operations.DIFF_RUNS,
             (dev.pysandbox.api.RunDiff d) ->
                 ToolResults.ok(
@@ -351,6 +333,24 @@ public final class McpFace {
                         + (e.content() == null
                             ? "; too large to return, open it on the host"
                             : ""))),
+        f.tool(
+            Operations.LIST_PENDING_APPROVALS,
+            (dev.pysandbox.api.ApprovalList list) -> {
+              StringBuilder text =
+                  new StringBuilder().append(list.approvals().size()).append(" pending\n");
+              list.approvals()
+                  .forEach(
+                      a ->
+                          text.append(a.approvalId())
+                              .append("  run ")
+                              .append(a.runId())
+                              .append("  until ")
+                              .append(a.expiresAt())
+                              .append("  ")
+                              .append(a.why())
+                              .append('\n'));
+              return ToolResults.ok(list, text.toString());
+            }),
         f.tool(
             Operations.CHECK_SETUP,
             (SetupReport r) -> {

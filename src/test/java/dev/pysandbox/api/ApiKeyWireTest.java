@@ -13,7 +13,8 @@ class ApiKeyWireTest {
         new ApiKeyInfo("key_0123456789ab", "acme", null, "2026-03-01T10:00:00Z", null, null);
     Map<String, Object> json = Json.toMap(info);
     assertThat(json)
-        .containsOnlyKeys("key_id", "tenant", "label", "created_at", "last_used_at", "revoked_at")
+        .containsOnlyKeys(
+            "key_id", "tenant", "label", "created_at", "last_used_at", "revoked_at", "role")
         .containsEntry("key_id", "key_0123456789ab")
         .containsEntry("last_used_at", null);
     assertThat(Json.mapper().convertValue(json, ApiKeyInfo.class)).isEqualTo(info);

@@ -259,6 +259,26 @@ class HttpTenantsIT {
             Body.multipart("form.txt", "form upload"),
             Set.of(200, 201)),
         rest("GET", api + "/setup", "/setup", Body.NONE, ok),
+        rest("GET", api + "/approvals", "/approvals", Body.NONE, ok),
+        rest(
+            "GET",
+            api + "/approvals/apr_0000000000000000",
+            "/approvals/{approval_id}",
+            Body.NONE,
+            Set.of(404)),
+        // An agent's key may not decide: 403 before anything is looked up.
+        rest(
+            "POST",
+            api + "/approvals/apr_0000000000000000/approve",
+            "/approvals/{approval_id}/approve",
+            Body.json("{}"),
+            Set.of(403)),
+        rest(
+            "POST",
+            api + "/approvals/apr_0000000000000000/deny",
+            "/approvals/{approval_id}/deny",
+            Body.json("{}"),
+            Set.of(403)),
         new Row("GET", api + "/openapi.json", "/openapi.json", Body.NONE, true, ok),
         own("POST", "/mcp", Body.mcp(INITIALIZE), ok),
         // Without an MCP session the SDK refuses these: its answer, not ours.
