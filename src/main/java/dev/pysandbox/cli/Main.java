@@ -30,7 +30,8 @@ import picocli.CommandLine.ScopeType;
       LogsCommand.class,
       KeysCommand.class,
       DoctorCommand.class,
-      ConfigCommand.class
+      ConfigCommand.class,
+      EventsCommand.class
     })
 public final class Main implements Runnable {
   @Option(
