@@ -82,6 +82,11 @@ public final class Ids {
     return "apr_" + RandomIds.hex(8);
   }
 
+  /** A new security event's id: {@code evt_} and 16 hex digits. */
+  public static String newEventId() {
+    return "evt_" + RandomIds.hex(8);
+  }
+
   /** {@link #require} for an API key's {@code key_id}. */
   public static String requireKeyId(String keyId) {
     return require("key_id", keyId);

@@ -225,6 +225,25 @@ public interface SandboxService extends AutoCloseable {
   RunRecord decideApproval(
       String approvalId, boolean approve, String decidedBy, String via, String reason);
 
+  /**
+   * A page of the caller's security events, newest first: approvals requested, approved, denied and
+   * expired, runs stopped by a limit, denied imports and network attempts, sandboxes that died.
+   * Events this server recorded are listed at once; each is written to the store off the path of
+   * the call it concerns.
+   *
+   * @throws PysandboxException {@code invalid_argument} for a cursor that names no event of the
+   *     caller's
+   */
+  SecurityEventList listSecurityEvents(SecurityEventQuery query);
+
+  /**
+   * How many security events this server recorded since it started, by kind, for its metrics: every
+   * tenant's, so only the server's own view (not a tenant's) counts any.
+   */
+  default SecurityEventCounts securityEventCounts() {
+    return SecurityEventCounts.NONE;
+  }
+
   // -- audit -------------------------------------------------------------------------------------
 
   /**

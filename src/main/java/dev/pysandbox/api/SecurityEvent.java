@@ -23,8 +23,18 @@ public record SecurityEvent(
     String at,
     Map<String, Object> detail) {
 
+  /** {@code detail} is copied in its order, without the entries whose value is null. */
   public SecurityEvent {
-    detail = detail == null ? Map.of() : Map.copyOf(detail);
+    Map<String, Object> copy = new java.util.LinkedHashMap<>();
+    if (detail != null) {
+      detail.forEach(
+          (k, v) -> {
+            if (k != null && v != null) {
+              copy.put(k, v);
+            }
+          });
+    }
+    detail = java.util.Collections.unmodifiableMap(copy);
   }
 
   /** The kinds of security event. */
@@ -42,6 +52,16 @@ public record SecurityEvent(
     @com.fasterxml.jackson.annotation.JsonValue
     public String wireName() {
       return WireNames.of(this);
+    }
+
+    /**
+     * The kind whose wire name is {@code name}.
+     *
+     * @throws PysandboxException {@code invalid_argument} naming the known kinds
+     */
+    @com.fasterxml.jackson.annotation.JsonCreator
+    public static Kind fromWire(String name) {
+      return WireNames.parse(Kind.class, "kind", name);
     }
 
     @Override

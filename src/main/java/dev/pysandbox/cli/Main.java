@@ -31,7 +31,8 @@ import picocli.CommandLine.ScopeType;
       KeysCommand.class,
       ApprovalsCommand.class,
       DoctorCommand.class,
-      ConfigCommand.class
+      ConfigCommand.class,
+      EventsCommand.class
     })
 public final class Main implements Runnable {
   @Option(

@@ -212,6 +212,18 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public dev.pysandbox.api.SecurityEventList listSecurityEvents(
+      dev.pysandbox.api.SecurityEventQuery query) {
+    return local.listSecurityEvents(query);
+  }
+
+  /** Every tenant's: this is the server's own view. */
+  @Override
+  public dev.pysandbox.api.SecurityEventCounts securityEventCounts() {
+    return core.securityEvents.counts();
+  }
+
+  @Override
   public RunRecord rerun(dev.pysandbox.api.RerunRequest request, RunListener listener) {
     return local.rerun(request, listener);
   }

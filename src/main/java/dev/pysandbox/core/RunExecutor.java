@@ -50,6 +50,7 @@ final class RunExecutor {
   private final LiveRuns live;
   private final Supplier<Provenance> provenance;
   private final Consumer<String> finished;
+  private final SecurityEventLog securityEvents;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
   private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
 
@@ -64,7 +65,8 @@ final class RunExecutor {
       long outputMaxBytes,
       LiveRuns live,
       Supplier<Provenance> provenance,
-      Consumer<String> finished) {
+      Consumer<String> finished,
+      SecurityEventLog securityEvents) {
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -76,6 +78,7 @@ final class RunExecutor {
     this.live = live;
     this.provenance = provenance;
     this.finished = finished;
+    this.securityEvents = securityEvents;
   }
 
   /**
@@ -476,9 +479,63 @@ final class RunExecutor {
       return done;
     } finally {
       ended(run, done);
+      // Before the run is released: whoever learns that it ended can list its events.
+      recordSecurityEvents(o);
       if (run.build().sessionId() == null) {
         release(run.build().runId());
       }
+    }
+  }
+
+  /**
+   * A run stopped by a limit ({@code kill_reason} set: a timeout too) is {@code limit_stopped_run};
+   * a sandbox gone during a run for no limit, no cancel and no stop of the server's (the code
+   * exited, crashed or was killed from outside; the launcher died) is {@code sandbox_died}. A run
+   * cancelled by its caller is neither.
+   */
+  private void recordSecurityEvents(Execution.Outcome o) {
+    try {
+      recordSecurityEventsOf(o);
+    } catch (RuntimeException e) {
+      log.warn("the security events of a run could not be recorded: {}", e.toString());
+    }
+  }
+
+  private void recordSecurityEventsOf(Execution.Outcome o) {
+    RunRecord r = o.run().build();
+    ActiveRun a = active.get(r.runId());
+    if (r.killReason() != null) {
+      Map<String, Object> limits = new java.util.LinkedHashMap<>(r.limits());
+      limits.put("timeout_seconds", r.timeoutSeconds());
+      Map<String, Object> detail = new java.util.LinkedHashMap<>();
+      detail.put("limit", r.killReason().wireName());
+      detail.put("status", r.status().wireName());
+      detail.put("message", r.message());
+      detail.put("limits", limits);
+      detail.put("duration_ms", r.durationMs());
+      detail.put("peak_memory_bytes", r.peakMemoryBytes());
+      securityEvents.record(
+          r.tenant(),
+          dev.pysandbox.api.SecurityEvent.Kind.LIMIT_STOPPED_RUN,
+          r.sessionId(),
+          r.runId(),
+          detail);
+    } else if (o.sandboxGone()
+        && (r.status() == RunStatus.FAILED
+            // Interrupted by the host (its launcher died), not by the server stopping: that sets
+            // interruptedBy, or interrupts the run's thread.
+            || (r.status() == RunStatus.INTERRUPTED
+                && (a == null || a.interruptedBy() == null)
+                && !Thread.currentThread().isInterrupted()))) {
+      Map<String, Object> detail = new java.util.LinkedHashMap<>();
+      detail.put("reason", o.deathReason());
+      detail.put("exit_code", r.exitCode());
+      securityEvents.record(
+          r.tenant(),
+          dev.pysandbox.api.SecurityEvent.Kind.SANDBOX_DIED,
+          r.sessionId(),
+          r.runId(),
+          detail);
     }
   }
 

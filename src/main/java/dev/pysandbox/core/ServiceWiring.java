@@ -118,7 +118,8 @@ final class ServiceWiring {
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
-            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive));
+            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive),
+            this::sandboxDied);
     this.live =
         new LiveRuns(
             pools.timer,
@@ -127,7 +128,8 @@ final class ServiceWiring {
             id -> store().get(id, false),
             id -> EventSpill.fileOf(layout.runFiles(id)),
             !readOnly);
-    this.securityEvents = new SecurityEventLog();
+    this.securityEvents =
+        new SecurityEventLog(this::store, time, pools.blocking, pools.timer, !readOnly);
     this.analysis = new CodeAnalysis();
     this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
     this.runs =
@@ -142,7 +144,8 @@ final class ServiceWiring {
             config.outputMaxBytes(),
             live,
             () -> Provenance.of(backend.interpreter()),
-            audit::finished);
+            audit::finished,
+            securityEvents);
     this.started = new StartedRuns(pools.blocking, runs);
     this.approvals =
         new Approvals(
@@ -239,6 +242,16 @@ final class ServiceWiring {
     }
   }
 
+  /** An idle session's sandbox died on its own: a security event of the session's tenant. */
+  private void sandboxDied(Session s, String reason) {
+    securityEvents.record(
+        s.tenant,
+        dev.pysandbox.api.SecurityEvent.Kind.SANDBOX_DIED,
+        s.id,
+        null,
+        java.util.Map.of("reason", reason));
+  }
+
   /** Throws {@code backend_unavailable} with the reason when no sandbox can be started. */
   void requireBackend() {
     backend
@@ -295,6 +308,7 @@ final class ServiceWiring {
     retryDeferredSafely();
     audit.close();
     analysis.close();
+    securityEvents.close();
     store
         .ifOpen()
         .ifPresent(

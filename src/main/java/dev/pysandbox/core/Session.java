@@ -115,10 +115,15 @@ final class Session {
     return deadReason;
   }
 
-  void die(String reason) {
+  /**
+   * @return true when this call made the session dead (it was not yet)
+   */
+  synchronized boolean die(String reason) {
     if (deadReason == null) {
       deadReason = reason;
+      return true;
     }
+    return false;
   }
 
   boolean isClosed() {

@@ -52,6 +52,14 @@ final class SessionManager {
     Optional<String> claim(Session session);
   }
 
+  /**
+   * Told, once, when a session's sandbox died while the session was idle (it exited, was killed
+   * from outside, or its launcher died): no run of its own says so.
+   */
+  interface Deaths {
+    void died(Session session, String reason);
+  }
+
   private final PysandboxConfig config;
   private final TimeSource clock;
   private final WarmPool pool;
@@ -59,6 +67,7 @@ final class SessionManager {
   private final Closer closer;
   private final Journal journal;
   private final Claimer claimer;
+  private final Deaths deaths;
   private final Map<SessionKey, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
 
@@ -69,9 +78,11 @@ final class SessionManager {
       Executor blocking,
       Closer closer,
       Journal journal,
-      Claimer claimer) {
+      Claimer claimer,
+      Deaths deaths) {
     this.journal = journal;
     this.claimer = claimer;
+    this.deaths = deaths;
     this.config = config;
     this.clock = clock;
     this.pool = pool;
@@ -156,7 +167,7 @@ final class SessionManager {
                 if (!created.isClosed()
                     && created.deadReason() == null
                     && !created.lock.isLocked()) {
-                  markDead(created, idleDeath(sandbox));
+                  diedIdle(created, sandbox);
                 }
               });
       log.info("session {} opened", id);
@@ -214,7 +225,7 @@ final class SessionManager {
         throw new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
       }
       if (s.deadReason() == null && !sandbox.worker().isOpen()) {
-        markDead(s, idleDeath(sandbox));
+        diedIdle(s, sandbox);
       }
       if (s.deadReason() != null) {
         throw dead(s);
@@ -224,6 +235,20 @@ final class SessionManager {
       s.touch(clock.instant());
       s.lock.unlock();
       journal.changed(s);
+    }
+  }
+
+  /** The sandbox of an idle session died: the session is dead, and that is told once. */
+  private void diedIdle(Session s, Sandbox sandbox) {
+    String reason = idleDeath(sandbox);
+    boolean first = s.die(reason);
+    markDead(s, reason);
+    if (first) {
+      try {
+        deaths.died(s, reason);
+      } catch (RuntimeException e) {
+        log.warn("session {}: its death could not be told: {}", s.id, e.toString());
+      }
     }
   }
 

@@ -271,6 +271,26 @@ final class TenantView implements SandboxService {
         tenant, approvalId, approve, decidedBy, via, reason, RunListener.NONE, false);
   }
 
+  /**
+   * This tenant's events, after writing what this server has queued (so that a caller sees the
+   * events of the run it was just answered); {@code next_cursor} only when an older one matches.
+   */
+  @Override
+  public dev.pysandbox.api.SecurityEventList listSecurityEvents(
+      dev.pysandbox.api.SecurityEventQuery query) {
+    core.securityEvents.flush();
+    List<dev.pysandbox.api.SecurityEvent> page = core.store().securityEvents(tenant, query);
+    String next = null;
+    if (page.size() == query.limit()) {
+      String last = page.get(page.size() - 1).eventId();
+      dev.pysandbox.api.SecurityEventQuery after =
+          new dev.pysandbox.api.SecurityEventQuery(
+              query.since(), query.kind(), query.sessionId(), 1, last);
+      next = core.store().securityEvents(tenant, after).isEmpty() ? null : last;
+    }
+    return new dev.pysandbox.api.SecurityEventList(page, next);
+  }
+
   // -- audit -------------------------------------------------------------------------------------
 
   @Override

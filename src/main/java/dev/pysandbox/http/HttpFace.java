@@ -196,7 +196,7 @@ public final class HttpFace {
 
     ServletContextHandler context = new ServletContextHandler("/");
     context.setErrorHandler(new JsonErrorHandler.ForServlets());
-    HttpMetrics metrics = new HttpMetrics(inFlight, this::openSessions);
+    HttpMetrics metrics = new HttpMetrics(inFlight, this::openSessions, this::securityEvents);
     requestFilter = new RequestFilter(inFlight, metrics);
     int maxMessage = McpFace.maxMessageBytes(config.uploadMaxBytes());
     Map<String, Long> limits = new HashMap<>();
@@ -310,6 +310,14 @@ public final class HttpFace {
           : 0;
     } catch (RuntimeException e) {
       return 0;
+    }
+  }
+
+  private dev.pysandbox.api.SecurityEventCounts securityEvents() {
+    try {
+      return service.securityEventCounts();
+    } catch (RuntimeException e) {
+      return dev.pysandbox.api.SecurityEventCounts.NONE;
     }
   }
 

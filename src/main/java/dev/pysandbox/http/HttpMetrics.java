@@ -1,5 +1,8 @@
 package dev.pysandbox.http;
 
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventCounts;
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.Timer;
 import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
@@ -11,17 +14,25 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.Supplier;
 
 /**
  * What {@code GET /metrics} shows, in Prometheus text: HTTP requests by method, route (the servlet
  * mapping, so unknown paths cannot multiply series) and status, with their latency; requests in
- * flight; open sandbox sessions; the JVM's memory, threads, CPU and uptime.
+ * flight; open sandbox sessions; security events by kind ({@code
+ * pysandbox_security_events_total{kind="limit_stopped_run"}}); the JVM's memory, threads, CPU and
+ * uptime.
  */
 final class HttpMetrics {
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
-  HttpMetrics(InFlight inFlight, IntSupplier openSessions) {
+  // Micrometer holds a function counter's state object weakly: this keeps it while we live.
+  private final Supplier<SecurityEventCounts> securityEvents;
+
+  HttpMetrics(
+      InFlight inFlight, IntSupplier openSessions, Supplier<SecurityEventCounts> securityEvents) {
+    this.securityEvents = securityEvents;
     new JvmMemoryMetrics().bindTo(registry);
     new JvmThreadMetrics().bindTo(registry);
     new ProcessorMetrics().bindTo(registry);
@@ -31,6 +42,19 @@ final class HttpMetrics {
         .register(registry);
     Gauge.builder("pysandbox.sessions.open", openSessions, s -> s.getAsInt())
         .description("Sandbox sessions open on this server")
+        .register(registry);
+    for (SecurityEvent.Kind kind : SecurityEvent.Kind.values()) {
+      FunctionCounter.builder(
+              "pysandbox.security.events",
+              securityEvents,
+              s -> s.get().recorded().getOrDefault(kind.wireName(), 0L))
+          .description("Security events this server recorded, by kind (every tenant's)")
+          .tag("kind", kind.wireName())
+          .register(registry);
+    }
+    FunctionCounter.builder(
+            "pysandbox.security.events.not.stored", securityEvents, s -> s.get().notStored())
+        .description("Security events counted that never reached the store")
         .register(registry);
   }
 

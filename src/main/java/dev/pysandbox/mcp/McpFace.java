@@ -352,6 +352,30 @@ public final class McpFace {
               return ToolResults.ok(list, text.toString());
             }),
         f.tool(
+            Operations.LIST_SECURITY_EVENTS,
+            (dev.pysandbox.api.SecurityEventList page) -> {
+              StringBuilder text = new StringBuilder();
+              text.append(page.events().size()).append(" security events");
+              text.append(
+                  page.nextCursor() == null
+                      ? "\n"
+                      : " (older: cursor " + page.nextCursor() + ")\n");
+              page.events()
+                  .forEach(
+                      e ->
+                          text.append(e.at())
+                              .append("  ")
+                              .append(e.kind())
+                              .append("  ")
+                              .append(e.sessionId() == null ? "-" : e.sessionId())
+                              .append("  ")
+                              .append(e.runId() == null ? "-" : e.runId())
+                              .append("  ")
+                              .append(Json.write(e.detail()))
+                              .append('\n'));
+              return ToolResults.ok(page, text.toString());
+            }),
+        f.tool(
             Operations.CHECK_SETUP,
             (SetupReport r) -> {
               String text =

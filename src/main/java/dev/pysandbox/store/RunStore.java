@@ -3,6 +3,8 @@ package dev.pysandbox.store;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventQuery;
 import java.util.Optional;
 import java.util.function.Predicate;
 
@@ -184,6 +186,28 @@ public interface RunStore extends AutoCloseable {
    * @return those changed
    */
   java.util.List<dev.pysandbox.api.Approval> expireApprovals(java.time.Instant now);
+
+  // -- security events ---------------------------------------------------------------------------
+
+  /**
+   * Records a security event, owned by its {@link SecurityEvent#tenant()}. Events are never changed
+   * afterwards.
+   *
+   * @param event with its {@link SecurityEvent#eventId()} and {@link SecurityEvent#at()} set;
+   *     {@code at} is kept to the millisecond
+   */
+  void recordSecurityEvent(SecurityEvent event);
+
+  /**
+   * A page of one tenant's security events, newest first (by time, then by event id), at most
+   * {@link SecurityEventQuery#limit()}; after the event {@link SecurityEventQuery#cursor()} when it
+   * is set. An age in {@link SecurityEventQuery#since()} counts back from the store's clock (the
+   * server's time source).
+   *
+   * @throws dev.pysandbox.api.PysandboxException {@code invalid_argument} when the cursor names no
+   *     event of this tenant (another tenant's event answers the same)
+   */
+  java.util.List<SecurityEvent> securityEvents(String tenant, SecurityEventQuery query);
 
   @Override
   void close();

@@ -304,6 +304,53 @@ class CliIT {
     assertThat(noTenant.stdout()).isEmpty();
   }
 
+  @Test
+  void events_fromAnotherDirectory_listTheRunStoppedByItsTimeout(@TempDir Path elsewhere)
+      throws Exception {
+    ServerProcess.Result timedOut =
+        ServerProcess.run(dataDir, null, "run", "--timeout", "1", "-c", "while True: pass");
+    assertThat(timedOut.exit()).as(timedOut.stderr()).isEqualTo(124);
+    String runId =
+        timedOut.stderr().replaceAll("(?s).*pysandbox runs show (run_[0-9a-f]+).*", "$1");
+    assertThat(runId).matches("run_[0-9a-f]{20}");
+
+    ServerProcess.Result json = ServerProcess.runIn(elsewhere, dataDir, null, "events", "--json");
+    assertThat(json.exit()).as(json.stderr()).isZero();
+    var page = Json.mapper().readTree(json.stdout());
+    assertThat(page.path("events")).hasSize(1);
+    var event = page.path("events").get(0);
+    assertThat(event.path("kind").asText()).isEqualTo("limit_stopped_run");
+    assertThat(event.path("run_id").asText()).isEqualTo(runId);
+    assertThat(event.path("detail").path("limit").asText()).isEqualTo("timeout");
+    assertThat(event.path("detail").path("limits").path("timeout_seconds").asInt()).isEqualTo(1);
+    assertThat(event.has("tenant")).isFalse();
+    assertThat(page.path("next_cursor").isNull()).isTrue();
+
+    ServerProcess.Result text =
+        ServerProcess.runIn(
+            elsewhere, dataDir, null, "events", "--since", "1h", "--kind", "limit_stopped_run");
+    assertThat(text.exit()).as(text.stderr()).isZero();
+    assertThat(text.stdout())
+        .startsWith("AT ")
+        .contains("limit_stopped_run")
+        .contains(runId)
+        .contains("\"limit\":\"timeout\"")
+        .endsWith("(1 events)\n");
+
+    ServerProcess.Result otherTenant =
+        ServerProcess.runIn(elsewhere, dataDir, null, "events", "--json", "--tenant", "alice");
+    assertThat(Json.mapper().readTree(otherTenant.stdout()).path("events")).isEmpty();
+
+    ServerProcess.Result badKind =
+        ServerProcess.runIn(elsewhere, dataDir, null, "events", "--kind", "oom");
+    assertThat(badKind.exit()).isEqualTo(2);
+    assertThat(badKind.stderr())
+        .contains("invalid_argument")
+        .contains("unknown kind 'oom'")
+        .contains("limit_stopped_run, import_denied");
+    assertThat(badKind.stdout()).isEmpty();
+  }
+
   /** Regression: `pysandbox runs list --help` and the like failed with "Unknown option". */
   @Test
   void help_onEverySubcommand_printsItsUsage() throws Exception {

@@ -279,6 +279,7 @@ class HttpTenantsIT {
             "/approvals/{approval_id}/deny",
             Body.json("{}"),
             Set.of(403)),
+        rest("GET", api + "/security-events", "/security-events", Body.NONE, ok),
         new Row("GET", api + "/openapi.json", "/openapi.json", Body.NONE, true, ok),
         own("POST", "/mcp", Body.mcp(INITIALIZE), ok),
         // Without an MCP session the SDK refuses these: its answer, not ours.
@@ -450,6 +451,44 @@ class HttpTenantsIT {
                 "runs",
                 "run_id"))
         .isEmpty();
+
+    // A security event of alice's (a one-shot run stopped by its timeout) is hers alone.
+    String stopped =
+        runId(
+            send(
+                base,
+                "POST",
+                api + "/runs",
+                alice,
+                json("code", "while True: pass", "timeout_seconds", 1)));
+    assertThat(
+            ids(
+                send(
+                    base, "GET", api + "/security-events?kind=limit_stopped_run", alice, Body.NONE),
+                "events",
+                "run_id"))
+        .contains(stopped);
+    List<String> alicesEvents =
+        ids(send(base, "GET", api + "/security-events", alice, Body.NONE), "events", "event_id");
+    assertThat(
+            ids(send(base, "GET", api + "/security-events", bob, Body.NONE), "events", "event_id"))
+        .doesNotContainAnyElementsOf(alicesEvents);
+    assertThat(
+            ids(
+                send(base, "GET", api + "/security-events?session_id=alice-only", bob, Body.NONE),
+                "events",
+                "event_id"))
+        .isEmpty();
+    HttpResponse<String> theirCursor =
+        send(base, "GET", api + "/security-events?cursor=" + alicesEvents.get(0), bob, Body.NONE);
+    HttpResponse<String> noCursor =
+        send(base, "GET", api + "/security-events?cursor=evt_0000000000000000", bob, Body.NONE);
+    assertThat(theirCursor.statusCode()).as(theirCursor.body()).isEqualTo(400);
+    assertThat(
+            sameButIds(
+                theirCursor.body(), alicesEvents.get(0), noCursor.body(), "evt_0000000000000000"))
+        .as(theirCursor.body() + " vs " + noCursor.body())
+        .isTrue();
 
     // A run of alice's still going: bob cannot cancel it.
     CompletableFuture<HttpResponse<String>> live =

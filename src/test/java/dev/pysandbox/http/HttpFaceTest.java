@@ -214,6 +214,32 @@ class HttpFaceTest {
   }
 
   @Test
+  void metrics_countSecurityEventsByKind_everyKindShownFromZero() throws Exception {
+    String before = get("/metrics", "X-API-Key", FakeKeys.GOOD).body();
+    for (String kind : dev.pysandbox.api.op.Operations.SECURITY_EVENT_KINDS) {
+      assertThat(before).contains("pysandbox_security_events_total{kind=\"" + kind + "\"}");
+    }
+    assertThat(before).contains("pysandbox_security_events_not_stored_total 0.0");
+    double stopped = sample(before, "pysandbox_security_events_total{kind=\"limit_stopped_run\"}");
+    dev.pysandbox.api.RunRecord r =
+        service.run(
+            new dev.pysandbox.api.ExecutionRequest("import time\ntime.sleep(30)", null, null, 1));
+    assertThat(r.status()).isEqualTo(dev.pysandbox.api.RunStatus.TIMED_OUT);
+    String after = get("/metrics", "X-API-Key", FakeKeys.GOOD).body();
+    assertThat(sample(after, "pysandbox_security_events_total{kind=\"limit_stopped_run\"}"))
+        .isEqualTo(stopped + 1);
+  }
+
+  /** The value of one series in Prometheus text. */
+  private static double sample(String text, String series) {
+    return text.lines()
+        .filter(l -> l.startsWith(series + " "))
+        .mapToDouble(l -> Double.parseDouble(l.substring(series.length() + 1).trim()))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError(series + " not in the metrics"));
+  }
+
+  @Test
   void mountedServlet_findsCallerTenantAndRequestId_onTheRequestAndInTheMdc() throws Exception {
     HttpResponse<String> r =
         send("POST", "/api/v1/echo", "hello", "X-API-Key", FakeKeys.GOOD, "X-Request-Id", "r-1");

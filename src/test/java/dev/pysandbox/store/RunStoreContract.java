@@ -4,15 +4,20 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
+import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ErrorInfo;
+import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -334,5 +339,135 @@ public abstract class RunStoreContract {
       pool.shutdownNow();
       stores.forEach(RunStore::close);
     }
+  }
+
+  // -- security events ---------------------------------------------------------------------------
+
+  static String eventId(int n) {
+    return String.format("evt_%016x", n);
+  }
+
+  static SecurityEvent event(
+      int n, String tenant, SecurityEvent.Kind kind, String session, long atMillis) {
+    Map<String, Object> detail = new LinkedHashMap<>();
+    detail.put("limit", "timeout");
+    detail.put("limits", Map.of("memory_limit_mb", 512, "timeout_seconds", 1));
+    detail.put("message", "execution timed out after 1003 ms (limit 1 s)");
+    return new SecurityEvent(
+        eventId(n),
+        kind.wireName(),
+        tenant,
+        session,
+        "run_" + String.format("%020x", n),
+        Instant.ofEpochMilli(atMillis).toString(),
+        detail);
+  }
+
+  private List<String> ids(String tenant, SecurityEventQuery q) {
+    return store.securityEvents(tenant, q).stream().map(SecurityEvent::eventId).toList();
+  }
+
+  private static SecurityEventQuery query(
+      String since, SecurityEvent.Kind kind, String session, int limit, String cursor) {
+    return new SecurityEventQuery(since, kind, session, limit, cursor);
+  }
+
+  @Test
+  void securityEvents_areKeptAsRecorded_newestFirst_andListedOnlyToTheirTenant() throws Exception {
+    SecurityEvent first = event(1, "alice", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s1", 1_000);
+    SecurityEvent second = event(2, "alice", SecurityEvent.Kind.SANDBOX_DIED, null, 2_000);
+    SecurityEvent bobs = event(3, "bob", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s1", 1_500);
+    store.recordSecurityEvent(first);
+    store.recordSecurityEvent(second);
+    store.recordSecurityEvent(bobs);
+
+    List<SecurityEvent> alices = store.securityEvents("alice", SecurityEventQuery.newest());
+    assertThat(alices).containsExactly(second, first);
+    assertThat(alices.get(1).detail())
+        .containsEntry("limit", "timeout")
+        .containsEntry("limits", Map.of("memory_limit_mb", 512, "timeout_seconds", 1));
+    assertThat(alices.get(1).tenant()).isEqualTo("alice");
+    assertThat(store.securityEvents("bob", SecurityEventQuery.newest())).containsExactly(bobs);
+    assertThat(store.securityEvents("carol", SecurityEventQuery.newest())).isEmpty();
+
+    // Another process sharing the data sees them too.
+    RunStore other = newStore();
+    try {
+      assertThat(other.securityEvents("alice", SecurityEventQuery.newest()))
+          .containsExactly(second, first);
+    } finally {
+      other.close();
+    }
+  }
+
+  @Test
+  void securityEvents_areFilteredByKindSessionAndSince() {
+    store.recordSecurityEvent(event(1, "alice", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s1", 1_000));
+    store.recordSecurityEvent(event(2, "alice", SecurityEvent.Kind.SANDBOX_DIED, "s1", 2_000));
+    store.recordSecurityEvent(event(3, "alice", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s2", 3_000));
+    store.recordSecurityEvent(event(4, "alice", SecurityEvent.Kind.LIMIT_STOPPED_RUN, null, 4_000));
+
+    assertThat(ids("alice", query(null, SecurityEvent.Kind.LIMIT_STOPPED_RUN, null, 100, null)))
+        .containsExactly(eventId(4), eventId(3), eventId(1));
+    assertThat(ids("alice", query(null, SecurityEvent.Kind.APPROVAL_DENIED, null, 100, null)))
+        .isEmpty();
+    assertThat(ids("alice", query(null, null, "s1", 100, null)))
+        .containsExactly(eventId(2), eventId(1));
+    // since is inclusive: an event at that very millisecond is listed.
+    assertThat(ids("alice", query("1970-01-01T00:00:02Z", null, null, 100, null)))
+        .containsExactly(eventId(4), eventId(3), eventId(2));
+    assertThat(
+            ids(
+                "alice",
+                query(
+                    "1970-01-01T00:00:02Z", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s2", 100, null)))
+        .containsExactly(eventId(3));
+    // An age reaches back from now: these events are from 1970.
+    assertThat(ids("alice", query("1h", null, null, 100, null))).isEmpty();
+  }
+
+  @Test
+  void securityEvents_pageByCursor_neitherSkippingNorRepeating_acrossSameMillisecondTies() {
+    for (int i = 1; i <= 7; i++) {
+      // Three pairs share a millisecond: the id breaks the tie.
+      store.recordSecurityEvent(
+          event(i, "alice", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s1", 1_000L * ((i + 1) / 2)));
+    }
+    store.recordSecurityEvent(event(99, "bob", SecurityEvent.Kind.LIMIT_STOPPED_RUN, "s1", 2_000));
+    List<String> all = ids("alice", query(null, null, null, 100, null));
+    assertThat(all).hasSize(7);
+
+    List<String> paged = new ArrayList<>();
+    String cursor = null;
+    for (int page = 0; page < 10; page++) {
+      List<String> ids = ids("alice", query(null, null, null, 3, cursor));
+      paged.addAll(ids);
+      if (ids.size() < 3) {
+        break;
+      }
+      cursor = ids.get(ids.size() - 1);
+    }
+    assertThat(paged).isEqualTo(all);
+    // A limit is a limit.
+    assertThat(ids("alice", query(null, null, null, 1, null))).containsExactly(all.get(0));
+  }
+
+  @Test
+  void securityEvents_cursorNamingAnotherTenantsEvent_isRefusedAsOneThatDoesNotExist() {
+    store.recordSecurityEvent(event(1, "alice", SecurityEvent.Kind.SANDBOX_DIED, null, 1_000));
+    store.recordSecurityEvent(event(2, "bob", SecurityEvent.Kind.SANDBOX_DIED, null, 1_000));
+
+    PysandboxException theirs =
+        org.assertj.core.api.Assertions.catchThrowableOfType(
+            PysandboxException.class,
+            () -> store.securityEvents("bob", query(null, null, null, 10, eventId(1))));
+    PysandboxException unknown =
+        org.assertj.core.api.Assertions.catchThrowableOfType(
+            PysandboxException.class,
+            () -> store.securityEvents("bob", query(null, null, null, 10, eventId(42))));
+    assertThat(theirs.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT);
+    assertThat(theirs.getMessage().replace(eventId(1), "ID"))
+        .isEqualTo(unknown.getMessage().replace(eventId(42), "ID"));
+    assertThat(store.securityEvents("bob", query(null, null, null, 10, eventId(2)))).isEmpty();
   }
 }

@@ -8,6 +8,8 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.UploadRequest;
 import java.util.HashMap;
@@ -96,6 +98,18 @@ public final class OperationCalls {
         Operations.EXPORT_SESSION,
         (s, a, l) -> s.exportSession(a.string("session_id"), a.string("format")));
     bind(Operations.GET_RUN_OUTPUTS, (s, a, l) -> s.getRunOutputs(a.string("run_id")));
+    bind(
+        Operations.LIST_SECURITY_EVENTS,
+        (s, a, l) -> {
+          String kind = a.string("kind");
+          return s.listSecurityEvents(
+              new SecurityEventQuery(
+                  a.string("since"),
+                  kind == null ? null : SecurityEvent.Kind.fromWire(kind),
+                  a.string("session_id"),
+                  a.integer("limit"),
+                  a.string("cursor")));
+        });
     bind(Operations.CHECK_SETUP, (s, a, l) -> s.checkSetup());
     bind(
         Operations.CREATE_SESSION,

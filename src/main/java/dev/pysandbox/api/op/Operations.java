@@ -289,6 +289,40 @@ public final class Operations {
   /** The tools an agent gets only when the server allows agents to decide approvals. */
   public static final List<Operation> AGENT_APPROVALS = List.of(APPROVE_RUN, DENY_RUN);
 
+  // -- security events ---------------------------------------------------------------------------
+
+  /** The kinds of security event, by wire name. */
+  public static final List<String> SECURITY_EVENT_KINDS =
+      Stream.of(dev.pysandbox.api.SecurityEvent.Kind.values())
+          .map(dev.pysandbox.api.SecurityEvent.Kind::wireName)
+          .toList();
+
+  public static final Operation LIST_SECURITY_EVENTS =
+      new Operation(
+          "list_security_events",
+          "List security events",
+          "List security events of your runs and sessions, newest first: approvals requested,"
+              + " approved, denied and expired; runs stopped by a limit (limit: timeout,"
+              + " memory_limit, pids_limit, disk_quota, output_limit, protocol_violation); denied"
+              + " imports and network attempts; sandboxes that died unexpectedly. Each has a kind,"
+              + " a time, the session and run it concerns and a detail object. Page with"
+              + " next_cursor.",
+          READ,
+          List.of(
+              Param.string(
+                  "since",
+                  "Only events since then: an age (30s, 10m, 2h, 7d, PT1H) or an ISO-8601 instant"
+                      + " (2026-11-25T15:00:00Z)."),
+              Param.string("kind", "Only events of this kind.").oneOf(SECURITY_EVENT_KINDS),
+              Param.id("session_id", "Only events of this session."),
+              Param.integer("limit", "Events per page (1-1000).")
+                  .min(1)
+                  .max(dev.pysandbox.api.SecurityEventQuery.MAX_LIMIT)
+                  .defaultValue(dev.pysandbox.api.SecurityEventQuery.DEFAULT_LIMIT),
+              Param.string("cursor", "The next_cursor of the page before, for older events.")
+                  .pattern(dev.pysandbox.api.SecurityEventQuery.CURSOR_REGEX)),
+          dev.pysandbox.api.SecurityEventList.class);
+
   public static final Operation CHECK_SETUP =
       new Operation(
           "check_setup",
@@ -457,6 +491,7 @@ public final class Operations {
           PURGE_RUNS,
           EXPORT_SESSION,
           LIST_PENDING_APPROVALS,
+          LIST_SECURITY_EVENTS,
           CHECK_SETUP,
           CREATE_SESSION,
           LIST_SESSIONS,

@@ -174,7 +174,15 @@ final class RestRoutes {
             Operations.PURGE_RUNS,
             Input.JSON_FIELDS,
             200,
-            c -> OperationCalls.call(Operations.PURGE_RUNS, c.service(), c.args())));
+            c -> OperationCalls.call(Operations.PURGE_RUNS, c.service(), c.args())),
+        route(
+            "list_security_events",
+            "GET",
+            "/security-events",
+            Operations.LIST_SECURITY_EVENTS,
+            Input.QUERY,
+            200,
+            c -> OperationCalls.call(Operations.LIST_SECURITY_EVENTS, c.service(), c.args())));
   }
 
   private static void location(Route.Call c, String runId) {

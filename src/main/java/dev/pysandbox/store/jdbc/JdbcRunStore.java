@@ -15,6 +15,8 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.Tenants;
@@ -723,6 +725,18 @@ public final class JdbcRunStore implements RunStore {
       }
     }
     return expired;
+  }
+
+  // -- security events ---------------------------------------------------------------------------
+
+  @Override
+  public void recordSecurityEvent(SecurityEvent event) {
+    SecurityEventRows.insert(db, event);
+  }
+
+  @Override
+  public List<SecurityEvent> securityEvents(String tenant, SecurityEventQuery query) {
+    return SecurityEventRows.page(db, clock, tenant, query);
   }
 
   // -- sessions ----------------------------------------------------------------------------------

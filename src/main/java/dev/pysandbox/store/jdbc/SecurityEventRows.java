@@ -1,0 +1,149 @@
+package dev.pysandbox.store.jdbc;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.api.SecurityEventQuery;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The {@code security_events} table (V10) for {@link JdbcRunStore}: one row per event, written
+ * once, listed by tenant newest first. A page after a cursor is a keyset page (events older than
+ * the cursor's, or as old with a smaller id), so events recorded while a client pages do not shift
+ * it. The WHERE clause has at most 16 shapes (four optional filters), so the statement cache stays
+ * small.
+ */
+final class SecurityEventRows {
+  private static final ObjectMapper JSON = Json.mapper();
+  private static final String COLUMNS =
+      "event_id, tenant, kind, session_id, run_id, at, detail_json";
+
+  private SecurityEventRows() {}
+
+  static void insert(CachedConnection db, SecurityEvent e) {
+    String detail;
+    try {
+      detail = JSON.writeValueAsString(e.detail());
+    } catch (JsonProcessingException x) {
+      throw new IllegalArgumentException("security event detail is not JSON: " + x.getMessage(), x);
+    }
+    db.write(
+        // A write tried again after a failure that came after the commit must not fail for good.
+        "INSERT INTO security_events ("
+            + COLUMNS
+            + ") VALUES (?,?,?,?,?,?,?) ON CONFLICT (event_id) DO NOTHING",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(e.eventId(), "eventId"));
+          ps.setString(2, Objects.requireNonNull(e.tenant(), "tenant"));
+          ps.setString(3, Objects.requireNonNull(e.kind(), "kind"));
+          ps.setString(4, e.sessionId());
+          ps.setString(5, e.runId());
+          ps.setLong(6, Instant.parse(e.at()).toEpochMilli());
+          ps.setString(7, detail);
+        });
+  }
+
+  static List<SecurityEvent> page(
+      CachedConnection db, Clock clock, String tenant, SecurityEventQuery q) {
+    StringBuilder where = new StringBuilder(" WHERE tenant=?");
+    List<Object> args = new ArrayList<>();
+    args.add(Objects.requireNonNull(tenant));
+    if (q.kind() != null) {
+      where.append(" AND kind=?");
+      args.add(q.kind().wireName());
+    }
+    if (q.sessionId() != null) {
+      where.append(" AND session_id=?");
+      args.add(q.sessionId());
+    }
+    Instant since = q.sinceAt(clock.instant());
+    if (since != null) {
+      where.append(" AND at>=?");
+      args.add(since.toEpochMilli());
+    }
+    if (q.cursor() != null) {
+      long at = cursorAt(db, tenant, q.cursor());
+      where.append(" AND (at<? OR (at=? AND event_id<?))");
+      args.add(at);
+      args.add(at);
+      args.add(q.cursor());
+    }
+    args.add(q.limit());
+    return db.read(
+        "SELECT "
+            + COLUMNS
+            + " FROM security_events"
+            + where
+            + " ORDER BY at DESC, event_id DESC"
+            + " LIMIT ?",
+        ps -> {
+          for (int i = 0; i < args.size(); i++) {
+            Object a = args.get(i);
+            if (a instanceof String s) {
+              ps.setString(i + 1, s);
+            } else if (a instanceof Long l) {
+              ps.setLong(i + 1, l);
+            } else {
+              ps.setInt(i + 1, (Integer) a);
+            }
+          }
+        },
+        rs -> {
+          List<SecurityEvent> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(event(rs));
+          }
+          return out;
+        });
+  }
+
+  /**
+   * When the cursor's event happened; {@code invalid_argument} when the tenant has no such event.
+   */
+  private static long cursorAt(CachedConnection db, String tenant, String cursor) {
+    Long at =
+        db.read(
+            "SELECT at FROM security_events WHERE tenant=? AND event_id=?",
+            ps -> {
+              ps.setString(1, tenant);
+              ps.setString(2, cursor);
+            },
+            rs -> rs.next() ? rs.getLong(1) : null);
+    if (at == null) {
+      throw PysandboxException.invalid(
+          "cursor '"
+              + cursor
+              + "' names no security event of yours: give the next_cursor of the page before");
+    }
+    return at;
+  }
+
+  private static SecurityEvent event(ResultSet rs) throws SQLException {
+    Map<String, Object> detail;
+    try {
+      detail = JSON.readValue(rs.getString("detail_json"), new TypeReference<>() {});
+    } catch (JsonProcessingException e) {
+      throw new PysandboxException(
+          ErrorCode.INTERNAL, "corrupt JSON in the security events: " + e.getMessage(), e);
+    }
+    return new SecurityEvent(
+        rs.getString("event_id"),
+        rs.getString("kind"),
+        rs.getString("tenant"),
+        rs.getString("session_id"),
+        rs.getString("run_id"),
+        Instant.ofEpochMilli(rs.getLong("at")).toString(),
+        detail);
+  }
+}
