@@ -127,7 +127,9 @@ final class ServiceWiring {
             id -> EventSpill.fileOf(layout.runFiles(id)),
             !readOnly);
     this.securityEvents = new SecurityEventLog();
-    this.analysis = new CodeAnalysis();
+    this.analysis =
+        new CodeAnalysis(
+            backend, CodeAnalysis.spec(config), config.startupTimeoutSeconds(), pools.blocking);
     this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
     this.runs =
         new RunExecutor(
@@ -269,6 +271,7 @@ final class ServiceWiring {
     runs.interruptAll(reason);
     sessions.closeAll();
     pool.close();
+    analysis.close();
     runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
     journal.close(300);
     backend.close();
@@ -277,7 +280,6 @@ final class ServiceWiring {
     }
     retryDeferredSafely();
     audit.close();
-    analysis.close();
     store
         .ifOpen()
         .ifPresent(

@@ -38,6 +38,7 @@ public final class OperationCalls {
             a.bool("async_mode")
                 ? s.start(executionRequest(a), listener)
                 : s.run(executionRequest(a), listener));
+    bind(Operations.VALIDATE_CODE, (s, a, l) -> s.validateCode(a.string("code")));
     bind(Operations.CANCEL_RUN, (s, a, l) -> s.cancelRun(a.string("run_id")));
     bind(
         Operations.LIST_RUNS,
@@ -80,7 +81,7 @@ public final class OperationCalls {
           return s.purgeRuns(
               a.integer("older_than_days"),
               status == null ? null : RunStatus.fromWire(status),
-              a.bool("dry_run"));
+              Boolean.TRUE.equals(a.bool("dry_run")));
         });
     bind(
         Operations.EXPORT_SESSION,
@@ -137,7 +138,10 @@ public final class OperationCalls {
         a.string("code"),
         a.string("session_id"),
         a.string("description"),
-        a.integer("timeout_seconds"));
+        a.integer("timeout_seconds"),
+        null,
+        null,
+        Boolean.TRUE.equals(a.bool("dry_run")));
   }
 
   /**
