@@ -256,15 +256,18 @@ final class CodeAnalysis implements AutoCloseable {
     return sandbox;
   }
 
-  /** Kills the analysis sandbox; an analysis in flight fails, later ones are refused. */
+  /**
+   * Kills the analysis sandbox (the backend, closing next, releases its workspace with every other
+   * one, as for pooled sandboxes and sessions); an analysis in flight fails, later ones are
+   * refused.
+   */
   @Override
   public void close() {
     closed = true;
     Sandbox s = sandbox;
     if (s != null) {
       sandbox = null;
-      KillOutcome.kill(s, "server stopping");
-      WorkspaceDisposal.discard(s);
+      s.kill("server stopping");
     }
   }
 }

@@ -28,6 +28,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -258,6 +261,28 @@ class CodeAnalysisTest {
 
     assertThat(r.maxSeverity()).isEqualTo("critical");
     assertThat(analysis.sandbox()).isNotNull().isNotSameAs(first);
+  }
+
+  @Test
+  void validate_fromManyThreadsAtOnce_answersEveryCallerItsOwnReport() throws Exception {
+    ExecutorService threads = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<ValidationReport>> answers = new ArrayList<>();
+      for (int i = 0; i < 40; i++) {
+        String code = i % 2 == 0 ? "x = " + i + "\nprint(x)" : "import os\nos.system('" + i + "')";
+        answers.add(threads.submit(() -> service.validateCode(code)));
+      }
+      for (int i = 0; i < answers.size(); i++) {
+        ValidationReport r = answers.get(i).get(60, TimeUnit.SECONDS);
+        if (i % 2 == 0) {
+          assertThat(r.riskFindings()).isEmpty();
+        } else {
+          assertThat(r.riskFindings().get(0).message()).endsWith("(" + i + ")");
+        }
+      }
+    } finally {
+      threads.shutdownNow();
+    }
   }
 
   @Test
