@@ -469,10 +469,24 @@ class Analysis:
                 p = self.fold(args[0], depth + 1) if args else "."
                 if p is not None:
                     out.add(PATH + p)
+            elif f == "pathlib.Path.home":
+                out.add(PATH + "/tmp")  # HOME in the sandbox
+            elif f == "pathlib.Path.cwd":
+                out.add(PATH + WORKSPACE)
             elif _is_decoder(f):
                 out.add(DECODED)
-        if type(node.func) is _Attribute and node.func.attr in DECODING_METHODS:
-            out.add(DECODED)
+        if type(node.func) is _Attribute:
+            if node.func.attr in DECODING_METHODS:
+                out.add(DECODED)
+            elif node.func.attr == "joinpath" and args:
+                parts = [self.fold(a, depth + 1) for a in args]
+                if None not in parts:
+                    for v in self.resolve(node.func.value, depth + 1):
+                        if v[:2] == PATH:
+                            p = v[2:]
+                            for part in parts:
+                                p = _join(p, part)
+                            out.add(PATH + p)
         if not out:
             s = self.fold(node, depth)
             if s is not None:
@@ -572,6 +586,14 @@ class Analysis:
                     except (TypeError, ValueError, IndexError, KeyError):
                         return None
                     return s if len(s) <= MAX_CONST else None
+        if t is _Call and type(node.func) is _Attribute and node.func.attr == "join" and node.args \
+                and "os.path.join" in self.resolve(node.func, depth + 1):
+            parts = [self.fold(a, depth + 1) for a in node.args]
+            if None not in parts:
+                p = parts[0]
+                for part in parts[1:]:
+                    p = _join(p, part)
+                return p if len(p) <= MAX_CONST else None
         if t is _Call and type(node.func) is _Name and node.func.id == "chr" and len(node.args) == 1:
             n = _int_value(node.args[0])
             if n is not None and 0 <= n < 0x110000:
