@@ -21,6 +21,9 @@
 # next to the blocking call (in-process and REST);
 # BENCH_ONLY=audit what the audit trail costs a warm print(1) in a session (notebooks on, the
 # default, next to off; BENCH_WARM_CALLS each), one run's notebook write and runs verify;
+# BENCH_ONLY=analysis what validate_code costs in-process on 100 and 1,000 lines of ordinary code
+# (BENCH_WARM_CALLS each) next to validate_code("pass") and a warm print(1) in a session, a dry
+# run, and the first call of a server (the analysis sandbox's start);
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one

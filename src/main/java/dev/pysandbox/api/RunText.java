@@ -56,6 +56,7 @@ public final class RunText {
     section(s, "stderr", run.stderr(), run.stderrTruncated());
     section(s, "error", errorText(run), false);
     section(s, "result", resultText(run), false);
+    section(s, "risk findings", FindingText.lines(run.riskFindings()), false);
     if (!run.displays().isEmpty()) {
       s.append("[").append(run.displays().size()).append(" display output(s)]\n");
     }
@@ -139,13 +140,18 @@ public final class RunText {
                       .append(fileNote(a))
                       .append('\n'));
     }
-    s.append("[pysandbox] see it again: pysandbox runs show ").append(run.runId()).append('\n');
+    if (run.runId() != null) {
+      s.append("[pysandbox] see it again: pysandbox runs show ").append(run.runId()).append('\n');
+    }
     parts.add(new Part(true, s.toString()));
     return parts;
   }
 
-  /** "run ID: status", and " in N ms" once it has a duration. */
+  /** "run ID: status", and " in N ms" once it has a duration; "dry run" for one without an id. */
   private static String statusLine(RunRecord run) {
+    if (run.runId() == null) {
+      return run.status() == RunStatus.DRY_RUN ? "dry run: nothing ran" : run.status().wireName();
+    }
     return "run "
         + run.runId()
         + ": "
@@ -155,7 +161,8 @@ public final class RunText {
 
   /** The message says why when there is no error to say it, or when the server stopped the run. */
   private static boolean messageWorthShowing(RunRecord run) {
-    return run.message() != null && (run.error() == null || run.killReason() != null);
+    return run.message() != null
+        && (run.error() == null || run.killReason() != null || run.status() == RunStatus.DRY_RUN);
   }
 
   /** The traceback, else "name: value"; {@code null} without an error. */

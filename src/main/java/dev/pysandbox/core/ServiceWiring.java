@@ -130,7 +130,9 @@ final class ServiceWiring {
             !readOnly);
     this.securityEvents =
         new SecurityEventLog(this::store, time, pools.blocking, pools.timer, !readOnly);
-    this.analysis = new CodeAnalysis();
+    this.analysis =
+        new CodeAnalysis(
+            backend, CodeAnalysis.spec(config), config.startupTimeoutSeconds(), pools.blocking);
     this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
     this.runs =
         new RunExecutor(
@@ -299,6 +301,7 @@ final class ServiceWiring {
     runs.interruptAll(reason);
     sessions.closeAll();
     pool.close();
+    analysis.close();
     runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
     journal.close(300);
     backend.close();
@@ -307,7 +310,6 @@ final class ServiceWiring {
     }
     retryDeferredSafely();
     audit.close();
-    analysis.close();
     securityEvents.close();
     store
         .ifOpen()

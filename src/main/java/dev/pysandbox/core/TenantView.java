@@ -29,6 +29,7 @@ import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
+import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
@@ -61,7 +62,24 @@ final class TenantView implements SandboxService {
   /** Runs with the run's id (and its session's) in the logging context of the calling thread. */
   @Override
   public RunRecord run(ExecutionRequest request, RunListener listener) {
+    if (request.dryRun()) {
+      return dryRun(request);
+    }
     return run(request, listener, null, null);
+  }
+
+  /** The code's analysis as a run: no sandbox of its own, nothing run, nothing recorded. */
+  private RunRecord dryRun(ExecutionRequest request) {
+    int timeout = core.validator.validate(request);
+    core.requireBackend();
+    ValidationReport report = core.analysis.analyze(request.code());
+    return DryRuns.record(
+        tenant,
+        request,
+        report,
+        timeout,
+        core.time.instant(),
+        Provenance.of(core.backend.interpreter()));
   }
 
   /**
@@ -190,6 +208,9 @@ final class TenantView implements SandboxService {
 
   @Override
   public RunRecord start(ExecutionRequest request, RunListener listener) {
+    if (request.dryRun()) {
+      return dryRun(request); // answered at once: there is nothing to wait for
+    }
     // What needs no sandbox is refused here, on the caller's thread, as a waiting run's is.
     core.validator.validate(request);
     core.requireBackend();
@@ -249,8 +270,9 @@ final class TenantView implements SandboxService {
   // -- safety review -----------------------------------------------------------------------------
 
   @Override
-  public dev.pysandbox.api.ValidationReport validateCode(String code) {
+  public ValidationReport validateCode(String code) {
     core.validator.validate(ExecutionRequest.of(code));
+    core.requireBackend();
     return core.analysis.analyze(code);
   }
 

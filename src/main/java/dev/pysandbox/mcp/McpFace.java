@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.FindingText;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunOutputs;
@@ -13,6 +14,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Tenants;
+import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.util.DaemonThreads;
@@ -256,6 +258,9 @@ public final class McpFace {
   private List<SyncToolSpecification> runTools(ToolFactory f) {
     return List.of(
         f.tool(Operations.RUN_PYTHON, (RunRecord r) -> ToolResults.run(r, resultOutputLimit)),
+        f.tool(
+            Operations.VALIDATE_CODE,
+            (ValidationReport r) -> ToolResults.ok(r, FindingText.summary(r))),
         f.tool(
             Operations.CANCEL_RUN,
             (CancelResult r) ->

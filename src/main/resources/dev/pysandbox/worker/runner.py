@@ -17,8 +17,12 @@ it is waiting for, so nothing user code writes can answer a later request or cos
 more than a glance.
 
 Requests (``op``): ``exec``, ``interrupt``, ``get_context``, ``set_context``,
-``clear_context``, ``stop_others``, ``shutdown``. Frames (``type``): ``ready``, ``display``,
-``done``.
+``clear_context``, ``analyze``, ``stop_others``, ``shutdown``. Frames (``type``): ``ready``,
+``display``, ``done``.
+
+``analyze`` (sent only to the server's analysis sandbox, which runs no user code) answers the risk
+report of ``code`` as ``report``: ``analyzer.py``, installed next to this file, parses and compiles
+the code and never runs it.
 
 Only the standard library is imported at start-up; matplotlib and friends are touched only
 when user code already imported them (or when the server asks to preload them).
@@ -90,6 +94,7 @@ def _no_default(value):
     raise TypeError("not JSON: %s" % type(value).__name__)
 
 RUNNER_FILE = __file__
+ANALYZER_FILE = RUNNER_FILE.rsplit("/", 1)[0] + "/analyzer.py"
 MAX_REPR = 100_000
 CO_COROUTINE = 0x80
 PYCF_ONLY_AST = 0x400
@@ -302,6 +307,7 @@ class Runner:
         self.current = None  # id of the request being executed
         self.last_request = None  # id of the last request started
         self.cell = 0
+        self.analyzer = None  # analyzer.py as a module, loaded by the first analyze request
         self.namespace = self._fresh_namespace()
         self.out_backup = _high_fd(1, self.channel.fd + 1)
         self.err_backup = _high_fd(2, self.channel.fd + 1)
@@ -531,6 +537,28 @@ class Runner:
         self.namespace = self._fresh_namespace()
         return {"type": "done", "id": self.current, "status": "ok"}
 
+    # -- analysis ------------------------------------------------------------------------
+
+    def analyze(self, msg):
+        """The risk report of code that is not run: ``{"code": ..., "budget_ms": ...}``."""
+        frame = {"type": "done", "id": self.current}
+        try:
+            if self.analyzer is None:
+                with open(ANALYZER_FILE, encoding="utf-8") as f:
+                    source = f.read()
+                module = ModuleType("pysandbox_analyzer")
+                module.__file__ = ANALYZER_FILE
+                exec(compile(source, ANALYZER_FILE, "exec"), module.__dict__)
+                self.analyzer = module
+            budget = msg.get("budget_ms")
+            budget = budget / 1000.0 if isinstance(budget, (int, float)) and budget > 0 else 2.0
+            frame["report"] = self.analyzer.analyze_safely(str(msg.get("code", "")), budget)
+            frame["status"] = "ok"
+        except BaseException as e:  # no analyser: say so rather than leave the server waiting
+            frame["status"] = "error"
+            frame["error"] = {"name": type(e).__name__, "value": _short_repr(e), "traceback": ""}
+        return frame
+
     def stop_others(self, msg):
         """Output past the server's limit came between requests: kill every process in the
         sandbox but this one (the runner is PID 2 of its PID namespace; kill(-1) spares PID 1,
@@ -572,6 +600,7 @@ class Runner:
             "get_context": self.get_context,
             "set_context": self.set_context,
             "clear_context": self.clear_context,
+            "analyze": self.analyze,
         }
         self.pid = posix.getpid()
         ready = {"type": "ready", "id": None, "pid": self.pid, "python": sys.version.split()[0]}

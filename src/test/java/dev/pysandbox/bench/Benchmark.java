@@ -71,6 +71,10 @@ public final class Benchmark {
       AuditBench.run(dataDir, warmCalls);
       return;
     }
+    if ("analysis".equals(System.getProperty("bench.only"))) {
+      AnalysisBench.run(dataDir, warmCalls);
+      return;
+    }
     if ("load".equals(System.getProperty("bench.only"))) {
       b.load(loadCalls);
       return;

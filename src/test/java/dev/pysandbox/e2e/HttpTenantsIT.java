@@ -201,6 +201,7 @@ class HttpTenantsIT {
     return List.of(
         rest("POST", api + "/runs", "/runs", Body.json("{\"code\":\"1 + 1\"}"), Set.of(201)),
         rest("GET", api + "/runs", "/runs", Body.NONE, ok),
+        rest("POST", api + "/validate", "/validate", Body.json("{\"code\":\"1 + 1\"}"), ok),
         rest("GET", api + "/runs/" + run, "/runs/{run_id}", Body.NONE, ok),
         rest("GET", api + "/runs/" + run + "/outputs", "/runs/{run_id}/outputs", Body.NONE, ok),
         rest("GET", api + "/runs/" + run + "/events", "/runs/{run_id}/events", Body.NONE, ok),

@@ -40,6 +40,7 @@ public final class OperationCalls {
             a.bool("async_mode")
                 ? s.start(executionRequest(a), listener)
                 : s.run(executionRequest(a), listener));
+    bind(Operations.VALIDATE_CODE, (s, a, l) -> s.validateCode(a.string("code")));
     bind(Operations.CANCEL_RUN, (s, a, l) -> s.cancelRun(a.string("run_id")));
     bind(
         Operations.LIST_RUNS,
@@ -82,7 +83,7 @@ public final class OperationCalls {
           return s.purgeRuns(
               a.integer("older_than_days"),
               status == null ? null : RunStatus.fromWire(status),
-              a.bool("dry_run"));
+              Boolean.TRUE.equals(a.bool("dry_run")));
         });
     bind(Operations.LIST_PENDING_APPROVALS, (s, a, l) -> s.listPendingApprovals());
     // The agent's own decisions: bound for the servers that allow them (agent_may_approve).
@@ -165,7 +166,7 @@ public final class OperationCalls {
         null,
         // false leaves it to the server's approval_policy: an agent cannot opt out of it.
         a.bool("require_approval") ? Boolean.TRUE : null,
-        false);
+        Boolean.TRUE.equals(a.bool("dry_run")));
   }
 
   /**

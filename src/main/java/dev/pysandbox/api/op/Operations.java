@@ -22,6 +22,7 @@ import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
+import dev.pysandbox.api.ValidationReport;
 import java.util.List;
 import java.util.stream.Stream;
 
@@ -60,7 +61,7 @@ public final class Operations {
               + " Give session_id to keep variables and files between calls (a session is"
               + " created on first use); omit it for a fresh sandbox. Limits: timeout_seconds,"
               + " memory, processes, disk; a run stopped by one says which in kill_reason."
-              + " Every run is recorded (get_run, list_runs).",
+              + " Every run is recorded (get_run, list_runs); dry_run only analyses the code.",
           WRITE,
           List.of(
               Param.string(
@@ -97,8 +98,35 @@ public final class Operations {
                           + " approval_id; nothing runs until a person approves it (the client's"
                           + " prompt, the command line, or an approver's key); then get_run with"
                           + " wait_seconds reads its result. The agent cannot approve its own run.")
+                  .defaultValue(false),
+              Param.bool(
+                      "dry_run",
+                      "Only analyse the code, as validate_code does, and answer in a run's shape"
+                          + " (status dry_run, risk_findings, a syntax error as error, no"
+                          + " run_id): nothing runs, no sandbox is used, nothing is recorded.")
                   .defaultValue(false)),
           RunRecord.class);
+
+  public static final Operation VALIDATE_CODE =
+      new Operation(
+          "validate_code",
+          "Check code without running it",
+          "Analyse Python code without running it: whether it compiles (syntax errors with line,"
+              + " column and message, as the sandbox's Python reports them), risk findings (rule,"
+              + " severity critical/high/medium/low, message, line, column, snippet: process"
+              + " execution, dynamic code, native access, network, unsafe deserialization, file"
+              + " writes and deletion outside /mnt/data, environment reads, and the disguises"
+              + " around them), and counts of lines, functions and imports. Nothing runs and"
+              + " nothing is recorded. A finding is a reason to look, not proof; no finding is not"
+              + " proof of safety (the sandbox is what contains code).",
+          READ,
+          List.of(
+              Param.string(
+                      "code",
+                      "Python source to check (at most 100 000 UTF-8 bytes, as for run_python).")
+                  .required()
+                  .minLength(1)),
+          ValidationReport.class);
 
   public static final Operation CANCEL_RUN =
       new Operation(
@@ -481,6 +509,7 @@ public final class Operations {
   public static final List<Operation> ALL =
       List.of(
           RUN_PYTHON,
+          VALIDATE_CODE,
           CANCEL_RUN,
           LIST_RUNS,
           GET_RUN,

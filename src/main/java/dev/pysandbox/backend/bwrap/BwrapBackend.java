@@ -91,6 +91,7 @@ public final class BwrapBackend implements SandboxBackend {
       WorkspaceImages images,
       Path visibleRoot,
       String runnerName,
+      String analyzerName,
       String launcherName,
       Cgroups cgroups,
       Path seccompFilter) {
@@ -223,9 +224,10 @@ public final class BwrapBackend implements SandboxBackend {
     if (inspectOnly) {
       Cgroups cgroups =
           config.cgroups() ? Cgroups.inspect() : Cgroups.disabled("turned off (cgroups=false)");
-      return new Setup(python, runAs, uids, images, visibleRoot, null, null, cgroups, null);
+      return new Setup(python, runAs, uids, images, visibleRoot, null, null, null, cgroups, null);
     }
     String runnerName;
+    String analyzerName;
     String launcherName;
     try {
       Files.createDirectories(layout.workspacesDir());
@@ -241,6 +243,9 @@ public final class BwrapBackend implements SandboxBackend {
           layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
       runnerName =
           SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", layout.libDir());
+      analyzerName =
+          SandboxFiles.installScript(
+              "/dev/pysandbox/worker/analyzer.py", "analyzer", layout.libDir());
       SandboxFiles.installEtc(layout.libDir());
       launcherName =
           SandboxFiles.installScript(
@@ -265,7 +270,16 @@ public final class BwrapBackend implements SandboxBackend {
                     why));
     Setup s =
         new Setup(
-            python, runAs, uids, images, visibleRoot, runnerName, launcherName, cgroups, filter);
+            python,
+            runAs,
+            uids,
+            images,
+            visibleRoot,
+            runnerName,
+            analyzerName,
+            launcherName,
+            cgroups,
+            filter);
     launcher = startLauncher(s);
     if (images.available()) {
       images.probe(launcher, config.defaultLimits().diskBytes(), visibleRoot, instanceId);
@@ -422,6 +436,7 @@ public final class BwrapBackend implements SandboxBackend {
               s.visibleWorkspaces().resolve(id),
               s.visibleLib(),
               s.runnerName(),
+              s.analyzerName(),
               spec.preload(),
               spec.limits().tmpBytes(),
               s.seccompFilter() != null);

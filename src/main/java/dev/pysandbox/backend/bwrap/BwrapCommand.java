@@ -23,6 +23,9 @@ final class BwrapCommand {
   static final String WORKSPACE = "/mnt/data";
   static final String RUNNER = "/opt/pysandbox/runner.py";
 
+  /** The code analyser, next to the runner, which loads it for the {@code analyze} operation. */
+  static final String ANALYZER = "/opt/pysandbox/analyzer.py";
+
   /** Host files the interpreter and the data stack read; each is bound only if present. */
   private static final List<String> HOST_ETC =
       List.of(
@@ -43,6 +46,7 @@ final class BwrapCommand {
    * @param workspace the workspace as bwrap (running as the sandbox user) can reach it
    * @param lib the library directory as bwrap can reach it (runner and stub /etc files)
    * @param runnerName file name of the runner inside {@code lib}
+   * @param analyzerName file name of the code analyser inside {@code lib}
    * @param tmpBytes size of the sandbox's memory-backed {@code /tmp}
    * @param seccomp true to load the seccomp filter the launcher opens on fd 5
    */
@@ -52,6 +56,7 @@ final class BwrapCommand {
       Path workspace,
       Path lib,
       String runnerName,
+      String analyzerName,
       List<String> preload,
       long tmpBytes,
       boolean seccomp) {
@@ -77,6 +82,7 @@ final class BwrapCommand {
     add(a, "--size", Long.toString(tmpBytes), "--tmpfs", "/tmp");
     add(a, "--bind", workspace.toString(), WORKSPACE);
     add(a, "--ro-bind", lib.resolve(runnerName).toString(), RUNNER);
+    add(a, "--ro-bind", lib.resolve(analyzerName).toString(), ANALYZER);
     add(a, "--chdir", WORKSPACE);
     add(a, "--remount-ro", "/");
     add(a, "--hostname", "sandbox");

@@ -13,9 +13,9 @@ import java.security.MessageDigest;
 import java.util.Map;
 
 /**
- * Writes the files sandboxes need from the jar to disk: the runner (named by its content hash, so
- * that a new version never replaces a file a running sandbox reads) and a stub {@code /etc} that
- * names the sandbox user and nothing of the host.
+ * Writes the files sandboxes need from the jar to disk: the runner and the code analyser it loads
+ * (each named by its content hash, so that a new version never replaces a file a running sandbox
+ * reads) and a stub {@code /etc} that names the sandbox user and nothing of the host.
  */
 final class SandboxFiles {
   static final Map<String, String> ETC =

@@ -59,6 +59,11 @@ final class RestRoutes {
             201,
             c -> {
               EventStream.Format stream = EventStream.Format.wanted(c.request());
+              if (Boolean.TRUE.equals(c.args().bool("dry_run"))) {
+                // Nothing runs and nothing is recorded: the analysis, at once, with no Location.
+                RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
+                return new Route.Reply(200, Json.toMap(r));
+              }
               if (stream != null) {
                 // Streamed: the run goes on without the request, which only watches it.
                 RunRecord begun = OperationCalls.start(c.service(), c.args(), RunListener.NONE);
@@ -113,6 +118,14 @@ final class RestRoutes {
             Input.QUERY,
             200,
             c -> OperationCalls.call(Operations.LIST_RUNS, c.service(), c.args())),
+        route(
+            "validate_code",
+            "POST",
+            "/validate",
+            Operations.VALIDATE_CODE,
+            Input.JSON_FIELDS,
+            200,
+            c -> OperationCalls.call(Operations.VALIDATE_CODE, c.service(), c.args())),
         route(
             "get_run",
             "GET",

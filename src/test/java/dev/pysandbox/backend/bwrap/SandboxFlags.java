@@ -18,6 +18,9 @@ public final class SandboxFlags {
     SandboxFiles.installEtc(layout.libDir());
     String runner =
         SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", layout.libDir());
+    String analyzer =
+        SandboxFiles.installScript(
+            "/dev/pysandbox/worker/analyzer.py", "analyzer", layout.libDir());
     Path workspace = Files.createDirectories(dataDir.resolve("baseline-workspace"));
     var python = InterpreterProbe.probe(Path.of("/usr/bin/python3"));
     List<String> argv =
@@ -27,6 +30,7 @@ public final class SandboxFlags {
             workspace,
             layout.libDir(),
             runner,
+            analyzer,
             List.of(),
             256L << 20,
             false);

@@ -87,6 +87,50 @@ class RestRoutesTest {
   }
 
   @Test
+  void postValidate_answersTheReport_andRecordsNothing() throws Exception {
+    long before = tree(http.get("/runs?limit=1")).path("total").asLong();
+    HttpResponse<String> r =
+        http.json("POST", "/validate", "{\"code\": \"import os\\nos.system('id')\"}");
+
+    assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+    assertThat(r.headers().firstValue("Location")).isEmpty();
+    JsonNode report = tree(r);
+    assertThat(report.path("valid").asBoolean()).isTrue();
+    assertThat(report.path("max_severity").asText()).isEqualTo("critical");
+    assertThat(report.at("/risk_findings/0/line").asInt()).isEqualTo(2);
+    assertThat(tree(http.get("/runs?limit=1")).path("total").asLong()).isEqualTo(before);
+    assertError(http.json("POST", "/validate", "{}"), 400, "invalid_argument");
+    assertError(
+        http.json("POST", "/validate", "{\"code\": \"" + "x".repeat(1001) + "\"}"),
+        413,
+        "code_too_large");
+  }
+
+  @Test
+  void postRuns_dryRun_answers200WithoutLocation_evenWhenEventsAreAsked_andRecordsNothing()
+      throws Exception {
+    long before = tree(http.get("/runs?limit=1")).path("total").asLong();
+    String body = "{\"code\": \"print(1)\\nreturn 2\", \"dry_run\": true}";
+    HttpResponse<String> r = http.json("POST", "/runs", body);
+    HttpResponse<String> streamed =
+        http.send(
+            http.request("/runs")
+                .header("Content-Type", "application/json")
+                .header("Accept", "application/x-ndjson")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+
+    for (HttpResponse<String> answer : List.of(r, streamed)) {
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+      assertThat(answer.headers().firstValue("Location")).isEmpty();
+      JsonNode run = tree(answer);
+      assertThat(run.path("status").asText()).isEqualTo("dry_run");
+      assertThat(run.path("run_id").isNull()).isTrue();
+      assertThat(run.at("/error/name").asText()).isEqualTo("SyntaxError");
+    }
+    assertThat(tree(http.get("/runs?limit=1")).path("total").asLong()).isEqualTo(before);
+  }
+
+  @Test
   void postRuns_capsTheAnswersOutput_whileGetRunHasTheRecord() throws Exception {
     JsonNode run = tree(http.json("POST", "/runs", "{\"code\": \"print('y' * 10000)\"}"));
     assertThat(run.path("stdout_truncated").asBoolean()).isTrue();
