@@ -9,6 +9,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
@@ -50,6 +51,7 @@ final class RunExecutor {
   private final LiveRuns live;
   private final Supplier<Provenance> provenance;
   private final Consumer<String> finished;
+  private final SecurityEventLog securityEvents;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
   private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
 
@@ -64,7 +66,9 @@ final class RunExecutor {
       long outputMaxBytes,
       LiveRuns live,
       Supplier<Provenance> provenance,
-      Consumer<String> finished) {
+      Consumer<String> finished,
+      SecurityEventLog securityEvents) {
+    this.securityEvents = securityEvents;
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -88,11 +92,13 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
-    return begin(tenant, request, timeoutSeconds, session, listener, null);
+    return begin(tenant, request, timeoutSeconds, session, listener, null, null);
   }
 
   /**
    * @param parentRunId the run this one re-runs, or null
+   * @param tier the tier of a one-shot run's sandbox (a session's run has the session's), or null
+   *     when none is known
    */
   RunRecord.Builder begin(
       String tenant,
@@ -100,7 +106,8 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener,
-      String parentRunId) {
+      String parentRunId,
+      String tier) {
     if (refusing) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
@@ -113,7 +120,15 @@ final class RunExecutor {
     active.put(runId, a);
     RunRecord.Builder run;
     try {
-      run = record(tenant, runId, request, timeoutSeconds, sessionId, parentRunId);
+      run =
+          record(
+              tenant,
+              runId,
+              request,
+              timeoutSeconds,
+              sessionId,
+              parentRunId,
+              session != null ? session.tier.name() : tier);
     } catch (RuntimeException e) {
       release(runId);
       throw e;
@@ -136,7 +151,8 @@ final class RunExecutor {
       ExecutionRequest request,
       int timeoutSeconds,
       String sessionId,
-      String parentRunId) {
+      String parentRunId,
+      String tier) {
     RunRecord.Builder run =
         provenance
             .get()
@@ -151,6 +167,7 @@ final class RunExecutor {
             .code(request.code())
             .codeHash(Sha256.hex(request.code()))
             .timeoutSeconds(timeoutSeconds)
+            .tier(tier)
             .backend(backendName)
             .createdAt(clock.instant().toString());
     store.get().insert(run.build(), instanceId);
@@ -410,13 +427,26 @@ final class RunExecutor {
             session == null ? 0 : session.workspaceBytes(),
             TimeUnit.SECONDS.toMillis(cancelGraceSeconds));
     try {
-      return Execution.run(a, code, timeout, guard, clock, run);
+      Execution.Outcome o = Execution.run(a, code, timeout, guard, clock, run);
+      recordDeniedImports(a, run.build());
+      return o;
     } catch (RuntimeException e) {
       // Logged once, here, with its stack; the run says what went wrong in its own words.
       log.error("run {}: the execution failed in the server, killing its sandbox", runId, e);
       sandbox.kill("execution error");
       run.status(RunStatus.FAILED).message(failureMessage(e));
       return new Execution.Outcome(run, true);
+    }
+  }
+
+  /** One security event per import the sandbox's import policy refused during the run. */
+  private void recordDeniedImports(ActiveRun a, RunRecord run) {
+    for (String module : a.deniedImports()) {
+      Map<String, Object> detail = new java.util.LinkedHashMap<>();
+      detail.put("module", module);
+      detail.put("tier", run.tier());
+      securityEvents.record(
+          a.tenant, SecurityEvent.Kind.IMPORT_DENIED, run.sessionId(), run.runId(), detail);
     }
   }
 

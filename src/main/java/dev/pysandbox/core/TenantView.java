@@ -30,6 +30,7 @@ import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
@@ -84,17 +85,22 @@ final class TenantView implements SandboxService {
   private RunRecord runLogged(
       ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
     int timeout = core.validator.validate(request);
+    Tier tier = core.validator.tier(request.tier());
     core.requireBackend();
     RunExecutor runs = core.runs;
     if (request.sessionId() != null) {
-      Session s = core.sessions.open(new SessionKey(tenant, request.sessionId()), null);
+      // A session made by this call (run_python on a new session_id) gets the request's tier.
+      Session s =
+          core.sessions.open(
+              new SessionKey(tenant, request.sessionId()), null, tier.limits(), tier);
+      requireSameTier(s, request.tier());
       String[] began = new String[1];
       try {
         return core.sessions.with(
             s,
             sandbox -> {
               RunRecord.Builder run =
-                  runs.begin(tenant, request, timeout, s, listener, parentRunId);
+                  runs.begin(tenant, request, timeout, s, listener, parentRunId, null);
               began[0] = run.build().runId();
               return runs.inSession(run, s, sandbox, request.code(), timeout, core.sessions);
             });
@@ -105,15 +111,34 @@ final class TenantView implements SandboxService {
         }
       }
     }
-    RunRecord.Builder run = runs.begin(tenant, request, timeout, null, listener, parentRunId);
+    RunRecord.Builder run =
+        runs.begin(tenant, request, timeout, null, listener, parentRunId, tier.name());
     Sandbox sandbox;
     try {
-      sandbox = oneShotLimits == null ? core.pool.take() : core.pool.take(oneShotLimits);
+      sandbox =
+          core.pool.take(
+              core.specs.of(tier, oneShotLimits == null ? tier.limits() : oneShotLimits));
     } catch (PysandboxException e) {
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
     return runs.oneShot(run, sandbox, request.code(), timeout);
+  }
+
+  /** A session's tier is its own for its whole life: a call naming another is refused. */
+  private static void requireSameTier(Session s, String requested) {
+    if (requested != null && !requested.equals(s.tier.name())) {
+      throw PysandboxException.invalid(
+          "session '"
+              + s.id
+              + "' has tier '"
+              + s.tier.name()
+              + "', not '"
+              + requested
+              + "': the session's tier is "
+              + s.tier.name()
+              + " for its whole life; leave tier out, or use another session");
+    }
   }
 
   /** Puts the run's id in the logging context when it starts; passes everything on. */
@@ -215,12 +240,17 @@ final class TenantView implements SandboxService {
     if (original.code() == null || original.code().isBlank()) {
       throw PysandboxException.invalid("run " + req.runId() + " has no code to run again");
     }
+    // A one-shot re-run gets the original's tier (if the server still allows it); in a session, the
+    // session's.
     ExecutionRequest request =
         new ExecutionRequest(
             req.code() != null ? req.code() : original.code(),
             req.sessionId(),
             req.description() != null ? req.description() : original.description(),
-            req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds());
+            req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds(),
+            req.sessionId() == null ? original.tier() : null,
+            null,
+            false);
     Limits limits = null;
     if (req.sessionId() == null) {
       core.validator.validate(request);
@@ -262,12 +292,15 @@ final class TenantView implements SandboxService {
   // -- sessions ----------------------------------------------------------------------------------
 
   @Override
-  public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
+  public SessionInfo createSession(
+      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
     String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
     RequestValidator.ttlMinutes(ttlMinutes);
-    Limits wanted = core.validator.limits(limits);
+    Tier t = core.validator.tier(tier == null ? null : Ids.requireTier(tier));
+    Limits wanted = core.validator.limits(limits, t.limits());
     core.requireBackend();
-    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted);
+    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted, t);
+    requireSameTier(s, tier);
     core.sessions.ready(s);
     return s.info();
   }

@@ -155,7 +155,8 @@ class SurfacedFailuresTest {
                   id -> dataDir.resolve(id).resolve(EventSpill.FILE),
                   false),
               () -> Provenance.UNKNOWN,
-              id -> {});
+              id -> {},
+              new SecurityEventLog());
       RunRecord r =
           runs.oneShot(
               runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),

@@ -97,7 +97,8 @@ public final class OperationCalls {
                     a.integer("memory_limit_mb"),
                     a.integer("pids_limit"),
                     a.number("cpu_limit"),
-                    a.integer("disk_quota_mb"))));
+                    a.integer("disk_quota_mb")),
+                a.string("tier")));
     bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
     bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
     bind(
@@ -137,7 +138,10 @@ public final class OperationCalls {
         a.string("code"),
         a.string("session_id"),
         a.string("description"),
-        a.integer("timeout_seconds"));
+        a.integer("timeout_seconds"),
+        a.string("tier"),
+        null,
+        false);
   }
 
   /**
