@@ -35,7 +35,10 @@ public record Tier(
   public static final String NETWORK_NONE = "none";
   public static final String NETWORK_EGRESS = "egress";
 
-  /** Where a tier's host directories appear inside the sandbox. */
+  /**
+   * Where a tier's host directories appear inside the sandbox (the backend's {@code
+   * HostMount.ROOT}).
+   */
   public static final String MOUNT_ROOT = "/mnt/host";
 
   public Tier {
@@ -59,11 +62,13 @@ public record Tier(
     m.put("network", network);
     Map<String, Object> shown = new LinkedHashMap<>();
     mounts.forEach(
-        (mount, path) ->
-            shown.put(
-                mount,
-                Map.of(
-                    "host_path", path.toString(), "path", MOUNT_ROOT + "/" + mount, "mode", "ro")));
+        (mount, path) -> {
+          Map<String, Object> one = new LinkedHashMap<>();
+          one.put("host_path", path.toString());
+          one.put("path", MOUNT_ROOT + "/" + mount);
+          one.put("mode", "ro");
+          shown.put(mount, one);
+        });
     m.put("mounts", shown);
     Map<String, Object> imports = new LinkedHashMap<>();
     imports.put("deny", importDeny);
