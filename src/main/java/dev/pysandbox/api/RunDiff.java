@@ -27,8 +27,8 @@ import java.util.List;
  * @param changes the scalar fields that differ, in a fixed order: {@code status}, {@code
  *     exit_code}, {@code kill_reason}, {@code error} (the exception's name), {@code duration_ms},
  *     {@code peak_memory_bytes}, {@code cpu_millis}, {@code timeout_seconds}, {@code limits.<key>}
- *     per limit, {@code interpreter}, {@code env_hash}, {@code server_version}, {@code backend};
- *     empty when none differs
+ *     per limit, {@code tier}, {@code interpreter}, {@code env_hash}, {@code server_version},
+ *     {@code backend}; empty when none differs
  * @param durationChangeMs {@code duration_ms} after minus before, in milliseconds; {@code null}
  *     when either run has no duration
  * @param peakMemoryChangeBytes {@code peak_memory_bytes} after minus before; {@code null} when

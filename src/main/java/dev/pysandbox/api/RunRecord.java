@@ -42,6 +42,8 @@ import java.util.Map;
  *     never on the wire (the CLI on the host shows it)
  * @param timeoutSeconds the wall-clock limit applied
  * @param limits the resource limits applied (memory, processes, CPU, disk)
+ * @param tier the tier its sandbox had (a session's is the session's); {@code null} for runs
+ *     recorded before tiers
  * @param peakMemoryBytes peak memory of the sandbox during the run, measured by the server
  *     (cgroup), or {@code null}
  * @param cpuMillis CPU time the sandbox used during the run, measured by the server (cgroup), or
@@ -93,6 +95,7 @@ public record RunRecord(
     @JsonIgnore String artifactsDir,
     int timeoutSeconds,
     Map<String, Object> limits,
+    String tier,
     Long peakMemoryBytes,
     Long cpuMillis,
     String backend,
@@ -131,7 +134,7 @@ public record RunRecord(
       Map.of(
           "measured_by_server",
           List.of(
-              "status (timed_out, cancelled, interrupted, kill_reason, limits)",
+              "status (timed_out, cancelled, interrupted, kill_reason, limits, tier)",
               "stdout",
               "stderr",
               "stdout_bytes",
@@ -190,6 +193,7 @@ public record RunRecord(
     b.artifactsDir = artifactsDir;
     b.timeoutSeconds = timeoutSeconds;
     b.limits = limits;
+    b.tier = tier;
     b.peakMemoryBytes = peakMemoryBytes;
     b.cpuMillis = cpuMillis;
     b.backend = backend;
@@ -238,6 +242,7 @@ public record RunRecord(
     private String artifactsDir;
     private int timeoutSeconds;
     private Map<String, Object> limits;
+    private String tier;
     private Long peakMemoryBytes;
     private Long cpuMillis;
     private String backend;
@@ -384,6 +389,11 @@ public record RunRecord(
       return this;
     }
 
+    public Builder tier(String tier) {
+      this.tier = tier;
+      return this;
+    }
+
     public Builder peakMemoryBytes(Long peakMemoryBytes) {
       this.peakMemoryBytes = peakMemoryBytes;
       return this;
@@ -501,6 +511,7 @@ public record RunRecord(
           artifactsDir,
           timeoutSeconds,
           limits,
+          tier,
           peakMemoryBytes,
           cpuMillis,
           backend,

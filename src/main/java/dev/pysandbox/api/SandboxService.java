@@ -92,25 +92,26 @@ public interface SandboxService extends AutoCloseable {
   /**
    * Opens a session with its own resource limits and tier.
    *
-   * @param tier a tier the server allows, or {@code null} for its default
-   * @throws PysandboxException {@code forbidden} for a tier the server does not allow, {@code
-   *     invalid_argument} for one it does not know
+   * @param limits what to change from the tier's default limits (up to the server's maxima)
+   * @param tier a tier the server allows, or {@code null} for its default ({@code tier_default});
+   *     the session keeps it for its whole life
+   * @return the session; an existing one with this id is returned as it is
+   * @throws PysandboxException {@code invalid_argument} for a tier the server does not know (the
+   *     message names those it knows), for a limit past the server's maximum, or when an existing
+   *     session with this id has another tier; {@code forbidden} for a tier the server does not
+   *     allow or cannot provide yet; {@code max_sessions} when the limit is reached
    */
-  default SessionInfo createSession(
-      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
-    if (tier != null) {
-      throw new PysandboxException(ErrorCode.FORBIDDEN, "tiers are not built yet");
-    }
-    return createSession(sessionId, ttlMinutes, limits);
-  }
+  SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits, String tier);
 
   /**
-   * Opens a session with its own resource limits.
+   * Opens a session with its own resource limits, in the server's default tier.
    *
    * @param limits what to change from the server's defaults (up to its maxima)
    * @throws PysandboxException {@code invalid_argument} when a limit passes the server's maximum
    */
-  SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits);
+  default SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
+    return createSession(sessionId, ttlMinutes, limits, null);
+  }
 
   /** This server's open sessions (and dead ones not yet closed), oldest first. */
   java.util.List<SessionInfo> listSessions();

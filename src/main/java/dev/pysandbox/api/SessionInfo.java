@@ -13,6 +13,8 @@ package dev.pysandbox.api;
  * @param ttlMinutes idle minutes after which it is closed
  * @param deadReason how it died (timeout, cancel, exit, kill), when {@code state} is dead
  * @param limits the resource limits of its sandbox (empty for sessions of other servers)
+ * @param tier the session's tier, fixed when it was created; {@code null} for sessions recorded
+ *     before tiers
  */
 public record SessionInfo(
     String sessionId,
@@ -23,7 +25,8 @@ public record SessionInfo(
     long workspaceBytes,
     int ttlMinutes,
     String deadReason,
-    java.util.Map<String, Object> limits) {
+    java.util.Map<String, Object> limits,
+    String tier) {
   /** The longest idle TTL a session may ask for: a week. */
   public static final int MAX_TTL_MINUTES = 7 * 24 * 60;
 

@@ -13,6 +13,9 @@ import java.util.Map;
  * @param interpreter path, version and the data-science packages' versions
  * @param sandboxUser the host user sandboxes run as
  * @param limits the limits applied to runs
+ * @param tiers the tiers: {@code default}, {@code allowed}, the server's {@code maxima}, and every
+ *     known tier's policy under {@code tiers} (network, read-only host directories, import policy,
+ *     default limits, whether it is allowed and available)
  * @param pool warm pool size, ready sandboxes and preloaded modules; while its starts fail, also
  *     {@code last_failure} ({@code message}, {@code at}, {@code consecutive}, {@code retry_at})
  * @param problems what is missing, each with the command that fixes it
@@ -25,6 +28,7 @@ public record SetupReport(
     Map<String, Object> interpreter,
     String sandboxUser,
     Map<String, Object> limits,
+    Map<String, Object> tiers,
     Map<String, Object> pool,
     List<String> problems,
     Map<String, String> settings) {

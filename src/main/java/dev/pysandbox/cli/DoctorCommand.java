@@ -56,6 +56,28 @@ final class DoctorCommand implements Callable<Integer> {
         System.out.println("  sandbox limits: " + defaults);
         System.out.println("    (maxima):     " + max);
         System.out.println("  limits:         " + limits);
+        System.out.println(
+            "  tiers:          default "
+                + r.tiers().get("default")
+                + ", allowed "
+                + r.tiers().get("allowed"));
+        if (r.tiers().get("tiers") instanceof Map<?, ?> tiers) {
+          tiers.forEach(
+              (name, t) -> {
+                Map<?, ?> d = (Map<?, ?>) t;
+                Map<?, ?> mounts = (Map<?, ?>) d.get("mounts");
+                System.out.println(
+                    "    "
+                        + name
+                        + (Boolean.TRUE.equals(d.get("available")) ? "" : " (not available)")
+                        + ": network "
+                        + d.get("network")
+                        + ", host directories "
+                        + (mounts.isEmpty() ? "none" : mounts.keySet())
+                        + ", limits "
+                        + d.get("limits"));
+              });
+        }
         if (r.problems().isEmpty()) {
           System.out.println("everything needed is installed");
         } else {

@@ -60,6 +60,14 @@ final class RunCommand implements Callable<Integer> {
   @Option(names = "--description", description = "Kept with the run.")
   String description;
 
+  @Option(
+      names = "--tier",
+      paramLabel = "TIER",
+      description =
+          "The sandbox's tier (default: tier_default, basic): network, host directories, import"
+              + " policy, default limits; 'pysandbox doctor' lists them.")
+  String tier;
+
   @Option(names = "--json", description = "Print the whole run as JSON on stdout instead.")
   boolean json;
 
@@ -84,7 +92,7 @@ final class RunCommand implements Callable<Integer> {
               code,
               () ->
                   service.run(
-                      new ExecutionRequest(code, null, description, timeout),
+                      new ExecutionRequest(code, null, description, timeout, tier, null, false),
                       followed == null ? RunListener.NONE : followed));
       if (json) {
         System.out.println(Json.writePretty(run));

@@ -140,6 +140,9 @@ final class RunsCommand implements Runnable {
         if (!run.limits().isEmpty()) {
           System.out.println("limits:      " + run.limits());
         }
+        if (run.tier() != null) {
+          System.out.println("tier:        " + run.tier());
+        }
         System.out.println("code sha256: " + run.codeHash());
         if (run.parentRunId() != null) {
           System.out.println("re-run of:   " + run.parentRunId());

@@ -49,13 +49,14 @@ final class SessionsCommand implements Runnable {
           return 0;
         }
         System.out.printf(
-            "%-24s  %-8s  %-24s  %-24s  %5s  %10s%n",
-            "SESSION", "STATE", "CREATED", "LAST USED", "RUNS", "BYTES");
+            "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
+            "SESSION", "STATE", "TIER", "CREATED", "LAST USED", "RUNS", "BYTES");
         for (SessionInfo s : all) {
           System.out.printf(
-              "%-24s  %-8s  %-24s  %-24s  %5d  %10d%s%n",
+              "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
               s.sessionId(),
               s.state(),
+              s.tier() == null ? "-" : s.tier(),
               s.createdAt(),
               s.lastUsedAt(),
               s.runCount(),

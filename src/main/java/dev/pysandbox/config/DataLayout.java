@@ -29,6 +29,12 @@ import java.time.LocalDate;
  */
 public record DataLayout(Path dataDir) {
   /**
+   * Where a launcher of a server running as root bind-mounts the {@code sandbox/} directory of each
+   * data directory, in its own mount namespace, so that the unprivileged bwrap can reach it.
+   */
+  public static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
+
+  /**
    * 12 hex digits naming this data directory on the host (a hash of its real path), for what lives
    * outside it, such as cgroups: a server only ever cleans up what carries its own directory's
    * identity.

@@ -73,6 +73,7 @@ public final class PysandboxConfig {
   private final double rateLimitPerSecond;
   private final int rateLimitBurst;
   private final int shutdownGraceSeconds;
+  private final TierCatalog tiers;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -162,6 +163,7 @@ public final class PysandboxConfig {
                 mib),
             maxLimits.tmpBytes());
     this.outputMaxBytes = integer(Setting.OUTPUT_MAX, 1, 1 << 20) * mib;
+    this.tiers = tiers(warn);
     this.seccomp = bool(Setting.SECCOMP);
     this.cgroups = bool(Setting.CGROUPS);
     if (sandboxUidRange != null && sandboxUidRange.size() < (long) maxSessions + poolSize + 2) {
@@ -210,6 +212,38 @@ public final class PysandboxConfig {
     this.rateLimitBurst = integer(Setting.RATE_LIMIT_BURST, 1, 1_000_000);
     this.shutdownGraceSeconds = integer(Setting.SHUTDOWN_GRACE, 0, 3600);
     this.warnings = List.copyOf(warn);
+  }
+
+  /** The shipped tiers, changed by {@code tiers_file}, with {@code fs_mounts} and the choice. */
+  private TierCatalog tiers(List<String> warn) {
+    Map<String, Path> mounts;
+    try {
+      mounts = HostMounts.parse(raw(Setting.FS_MOUNTS), dataDir);
+    } catch (IllegalArgumentException e) {
+      throw bad(Setting.FS_MOUNTS, e.getMessage());
+    }
+    Map<String, Tier> known = TierCatalog.shipped(mounts, defaultLimits, maxLimits);
+    String file = raw(Setting.TIERS_FILE).trim();
+    if (!file.isEmpty()) {
+      Path f = expandHome(file);
+      if (!f.isAbsolute()) {
+        throw bad(Setting.TIERS_FILE, "must be an absolute path");
+      }
+      if (!Files.isRegularFile(f)) {
+        throw bad(Setting.TIERS_FILE, "no such file");
+      }
+      try {
+        known = TiersFile.apply(f, known, mounts, maxLimits, warn);
+      } catch (IllegalArgumentException e) {
+        throw bad(Setting.TIERS_FILE, e.getMessage());
+      }
+    }
+    try {
+      return TierCatalog.of(
+          known, string(Setting.TIER_DEFAULT), list(Setting.TIERS_ALLOWED), mounts, warn);
+    } catch (TierCatalog.Choice e) {
+      throw bad(e.setting, e.getMessage());
+    }
   }
 
   /** A host name, an IPv4 address or a bracketed IPv6 address, as in a Host header. */
@@ -593,6 +627,11 @@ public final class PysandboxConfig {
   /** The most a session may ask for. */
   public Limits maxLimits() {
     return maxLimits;
+  }
+
+  /** The tiers: every one known, the default, those callers may ask for, the host directories. */
+  public TierCatalog tiers() {
+    return tiers;
   }
 
   /** A run whose stdout or stderr passes this many bytes is killed. */

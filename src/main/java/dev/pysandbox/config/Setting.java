@@ -22,6 +22,27 @@ public enum Setting {
       "Host uids for sandboxes when the server runs as root, one per live sandbox, so that no"
           + " per-user kernel limit (processes, inotify, ...) is shared; off: all run as"
           + " sandbox_user. Must not overlap a user, group or subordinate id range of the host."),
+  TIER_DEFAULT(
+      "tier_default",
+      "basic",
+      "Tier of a run or session that names none (one of tiers_allowed); the warm pool holds"
+          + " sandboxes of this tier."),
+  TIERS_ALLOWED(
+      "tiers_allowed",
+      "basic,data_science,filesystem",
+      "Tiers a caller may ask for (comma-separated); any other known tier is refused with"
+          + " forbidden. Shipped: basic, data_science, filesystem, network (not available yet)."),
+  TIERS_FILE(
+      "tiers_file",
+      "",
+      "A JSON file that changes the shipped tiers and adds others (network, mounts, imports,"
+          + " limits per tier; see the README's Tiers); empty: the shipped tiers as they are."),
+  FS_MOUNTS(
+      "fs_mounts",
+      "",
+      "Host directories tiers may show read-only at /mnt/host/<name>: name=/abs/dir,name2=/other."
+          + " Each must exist; its real path is bound, and it may not contain, or lie inside, the"
+          + " data directory, /proc, /sys or /dev. The filesystem tier shows them all."),
   TIMEOUT_DEFAULT("timeout_default", "60", "Seconds a run may take when the call names no limit."),
   TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
   OUTPUT_LIMIT(

@@ -21,6 +21,7 @@ final class ActiveRun {
   private volatile boolean killedByCancel;
   private volatile String interruptedBy;
   private volatile String cancelledBy;
+  private volatile java.util.List<String> deniedImports = java.util.List.of();
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
   ActiveRun(String runId, String tenant, Session session, RunEventLog events) {
@@ -72,6 +73,18 @@ final class ActiveRun {
 
   void interrupt(String reason) {
     interruptedBy = reason;
+  }
+
+  /**
+   * Modules the sandbox's import policy refused to the code while this run ran (as its runner
+   * reported them; empty when none, or when the run ended without the runner's answer).
+   */
+  java.util.List<String> deniedImports() {
+    return deniedImports;
+  }
+
+  void deniedImports(java.util.List<String> modules) {
+    deniedImports = java.util.List.copyOf(modules);
   }
 
   /** Why the server cancelled this run itself (a shutdown's grace ran out), or {@code null}. */

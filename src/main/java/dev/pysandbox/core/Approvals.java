@@ -181,6 +181,7 @@ final class Approvals {
    * on this thread, and its end is returned).
    *
    * @param oneShotLimits the sandbox limits a one-shot run will get, or null for the defaults
+   * @param tier the tier it runs in once approved, or null for its session's
    * @return the run as it stands (without its code)
    */
   RunRecord hold(
@@ -190,6 +191,7 @@ final class Approvals {
       Verdict verdict,
       String parentRunId,
       Limits oneShotLimits,
+      String tier,
       RunListener listener) {
     String runId = Ids.newRunId();
     String approvalId = Ids.newApprovalId();
@@ -221,6 +223,7 @@ final class Approvals {
             .limits(oneShotLimits == null ? Map.of() : oneShotLimits.describe())
             .riskFindings(verdict.findings())
             .approvalId(approvalId)
+            .tier(tier)
             .viewCommand("pysandbox approvals show " + approvalId)
             .build();
     Approval approval =

@@ -263,8 +263,9 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
-  public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
-    return local.createSession(sessionId, ttlMinutes, limits);
+  public SessionInfo createSession(
+      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
+    return local.createSession(sessionId, ttlMinutes, limits, tier);
   }
 
   @Override

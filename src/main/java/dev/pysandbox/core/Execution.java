@@ -193,6 +193,7 @@ final class Execution {
               reply.get(
                   Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
           finished(r, run);
+          active.deniedImports(deniedImports(r.frame()));
           if (watch.endOfRun() && breach == null) {
             // Whatever the code made of the failed fork, what it started may still be forking:
             // a sandbox that hit its pids limit is ended with everything in it.
@@ -537,6 +538,33 @@ final class Execution {
         .exitCode(f.path("exit_code").asInt(1))
         .error(error)
         .message(error.name() + (error.value().isEmpty() ? "" : ": " + error.value()));
+  }
+
+  /** A module name as the runner reports one; anything else in the list is not taken. */
+  private static final java.util.regex.Pattern MODULE =
+      java.util.regex.Pattern.compile(
+          "[A-Za-z_][A-Za-z0-9_]{0,99}(\\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}");
+
+  /** At most this many denied imports are taken from one answer. */
+  static final int MAX_DENIED_IMPORTS = 20;
+
+  /**
+   * The imports the runner's import policy refused during the execution ({@code denied_imports} in
+   * its answer): module names only, each once, at most {@value #MAX_DENIED_IMPORTS}. The code can
+   * forge or hide these (its process writes the answer), so they are a report, never a verdict.
+   */
+  static List<String> deniedImports(ObjectNode frame) {
+    List<String> out = new ArrayList<>();
+    for (JsonNode n : frame.path("denied_imports")) {
+      String m = n.asText("");
+      if (n.isTextual() && MODULE.matcher(m).matches() && !out.contains(m)) {
+        out.add(m);
+        if (out.size() == MAX_DENIED_IMPORTS) {
+          break;
+        }
+      }
+    }
+    return out;
   }
 
   private static void output(WorkerReply r, RunRecord.Builder run) {

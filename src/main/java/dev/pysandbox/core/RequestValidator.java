@@ -8,14 +8,17 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.config.Tier;
+import dev.pysandbox.config.TierCatalog;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
 /**
  * The core's share of checking what a caller sends, before anything is created: the rules that
  * depend on the server's configuration (code size, timeout and limit maxima) and those on the
- * service's bare arguments. Rules a request value can check by itself live in that value (the api
- * records, {@link dev.pysandbox.api.Ids}); see DESIGN.md, "Operations are declared once".
+ * service's bare arguments, and which tier a caller may have. Rules a request value can check by
+ * itself live in that value (the api records, {@link dev.pysandbox.api.Ids}); see DESIGN.md,
+ * "Operations are declared once".
  */
 final class RequestValidator {
   private final PysandboxConfig config;
@@ -25,12 +28,15 @@ final class RequestValidator {
   }
 
   /**
+   * Also checks the request's tier ({@link #tier}).
+   *
    * @return the timeout to apply, in seconds
    */
   int validate(ExecutionRequest req) {
     if (req == null) {
       throw PysandboxException.invalid("no request");
     }
+    tier(req.tier());
     int bytes = req.code().getBytes(StandardCharsets.UTF_8).length;
     if (bytes > config.codeMaxBytes()) {
       throw new PysandboxException(
@@ -49,13 +55,60 @@ final class RequestValidator {
   }
 
   /**
-   * The limits of a new session: the server's defaults where the request says nothing.
+   * The tier a caller asked for.
+   *
+   * @param requested a tier's name, or {@code null} for the server's default
+   * @throws PysandboxException {@code invalid_argument} for a tier the server does not know (naming
+   *     those it knows); {@code forbidden} for one it cannot provide yet (the network tier) or does
+   *     not allow ({@code tiers_allowed})
+   */
+  Tier tier(String requested) {
+    TierCatalog tiers = config.tiers();
+    if (requested == null) {
+      return tiers.defaultTier();
+    }
+    Tier t = tiers.get(requested);
+    if (t == null) {
+      throw PysandboxException.invalid(
+          "unknown tier "
+              + PysandboxException.quote(requested)
+              + "; the server knows "
+              + String.join(", ", tiers.names())
+              + " and allows "
+              + String.join(", ", tiers.allowed()));
+    }
+    if (!t.available()) {
+      throw new PysandboxException(ErrorCode.FORBIDDEN, t.unavailable());
+    }
+    if (!tiers.allowed().contains(t.name())) {
+      throw new PysandboxException(
+          ErrorCode.FORBIDDEN,
+          "tier '"
+              + t.name()
+              + "' is not allowed on this server (tiers_allowed: "
+              + String.join(", ", tiers.allowed())
+              + ")");
+    }
+    return t;
+  }
+
+  /**
+   * The limits of a new sandbox: the server's defaults where the request says nothing.
    *
    * @throws PysandboxException {@code invalid_argument} naming the limit, the value and the allowed
    *     range when a limit is below the minimum or above the server's maximum
    */
   Limits limits(LimitRequest req) {
-    Limits d = config.defaultLimits();
+    return limits(req, config.defaultLimits());
+  }
+
+  /**
+   * The limits of a new sandbox: {@code defaults} (a tier's) where the request says nothing.
+   *
+   * @throws PysandboxException as {@link #limits(LimitRequest)}
+   */
+  Limits limits(LimitRequest req, Limits defaults) {
+    Limits d = defaults;
     Limits max = config.maxLimits();
     if (req == null || req.isDefault()) {
       return d;

@@ -129,6 +129,7 @@ final class RunDiffs {
         changes.add(new FieldChange("limits." + key, was, now));
       }
     }
+    field(changes, "tier", before, after, RunRecord::tier);
     field(changes, "interpreter", before, after, RunRecord::interpreter);
     field(changes, "env_hash", before, after, RunRecord::envHash);
     field(changes, "server_version", before, after, RunRecord::serverVersion);

@@ -9,6 +9,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
@@ -67,6 +68,7 @@ final class RunExecutor {
       Supplier<Provenance> provenance,
       Consumer<String> finished,
       SecurityEventLog securityEvents) {
+    this.securityEvents = securityEvents;
     this.layout = layout;
     this.clock = clock;
     this.instanceId = instanceId;
@@ -78,7 +80,6 @@ final class RunExecutor {
     this.live = live;
     this.provenance = provenance;
     this.finished = finished;
-    this.securityEvents = securityEvents;
   }
 
   /**
@@ -91,12 +92,13 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
-    return begin(tenant, request, timeoutSeconds, session, listener, null, List.of());
+    return begin(tenant, request, timeoutSeconds, session, listener, null, List.of(), null);
   }
 
   /**
    * @param parentRunId the run this one re-runs, or null
    * @param findings what the code's analysis found, when it was analysed before running
+   * @param tier the tier of the run's sandbox, or null when none is known
    */
   RunRecord.Builder begin(
       String tenant,
@@ -105,7 +107,8 @@ final class RunExecutor {
       Session session,
       RunListener listener,
       String parentRunId,
-      List<dev.pysandbox.api.RiskFinding> findings) {
+      List<dev.pysandbox.api.RiskFinding> findings,
+      String tier) {
     refuseWhenStopping();
     String runId = Ids.newRunId();
     String sessionId = session == null ? null : session.id;
@@ -113,7 +116,15 @@ final class RunExecutor {
     active.put(runId, a);
     RunRecord.Builder run;
     try {
-      run = record(tenant, runId, request, timeoutSeconds, sessionId, parentRunId);
+      run =
+          record(
+              tenant,
+              runId,
+              request,
+              timeoutSeconds,
+              sessionId,
+              parentRunId,
+              session != null ? session.tier.name() : tier);
       run.riskFindings(findings);
     } catch (RuntimeException e) {
       release(runId);
@@ -180,7 +191,8 @@ final class RunExecutor {
       ExecutionRequest request,
       int timeoutSeconds,
       String sessionId,
-      String parentRunId) {
+      String parentRunId,
+      String tier) {
     RunRecord.Builder run =
         provenance
             .get()
@@ -195,6 +207,7 @@ final class RunExecutor {
             .code(request.code())
             .codeHash(Sha256.hex(request.code()))
             .timeoutSeconds(timeoutSeconds)
+            .tier(tier)
             .backend(backendName)
             .createdAt(clock.instant().toString());
     store.get().insert(run.build(), instanceId);
@@ -454,13 +467,26 @@ final class RunExecutor {
             session == null ? 0 : session.workspaceBytes(),
             TimeUnit.SECONDS.toMillis(cancelGraceSeconds));
     try {
-      return Execution.run(a, code, timeout, guard, clock, run);
+      Execution.Outcome o = Execution.run(a, code, timeout, guard, clock, run);
+      recordDeniedImports(a, run.build());
+      return o;
     } catch (RuntimeException e) {
       // Logged once, here, with its stack; the run says what went wrong in its own words.
       log.error("run {}: the execution failed in the server, killing its sandbox", runId, e);
       sandbox.kill("execution error");
       run.status(RunStatus.FAILED).message(failureMessage(e));
       return new Execution.Outcome(run, true);
+    }
+  }
+
+  /** One security event per import the sandbox's import policy refused during the run. */
+  private void recordDeniedImports(ActiveRun a, RunRecord run) {
+    for (String module : a.deniedImports()) {
+      Map<String, Object> detail = new java.util.LinkedHashMap<>();
+      detail.put("module", module);
+      detail.put("tier", run.tier());
+      securityEvents.record(
+          a.tenant, SecurityEvent.Kind.IMPORT_DENIED, run.sessionId(), run.runId(), detail);
     }
   }
 

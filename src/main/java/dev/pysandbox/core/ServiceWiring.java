@@ -4,7 +4,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -52,6 +51,7 @@ final class ServiceWiring {
   final CorePools pools;
   final StoreHandle store;
   final BwrapBackend backend;
+  final SandboxSpecs specs;
   final WarmPool pool;
   final RequestValidator validator;
   final SessionJournal journal;
@@ -95,14 +95,11 @@ final class ServiceWiring {
       this.hub = WorkerHub.open(socketPath(layout, instances.id()));
       this.backend = new BwrapBackend(config, layout, hub, instances.id(), pools.blocking);
     }
+    this.specs = new SandboxSpecs(config);
     this.pool =
         new WarmPool(
             backend,
-            new SandboxSpec(
-                config.poolPreload(),
-                config.outputLimitBytes(),
-                config.defaultLimits(),
-                config.outputMaxBytes()),
+            specs.pooled(),
             config.poolSize(),
             config.startupTimeoutSeconds(),
             pools.timer,
@@ -115,6 +112,7 @@ final class ServiceWiring {
             config,
             time,
             pool,
+            specs,
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,

@@ -4,6 +4,7 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
 import java.time.Instant;
 import java.util.Map;
@@ -21,6 +22,10 @@ final class Session {
   final Instant createdAt;
   final int ttlMinutes;
   final Limits limits;
+
+  /** Fixed when the session is made: its sandbox was started for it. */
+  final Tier tier;
+
   final CompletableFuture<Sandbox> sandbox = new CompletableFuture<>();
   final ReentrantLock lock = new ReentrantLock();
 
@@ -64,10 +69,11 @@ final class Session {
   /** The workspace as it was after the last operation, to tell what the next run changed. */
   private volatile Map<String, WorkspaceFiles.FileState> files = Map.of();
 
-  Session(SessionKey key, Instant createdAt, int ttlMinutes, Limits limits) {
+  Session(SessionKey key, Instant createdAt, int ttlMinutes, Limits limits, Tier tier) {
     this.tenant = key.tenant();
     this.id = key.id();
     this.limits = limits;
+    this.tier = tier;
     this.createdAt = createdAt;
     this.lastUsedAt = createdAt;
     this.ttlMinutes = ttlMinutes;
@@ -100,7 +106,8 @@ final class Session {
         workspaceBytes,
         ttlMinutes,
         deadReason,
-        limits.describe());
+        limits.describe(),
+        tier.name());
   }
 
   Instant lastUsedAt() {

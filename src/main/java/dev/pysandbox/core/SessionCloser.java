@@ -51,7 +51,8 @@ final class SessionCloser {
               .filter(s -> s.sessionId().equals(sessionId))
               .findFirst();
       if (still.isEmpty()) {
-        return new SessionInfo(sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null);
+        return new SessionInfo(
+            sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null, null);
       }
       Pause.millis(POLL_MILLIS);
     }

@@ -6,6 +6,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
@@ -63,6 +64,7 @@ final class SessionManager {
   private final PysandboxConfig config;
   private final TimeSource clock;
   private final WarmPool pool;
+  private final SandboxSpecs specs;
   private final Executor blocking;
   private final Closer closer;
   private final Journal journal;
@@ -75,11 +77,13 @@ final class SessionManager {
       PysandboxConfig config,
       TimeSource clock,
       WarmPool pool,
+      SandboxSpecs specs,
       Executor blocking,
       Closer closer,
       Journal journal,
       Claimer claimer,
       Deaths deaths) {
+    this.specs = specs;
     this.journal = journal;
     this.claimer = claimer;
     this.deaths = deaths;
@@ -91,18 +95,24 @@ final class SessionManager {
   }
 
   /**
-   * The session with this id, created (and its sandbox taken from the pool) if there is none.
+   * The session with this id, created (and its sandbox taken from the pool) if there is none, in
+   * the default tier with its limits.
    *
    * @throws PysandboxException {@code max_sessions} when a new one would pass the limit
    */
   Session open(SessionKey id, Integer ttlMinutes) {
-    return open(id, ttlMinutes, config.defaultLimits());
+    Tier d = config.tiers().defaultTier();
+    return open(id, ttlMinutes, d.limits(), d);
   }
 
   /**
+   * The session with this id as it is, or a new one with these limits and tier (whose sandbox is a
+   * pooled one when the pool's are of this tier and limits, else one started for it).
+   *
    * @param limits the new session's limits
+   * @param tier the new session's tier
    */
-  Session open(SessionKey id, Integer ttlMinutes, Limits limits) {
+  Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier) {
     Session existing = sessions.get(id);
     if (existing != null) {
       return existing;
@@ -137,7 +147,7 @@ final class SessionManager {
                 + config.maxSessionsPerTenant()
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
-      created = new Session(id, clock.instant(), ttl, limits);
+      created = new Session(id, clock.instant(), ttl, limits, tier);
       sessions.put(id, created);
     }
     boolean claimed = false;
@@ -156,7 +166,7 @@ final class SessionManager {
                 + ")");
       }
       claimed = true;
-      Sandbox sandbox = pool.take(created.limits);
+      Sandbox sandbox = pool.take(specs.of(tier, created.limits));
       created.sandbox.complete(sandbox);
       // A sandbox that dies between calls makes its session dead at once (a run in flight says
       // why itself).

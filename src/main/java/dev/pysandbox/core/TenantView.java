@@ -31,6 +31,7 @@ import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
@@ -102,11 +103,20 @@ final class TenantView implements SandboxService {
   private RunRecord runLogged(
       ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
     int timeout = core.validator.validate(request);
+    Tier tier = core.validator.tier(request.tier());
     core.requireBackend();
     Approvals.Verdict verdict = core.approvals.verdict(request);
     if (verdict != null && verdict.mustWait()) {
       return core.approvals.hold(
-          tenant, request, timeout, verdict, parentRunId, oneShotLimits, listener);
+          tenant,
+          request,
+          timeout,
+          verdict,
+          parentRunId,
+          oneShotLimits,
+          // A session's run takes the session's tier: only a tier the call named is kept.
+          request.sessionId() != null ? request.tier() : tier.name(),
+          listener);
     }
     List<dev.pysandbox.api.RiskFinding> findings = verdict == null ? List.of() : verdict.findings();
     return execute(
@@ -114,7 +124,18 @@ final class TenantView implements SandboxService {
         request.code(),
         timeout,
         oneShotLimits,
-        s -> core.runs.begin(tenant, request, timeout, s, listener, parentRunId, findings));
+        tier,
+        request.tier(),
+        s ->
+            core.runs.begin(
+                tenant,
+                request,
+                timeout,
+                s,
+                listener,
+                parentRunId,
+                findings,
+                s != null ? s.tier.name() : tier.name()));
   }
 
   /**
@@ -132,11 +153,14 @@ final class TenantView implements SandboxService {
           stored.sessionId() != null || stored.limits().isEmpty()
               ? null
               : core.validator.limits(LimitRequest.of(stored.limits()));
+      Tier tier = core.validator.tier(stored.tier());
       return execute(
           stored.sessionId(),
           stored.code(),
           stored.timeoutSeconds(),
           limits,
+          tier,
+          stored.sessionId() == null ? null : stored.tier(),
           s -> core.runs.beginApproved(tenant, stored, s, logged));
     } finally {
       MDC.remove("run_id");
@@ -150,11 +174,23 @@ final class TenantView implements SandboxService {
     RunRecord.Builder begin(Session session);
   }
 
+  /**
+   * @param tier the tier of a one-shot run's sandbox, and of a session this call opens
+   * @param requestedTier the tier the call named, or null: a session of another tier refuses it
+   */
   private RunRecord execute(
-      String sessionId, String code, int timeout, Limits oneShotLimits, Beginner beginner) {
+      String sessionId,
+      String code,
+      int timeout,
+      Limits oneShotLimits,
+      Tier tier,
+      String requestedTier,
+      Beginner beginner) {
     RunExecutor runs = core.runs;
     if (sessionId != null) {
-      Session s = core.sessions.open(new SessionKey(tenant, sessionId), null);
+      // A session made by this call (run_python on a new session_id) gets the request's tier.
+      Session s = core.sessions.open(new SessionKey(tenant, sessionId), null, tier.limits(), tier);
+      requireSameTier(s, requestedTier);
       String[] began = new String[1];
       try {
         return core.sessions.with(
@@ -174,12 +210,30 @@ final class TenantView implements SandboxService {
     RunRecord.Builder run = beginner.begin(null);
     Sandbox sandbox;
     try {
-      sandbox = oneShotLimits == null ? core.pool.take() : core.pool.take(oneShotLimits);
+      sandbox =
+          core.pool.take(
+              core.specs.of(tier, oneShotLimits == null ? tier.limits() : oneShotLimits));
     } catch (PysandboxException e) {
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
     return runs.oneShot(run, sandbox, code, timeout);
+  }
+
+  /** A session's tier is its own for its whole life: a call naming another is refused. */
+  private static void requireSameTier(Session s, String requested) {
+    if (requested != null && !requested.equals(s.tier.name())) {
+      throw PysandboxException.invalid(
+          "session '"
+              + s.id
+              + "' has tier '"
+              + s.tier.name()
+              + "', not '"
+              + requested
+              + "': the session's tier is "
+              + s.tier.name()
+              + " for its whole life; leave tier out, or use another session");
+    }
   }
 
   /** Puts the run's id in the logging context when it starts; passes everything on. */
@@ -328,12 +382,17 @@ final class TenantView implements SandboxService {
     if (original.code() == null || original.code().isBlank()) {
       throw PysandboxException.invalid("run " + req.runId() + " has no code to run again");
     }
+    // A one-shot re-run gets the original's tier (if the server still allows it); in a session, the
+    // session's.
     ExecutionRequest request =
         new ExecutionRequest(
             req.code() != null ? req.code() : original.code(),
             req.sessionId(),
             req.description() != null ? req.description() : original.description(),
-            req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds());
+            req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds(),
+            req.sessionId() == null ? original.tier() : null,
+            null,
+            false);
     Limits limits = null;
     if (req.sessionId() == null) {
       core.validator.validate(request);
@@ -375,12 +434,15 @@ final class TenantView implements SandboxService {
   // -- sessions ----------------------------------------------------------------------------------
 
   @Override
-  public SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits) {
+  public SessionInfo createSession(
+      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
     String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
     RequestValidator.ttlMinutes(ttlMinutes);
-    Limits wanted = core.validator.limits(limits);
+    Tier t = core.validator.tier(tier == null ? null : Ids.requireTier(tier));
+    Limits wanted = core.validator.limits(limits, t.limits());
     core.requireBackend();
-    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted);
+    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted, t);
+    requireSameTier(s, tier);
     core.sessions.ready(s);
     return s.info();
   }

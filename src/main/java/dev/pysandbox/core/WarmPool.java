@@ -3,7 +3,6 @@ package dev.pysandbox.core;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
@@ -285,20 +284,21 @@ final class WarmPool implements AutoCloseable {
     refill();
   }
 
-  /** A fresh sandbox with the server's default limits. */
+  /** A fresh sandbox like the pool's own (the default tier, its limits). */
   Sandbox take() {
-    return take(spec.limits());
+    return take(spec);
   }
 
   /**
-   * A fresh sandbox: a pooled one when one is ready and has these limits, else one started now.
+   * A fresh sandbox: a pooled one when one is ready and the pool's sandboxes are what is wanted
+   * (same tier, same limits), else one started now.
    *
    * @throws PysandboxException {@code backend_unavailable} when none can be started, at once while
    *     the pool's starts keep failing
    */
-  Sandbox take(Limits limits) {
-    if (size == 0 || !limits.equals(spec.limits())) {
-      return startNow(spec.withLimits(limits)); // no pool, nothing to retry or report
+  Sandbox take(SandboxSpec wanted) {
+    if (size == 0 || !wanted.equals(spec)) {
+      return startNow(wanted); // not the pool's kind: nothing to retry or report
     }
     Sandbox s;
     while ((s = ready.pollFirst()) != null) {

@@ -16,7 +16,10 @@ final class SessionTools {
     return List.of(
         f.tool(
             Operations.CREATE_SESSION,
-            (SessionInfo s) -> ToolResults.ok(s, "session " + s.sessionId() + " is " + s.state())),
+            (SessionInfo s) ->
+                ToolResults.ok(
+                    s,
+                    "session " + s.sessionId() + " is " + s.state() + " (tier " + s.tier() + ")")),
         f.tool(
             Operations.LIST_SESSIONS,
             (SessionList list) -> {
@@ -27,6 +30,8 @@ final class SessionTools {
                       text.append(s.sessionId())
                           .append("  ")
                           .append(s.state())
+                          .append("  tier ")
+                          .append(s.tier())
                           .append("  runs ")
                           .append(s.runCount())
                           .append("  last used ")

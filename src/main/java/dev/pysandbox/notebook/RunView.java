@@ -159,6 +159,7 @@ final class RunView {
     put(m, "finished_at", run.finishedAt());
     put(m, "duration_ms", run.durationMs());
     put(m, "limits", run.limits().isEmpty() ? null : run.limits());
+    put(m, "tier", run.tier());
     put(m, "timeout_seconds", run.timeoutSeconds());
     put(m, "interpreter", run.interpreter());
     put(m, "env_hash", run.envHash());

@@ -1,8 +1,10 @@
 """pysandbox runner: the Python worker inside every sandbox.
 
-Started once per sandbox as ``python3 -I -S runner.py '{"path": [...], "preload": [...]}'``
-(the interpreter's site directories, found once by the server, and modules to import before
-announcing readiness), by the launcher, with three connected Unix sockets already in place:
+Started once per sandbox as ``python3 -I -S runner.py '{"path": [...], "preload": [...],
+"imports": {"tier": ..., "deny": [...], "allow": [...] or null}}'`` (the interpreter's site
+directories, found once by the server; modules to import before announcing readiness; the tier's
+import policy, installed before anything else is imported, see ImportPolicy), by the launcher,
+with three connected Unix sockets already in place:
 
   fd 1  user stdout  (raw bytes, read by the server; child processes inherit it)
   fd 2  user stderr  (likewise)
@@ -32,6 +34,7 @@ import _ast
 import _signal
 import _thread
 import binascii
+import builtins
 import collections
 import fcntl
 import posix
@@ -121,6 +124,131 @@ def _drop_runner_frames(report):
         te.stack = StackSummary.from_list([f for f in te.stack if f.filename != RUNNER_FILE])
         todo.extend((te.__cause__, te.__context__))
         todo.extend(getattr(te, "exceptions", None) or ())  # ExceptionGroup, 3.11
+
+
+class ImportPolicy:
+    """The tier's import policy: defence in depth on top of the sandbox, never the boundary.
+
+    The rule: an import of a denied module (a name in ``deny``, or a submodule of one), or, with
+    ``allow``, of a top-level module not in it, fails with ``ImportError: import of 'socket' is not
+    allowed in tier 'basic'`` when the code that imports is the user's, and is let through when it
+    is the standard library's, an installed package's or the runner's. So pandas still imports
+    socket for itself, while ``import socket`` in a cell does not. The importer is the frame that
+    runs the import: for import statements and ``__import__`` the caller of ``builtins.__import__``;
+    for ``importlib.import_module`` its caller; for any other way to load a module that is not
+    loaded yet (``importlib.util.find_spec``, ``importlib._bootstrap``), the first frame outside the
+    import machinery and this file, found by this meta-path finder. A frame is trusted when its
+    code's file lies in one of the interpreter's own directories (the ``sys.path`` the server
+    found, none under /mnt or /tmp), is frozen (``<frozen ...>``), or is this file; anything else
+    (``<cell-N>``, ``<string>`` from exec, files in /mnt/data, /mnt/host or /tmp) is the user's.
+
+    Code in the sandbox can undo all of this (replace ``builtins.__import__``, reach a module
+    through another module's attribute, forge a code object's file name): the OS sandbox is what
+    holds. Imports refused are reported to the server with the execution (``denied_imports``)."""
+
+    MAX_REPORTED = 20
+
+    def __init__(self, tier, deny, allow, path):
+        self.tier = str(tier)
+        self.deny = frozenset(deny)
+        self.allow = None if allow is None else frozenset(allow)
+        self.watch = frozenset(name.partition(".")[0] for name in deny)
+        dirs = (p.rstrip("/") + "/" for p in path if isinstance(p, str) and p.startswith("/"))
+        self.trusted = tuple(d for d in dirs if d != "/" and not d.startswith(("/mnt/", "/tmp/", "/dev/", "/proc/")))
+        self.machinery = tuple(p + "importlib/" for p in self.trusted)
+        self.denied = []
+        self.original = builtins.__import__
+        self.importlib_patched = False
+
+    def install(self):
+        builtins.__import__ = self.hook
+        sys.meta_path.insert(0, self)
+
+    def take_denied(self):
+        denied, self.denied = self.denied, []
+        return denied
+
+    def denies(self, name):
+        if name in self.deny:
+            return True
+        parts = name.split(".")
+        for i in range(1, len(parts)):
+            if ".".join(parts[:i]) in self.deny:
+                return True
+        return self.allow is not None and parts[0] not in self.allow
+
+    def _trusted(self, filename):
+        return filename == RUNNER_FILE or filename.startswith("<frozen ") or filename.startswith(self.trusted)
+
+    def _refuse(self, name):
+        if len(self.denied) < self.MAX_REPORTED and name not in self.denied:
+            self.denied.append(name)
+        raise ImportError("import of '%s' is not allowed in tier '%s'" % (name, self.tier), name=name)
+
+    def hook(self, name, globals=None, locals=None, fromlist=(), level=0):
+        """builtins.__import__: every import statement. Names that cannot be denied pass at once."""
+        if isinstance(name, str) and (level or self.allow is not None or name.partition(".")[0] in self.watch):
+            if not self._trusted(sys._getframe(1).f_code.co_filename):
+                self._check(_absolute(name, (globals or {}).get("__package__"), level), fromlist)
+        module = self.original(name, globals, locals, fromlist, level)
+        if not self.importlib_patched and not level and isinstance(name, str) and name.partition(".")[0] == "importlib":
+            self._patch_importlib()
+        return module
+
+    def _check(self, name, fromlist=()):
+        if not name:
+            return
+        if self.denies(name):
+            self._refuse(name)
+        for item in fromlist or ():
+            if isinstance(item, str) and item != "*" and self.denies(name + "." + item):
+                self._refuse(name + "." + item)
+
+    def _patch_importlib(self):
+        """importlib.import_module and importlib.__import__ find a loaded module without asking
+        builtins.__import__ or the finders: they are wrapped once importlib is loaded."""
+        importlib = sys.modules.get("importlib")
+        if importlib is None or not hasattr(importlib, "import_module"):
+            return
+        self.importlib_patched = True
+        original, policy = importlib.import_module, self
+
+        def import_module(name, package=None):
+            if not policy._trusted(sys._getframe(1).f_code.co_filename):
+                level = len(name) - len(name.lstrip(".")) if isinstance(name, str) else 0
+                if isinstance(name, str) and (not level or isinstance(package, str)):
+                    policy._check(_absolute(name[level:], package, level))
+            return original(name, package)
+
+        import_module.__doc__ = original.__doc__
+        importlib.import_module = import_module
+        importlib.__import__ = self.hook
+
+    def find_spec(self, name, path=None, target=None):
+        """The meta-path finder: a module being loaded for the first time, however."""
+        if not self.denies(name):
+            return None
+        frame = sys._getframe(1)
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not (filename == RUNNER_FILE or filename.startswith(("<frozen importlib", "<frozen zipimport"))
+                    or filename.startswith(self.machinery)):
+                if not self._trusted(filename):
+                    self._refuse(name)
+                return None
+            frame = frame.f_back
+        return None
+
+
+def _absolute(name, package, level):
+    """The absolute module name of a (possibly relative) import; '' when it cannot be told."""
+    if not level:
+        return name
+    if not isinstance(package, str) or not package:
+        return ""
+    base = package.rsplit(".", level - 1)[0] if level > 1 else package
+    return base + "." + name if name else base
+
 
 
 class Channel:
@@ -304,6 +432,7 @@ class Runner:
         self.sources = {}  # cell file name -> source, for tracebacks
         self.pending_interrupt = None
         self.preload_errors = {}  # module -> why it could not be imported, told in "ready"
+        self.policy = None  # the tier's ImportPolicy, if it has one
         self.current = None  # id of the request being executed
         self.last_request = None  # id of the last request started
         self.cell = 0
@@ -436,6 +565,10 @@ class Runner:
         if figures:
             frame["figures"] = figures
         frame["outputs"] = self._safe(lambda: self._outputs()) or {"values": {}, "non_json": []}
+        if self.policy is not None:
+            denied = self.policy.take_denied()
+            if denied:
+                frame["denied_imports"] = denied
         return frame
 
     def _safe(self, fn):
@@ -647,6 +780,12 @@ def main():
         if entry not in sys.path:
             sys.path.append(entry)
     sys.argv = [""]
+    imports = options.get("imports")
+    policy = None
+    if imports:
+        # Before anything else is imported: no user code has run yet, and none ever runs without it.
+        policy = ImportPolicy(imports.get("tier"), imports.get("deny") or [], imports.get("allow"), sys.path)
+        policy.install()
     # SIGINT and SIGIO are only let through while user code runs (see Runner.interrupt).
     _signal.pthread_sigmask(_signal.SIG_BLOCK, USER_SIGNALS)
     ctl = _high_fd(3, 64)
@@ -654,6 +793,7 @@ def main():
     channel = Channel(ctl)
     posix.register_at_fork(after_in_child=channel.forked)
     runner = Runner(channel)
+    runner.policy = policy
     channel.on_interrupt = runner.interrupt
     _signal.signal(_signal.SIGIO, channel.on_sigio)
     channel.signal_main_thread()

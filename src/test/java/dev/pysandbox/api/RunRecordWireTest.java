@@ -36,6 +36,24 @@ class RunRecordWireTest {
   }
 
   @Test
+  void tier_whenPresentNullOrAbsent_readsBackAsSent() throws Exception {
+    String json = Json.write(RunRecord.builder().runId("run_1").tier("data_science").build());
+    assertThat(Json.mapper().readTree(json).get("tier").asText()).isEqualTo("data_science");
+    assertThat(Json.mapper().readValue(json, RunRecord.class).tier()).isEqualTo("data_science");
+    String none = Json.write(RunRecord.builder().runId("run_1").build());
+    assertThat(Json.mapper().readTree(none).get("tier").isNull()).isTrue();
+    assertThat(Json.mapper().readValue(none, RunRecord.class).tier()).isNull();
+    assertThat(Json.mapper().readValue("{\"run_id\":\"run_1\"}", RunRecord.class).tier())
+        .as("a record from before tiers")
+        .isNull();
+    SessionInfo s =
+        Json.mapper().readValue("{\"session_id\":\"s1\",\"tier\":\"basic\"}", SessionInfo.class);
+    assertThat(s.tier()).isEqualTo("basic");
+    assertThat(Json.mapper().readValue("{\"session_id\":\"s1\"}", SessionInfo.class).tier())
+        .isNull();
+  }
+
+  @Test
   void unknownWireNames_areRefusedNamingTheKnownOnes() {
     assertThatThrownBy(() -> KillReason.fromWire("oom"))
         .isInstanceOf(PysandboxException.class)

@@ -60,7 +60,11 @@ class EscapeSuiteTest {
 
   @BeforeAll
   static void start() {
-    service = TestServices.start(dataDir, Map.of("pool_size", "1", "cancel_grace", "1"));
+    service =
+        TestServices.start(
+            dataDir,
+            TestServices.withoutImportPolicy(
+                dataDir, Map.of("pool_size", "1", "cancel_grace", "1")));
   }
 
   @AfterAll

@@ -23,7 +23,7 @@ class IsolationTest {
 
   @BeforeAll
   static void start() {
-    service = TestServices.start(dataDir, Map.of());
+    service = TestServices.start(dataDir, TestServices.withoutImportPolicy(dataDir, Map.of()));
   }
 
   @AfterAll

@@ -33,7 +33,9 @@ class OneShotRunTest {
 
   @BeforeAll
   static void start() {
-    service = TestServices.start(dataDir, Map.of("output_limit", "65536"));
+    service =
+        TestServices.start(
+            dataDir, TestServices.withoutImportPolicy(dataDir, Map.of("output_limit", "65536")));
   }
 
   @AfterAll

@@ -47,7 +47,7 @@ class SandboxUidTest {
 
   private void startService(Map<String, String> settings) {
     assumeThat(HostUser.currentUid()).as("a uid per sandbox needs root").isZero();
-    service = TestServices.start(dataDir, settings);
+    service = TestServices.start(dataDir, TestServices.withoutImportPolicy(dataDir, settings));
   }
 
   private RunRecord run(String session, String code) {

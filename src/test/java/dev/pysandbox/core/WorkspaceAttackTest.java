@@ -60,15 +60,17 @@ class WorkspaceAttackTest {
     service =
         TestServices.start(
             dataDir,
-            Map.of(
-                "seccomp",
-                "false",
-                "disk_quota_fs",
-                "off",
-                "pool_size",
-                "1",
-                "max_sessions",
-                "20"));
+            TestServices.withoutImportPolicy(
+                dataDir,
+                Map.of(
+                    "seccomp",
+                    "false",
+                    "disk_quota_fs",
+                    "off",
+                    "pool_size",
+                    "1",
+                    "max_sessions",
+                    "20")));
     calls =
         Executors.newCachedThreadPool(
             r -> {

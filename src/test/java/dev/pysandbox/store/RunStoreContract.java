@@ -64,9 +64,11 @@ public abstract class RunStoreContract {
 
   @Test
   void insertedRun_isRunning_withNoOutputYet() {
-    store.insert(running("run_1", 1000).description("first").build(), "aaaaaaaa");
+    store.insert(
+        running("run_1", 1000).description("first").tier("filesystem").build(), "aaaaaaaa");
     RunRecord r = store.get("run_1", true).orElseThrow();
     assertThat(r.status()).isEqualTo(RunStatus.RUNNING);
+    assertThat(r.tier()).isEqualTo("filesystem");
     assertThat(r.description()).isEqualTo("first");
     assertThat(r.code()).isEqualTo("print(1)");
     assertThat(r.stdout()).isNull();
@@ -164,7 +166,8 @@ public abstract class RunStoreContract {
             10,
             30,
             null,
-            null);
+            null,
+            "data_science");
     store.saveSession("local", s1, "11111111");
     store.saveSession(
         "local",
@@ -177,11 +180,12 @@ public abstract class RunStoreContract {
             0,
             30,
             "timeout: ...",
+            null,
             null),
         "deaddead");
     assertThat(store.openSessions("local"))
-        .extracting(s -> s.sessionId() + ":" + s.state())
-        .containsExactly("s1:idle", "s2:dead");
+        .extracting(s -> s.sessionId() + ":" + s.state() + ":" + s.tier())
+        .containsExactly("s1:idle:data_science", "s2:dead:null");
     assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "s1"))).isTrue();
     assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "nope"))).isFalse();
     assertThat(store.closeRequests("11111111")).containsExactly(new SessionKey("local", "s1"));
@@ -190,7 +194,16 @@ public abstract class RunStoreContract {
     store.saveSession(
         "local",
         new dev.pysandbox.api.SessionInfo(
-            "s1", SessionState.CLOSED, s1.createdAt(), s1.lastUsedAt(), 3, 10, 30, null, null),
+            "s1",
+            SessionState.CLOSED,
+            s1.createdAt(),
+            s1.lastUsedAt(),
+            3,
+            10,
+            30,
+            null,
+            null,
+            "data_science"),
         "11111111");
     assertThat(store.openSessions("local")).isEmpty();
     assertThat(store.closeRequests("11111111")).isEmpty();
@@ -216,6 +229,7 @@ public abstract class RunStoreContract {
         0,
         0,
         30,
+        null,
         null,
         null);
   }

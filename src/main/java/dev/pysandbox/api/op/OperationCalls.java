@@ -122,7 +122,8 @@ public final class OperationCalls {
                     a.integer("memory_limit_mb"),
                     a.integer("pids_limit"),
                     a.number("cpu_limit"),
-                    a.integer("disk_quota_mb"))));
+                    a.integer("disk_quota_mb")),
+                a.string("tier")));
     bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
     bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
     bind(
@@ -163,7 +164,7 @@ public final class OperationCalls {
         a.string("session_id"),
         a.string("description"),
         a.integer("timeout_seconds"),
-        null,
+        a.string("tier"),
         // false leaves it to the server's approval_policy: an agent cannot opt out of it.
         a.bool("require_approval") ? Boolean.TRUE : null,
         Boolean.TRUE.equals(a.bool("dry_run")));

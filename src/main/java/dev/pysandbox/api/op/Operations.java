@@ -55,7 +55,9 @@ public final class Operations {
           "Run Python 3 code in an isolated sandbox and return stdout, stderr, the value of the"
               + " trailing expression, errors with a traceback, display outputs (charts as"
               + " images) and the files written to /mnt/data. The sandbox has no network (no"
-              + " pip install, no downloads) and no host files; numpy, pandas, matplotlib and"
+              + " pip install, no downloads) and no host files (but in the filesystem tier, the"
+              + " directories the server shows read-only at /mnt/host/<name>); numpy, pandas,"
+              + " matplotlib and"
               + " Debian's Python packages are there (check_setup lists them with versions);"
               + " /mnt/data is the working directory, the place for input and output files."
               + " Give session_id to keep variables and files between calls (a session is"
@@ -76,6 +78,12 @@ public final class Operations {
                       + " sandbox."),
               Param.string("description", "What this code is for; kept with the run.")
                   .maxLength(ExecutionRequest.MAX_DESCRIPTION_CHARS),
+              Param.id(
+                  "tier",
+                  "Tier of a fresh one-shot sandbox: what it may reach and import, and its default"
+                      + " limits (check_setup lists the tiers this server allows; default: the"
+                      + " server's tier_default, basic). With session_id, the session's tier:"
+                      + " leave it out, or give that one; a session made by this call gets it."),
               Param.integer(
                       "timeout_seconds",
                       "Wall-clock limit in seconds (default 60, at most the server's timeout_max);"
@@ -356,7 +364,9 @@ public final class Operations {
           "check_setup",
           "Check the setup",
           "Report the sandbox backend, the Python interpreter and its packages, the limits in"
-              + " force, the data directory, and what is missing with how to install it.",
+              + " force, the tiers (each one's network, host directories, import policy and"
+              + " default limits; the default and those allowed), the data directory, and what is"
+              + " missing with how to install it.",
           READ,
           List.of(),
           SetupReport.class);
@@ -377,15 +387,26 @@ public final class Operations {
                       "ttl_minutes", "Idle minutes before the session is closed (default 30).")
                   .min(1)
                   .max(SessionInfo.MAX_TTL_MINUTES),
+              Param.id(
+                  "tier",
+                  "The session's tier, for its whole life: network, read-only host directories"
+                      + " (/mnt/host/<name> in the filesystem tier), import policy and default"
+                      + " limits (check_setup lists the tiers this server allows; default: the"
+                      + " server's tier_default, basic). A tier the server does not allow is"
+                      + " refused with forbidden."),
               Param.integer(
                       "memory_limit_mb",
-                      "Memory of the session's sandbox in MiB, no swap (server default 512;"
-                          + " check_setup shows the maximum). Passing it kills the process that"
+                      "Memory of the session's sandbox in MiB, no swap (default: the tier's, 512"
+                          + " in basic; check_setup shows the maximum). Passing it kills the process that"
                           + " allocates: the run ends with kill_reason memory_limit.")
                   .min(LimitRequest.MIN_MEMORY_MB),
-              Param.integer("pids_limit", "Processes and threads at once (server default 128).")
+              Param.integer(
+                      "pids_limit",
+                      "Processes and threads at once (default: the tier's, 128 in basic).")
                   .min(LimitRequest.MIN_PIDS),
-              Param.number("cpu_limit", "CPU cores the session may use (server default 1).")
+              Param.number(
+                      "cpu_limit",
+                      "CPU cores the session may use (default: the tier's, 1 in basic).")
                   .min(LimitRequest.MIN_CPUS),
               Param.integer(
                       "disk_quota_mb",

@@ -50,7 +50,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class BwrapBackend implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(BwrapBackend.class);
-  private static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
+  private static final Path STAGE_BASE = DataLayout.STAGE_BASE;
 
   /** How long closing waits for the sandboxes to be reaped. */
   private static final long CLOSE_WAIT_MILLIS = 500;
@@ -437,8 +437,7 @@ public final class BwrapBackend implements SandboxBackend {
               s.visibleLib(),
               s.runnerName(),
               s.analyzerName(),
-              spec.preload(),
-              spec.limits().tmpBytes(),
+              spec,
               s.seccompFilter() != null);
       List<Path> groups =
           s.cgroups().available() ? s.cgroups().create(id, spec.limits()) : List.of();

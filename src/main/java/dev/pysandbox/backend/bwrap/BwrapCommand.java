@@ -4,6 +4,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.backend.InterpreterInfo;
+import dev.pysandbox.backend.SandboxSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -13,8 +14,9 @@ import java.util.Map;
 /**
  * The bubblewrap command line of one sandbox: every namespace, an allow-list filesystem (read-only
  * system paths, a stub {@code /etc}, a size-capped tmpfs {@code /tmp}, the workspace at {@code
- * /mnt/data}), no capabilities, a seccomp filter, a cleared environment and the runner as its only
- * program.
+ * /mnt/data}, its tier's host directories read-only at {@code /mnt/host/<name>}), no capabilities,
+ * a seccomp filter, a cleared environment and the runner as its only program, told its tier's
+ * import policy on its command line.
  */
 final class BwrapCommand {
   /** The uid and gid the code sees inside; unprivileged, and distinct from overflow 65534. */
@@ -47,7 +49,7 @@ final class BwrapCommand {
    * @param lib the library directory as bwrap can reach it (runner and stub /etc files)
    * @param runnerName file name of the runner inside {@code lib}
    * @param analyzerName file name of the code analyser inside {@code lib}
-   * @param tmpBytes size of the sandbox's memory-backed {@code /tmp}
+   * @param spec preloads, {@code /tmp}'s size, host directories and the import policy
    * @param seccomp true to load the seccomp filter the launcher opens on fd 5
    */
   static List<String> build(
@@ -57,8 +59,7 @@ final class BwrapCommand {
       Path lib,
       String runnerName,
       String analyzerName,
-      List<String> preload,
-      long tmpBytes,
+      SandboxSpec spec,
       boolean seccomp) {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
@@ -79,8 +80,12 @@ final class BwrapCommand {
       add(a, "--ro-bind-try", p.toString(), p.toString());
     }
     add(a, "--proc", "/proc", "--dev", "/dev");
-    add(a, "--size", Long.toString(tmpBytes), "--tmpfs", "/tmp");
+    add(a, "--size", Long.toString(spec.limits().tmpBytes()), "--tmpfs", "/tmp");
     add(a, "--bind", workspace.toString(), WORKSPACE);
+    for (SandboxSpec.HostMount m : spec.mounts()) {
+      // Read-only, nosuid and nodev, with whatever is mounted below it (bwrap binds recursively).
+      add(a, "--ro-bind", m.source().toString(), m.target());
+    }
     add(a, "--ro-bind", lib.resolve(runnerName).toString(), RUNNER);
     add(a, "--ro-bind", lib.resolve(analyzerName).toString(), ANALYZER);
     add(a, "--chdir", WORKSPACE);
@@ -96,7 +101,7 @@ final class BwrapCommand {
       // The launcher opens the filter on fd 5; bwrap loads it just before it runs Python.
       add(a, "--seccomp", "5");
     }
-    add(a, python.path().toString(), "-I", "-S", RUNNER, runnerOptions(python, preload));
+    add(a, python.path().toString(), "-I", "-S", RUNNER, runnerOptions(python, spec));
     return List.copyOf(a);
   }
 
@@ -132,10 +137,18 @@ final class BwrapCommand {
     return extra;
   }
 
-  private static String runnerOptions(InterpreterInfo python, List<String> preload) {
+  private static String runnerOptions(InterpreterInfo python, SandboxSpec spec) {
     Map<String, Object> options = new LinkedHashMap<>();
     options.put("path", python.sysPath());
-    options.put("preload", preload);
+    options.put("preload", spec.preload());
+    SandboxSpec.Imports imports = spec.imports();
+    if (!imports.isNone()) {
+      Map<String, Object> policy = new LinkedHashMap<>();
+      policy.put("tier", imports.tier());
+      policy.put("deny", imports.deny());
+      policy.put("allow", imports.allow());
+      options.put("imports", policy);
+    }
     try {
       return JSON.writeValueAsString(options);
     } catch (JsonProcessingException e) {

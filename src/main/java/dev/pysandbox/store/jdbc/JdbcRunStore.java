@@ -104,8 +104,8 @@ public final class JdbcRunStore implements RunStore {
   private static final String INSERT_RUN =
       "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
           + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
-          + " interpreter, env_hash, server_version, approval_id, risk_findings_json)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+          + " interpreter, env_hash, server_version, approval_id, risk_findings_json, tier)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
   @Override
   public void insert(RunRecord run, String instanceId) {
@@ -133,6 +133,7 @@ public final class JdbcRunStore implements RunStore {
     ps.setString(17, run.serverVersion());
     ps.setString(18, run.approvalId());
     ps.setString(19, run.riskFindings().isEmpty() ? null : json(run.riskFindings()));
+    ps.setString(20, run.tier());
   }
 
   @Override
@@ -745,13 +746,14 @@ public final class JdbcRunStore implements RunStore {
   // pending close request and in whether an existing row may be overwritten.
   private static final String SESSION_UPSERT =
       "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
-          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, close_requested)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,0)"
+          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, tier, close_requested)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0)"
           + " ON CONFLICT (tenant, id) DO UPDATE SET instance_id=excluded.instance_id,"
           + " state=excluded.state, created_at=excluded.created_at,"
           + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
           + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
-          + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,";
+          + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,"
+          + " tier=excluded.tier,";
 
   @Override
   public void saveSession(String tenant, SessionInfo s, String instanceId) {
@@ -785,7 +787,7 @@ public final class JdbcRunStore implements RunStore {
               claim,
               ps -> {
                 bindSession(ps, tenant, s, instanceId);
-                ps.setString(12, replacing);
+                ps.setString(13, replacing);
               });
       if (claimed == 1) {
         return Optional.empty();
@@ -828,6 +830,7 @@ public final class JdbcRunStore implements RunStore {
     ps.setInt(9, s.ttlMinutes());
     ps.setString(10, s.deadReason());
     ps.setString(11, Objects.requireNonNull(tenant));
+    ps.setString(12, s.tier());
   }
 
   @Override
@@ -848,7 +851,8 @@ public final class JdbcRunStore implements RunStore {
                     rs.getLong("workspace_bytes"),
                     rs.getInt("ttl_minutes"),
                     rs.getString("dead_reason"),
-                    null));
+                    null,
+                    rs.getString("tier")));
           }
           return out;
         });
@@ -966,6 +970,7 @@ public final class JdbcRunStore implements RunStore {
         .message(rs.getString("message"))
         .killReason(killReason(rs.getString("kill_reason")))
         .limits(parse(rs.getString("limits_json"), new TypeReference<Map<String, Object>>() {}))
+        .tier(rs.getString("tier"))
         .peakMemoryBytes(getLong(rs, "peak_memory_bytes"))
         .cpuMillis(getLong(rs, "cpu_millis"))
         .code(includeCode ? rs.getString("code") : null)

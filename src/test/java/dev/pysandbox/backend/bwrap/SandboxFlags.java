@@ -1,6 +1,8 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.InterpreterProbe;
+import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -31,8 +33,11 @@ public final class SandboxFlags {
             layout.libDir(),
             runner,
             analyzer,
-            List.of(),
-            256L << 20,
+            new SandboxSpec(
+                List.of(),
+                1 << 20,
+                new Limits(512L << 20, 128, 1, 1L << 30, 256L << 20),
+                64L << 20),
             false);
     List<String> flags = new ArrayList<>(argv.subList(0, argv.indexOf(python.path().toString())));
     int info = flags.indexOf("--info-fd");
