@@ -780,6 +780,9 @@ def main():
         if entry not in sys.path:
             sys.path.append(entry)
     sys.argv = [""]
+    # Reporting an error must not need an import: after a MemoryError there may be no memory left
+    # for one (nor for running the import policy's hook), and the runner would die with the run.
+    import traceback  # noqa: F401
     imports = options.get("imports")
     policy = None
     if imports:

@@ -89,6 +89,15 @@ class ApprovalsTest {
     assertThat(done.approvalId()).isEqualTo(r.approvalId());
     assertThat(done.artifacts()).extracting(a -> a.path()).contains("proof.txt");
     assertThat(service.listPendingApprovals().approvals()).isEmpty();
+    assertThat(
+            service
+                .listSecurityEvents(
+                    new dev.pysandbox.api.SecurityEventQuery(null, null, null, 100, null))
+                .events()
+                .stream()
+                .filter(e -> r.runId().equals(e.runId()))
+                .map(e -> e.kind()))
+        .containsExactlyInAnyOrder("approval_approved", "approval_requested");
 
     assertThatThrownBy(() -> service.decideApproval(r.approvalId(), true, "key:y", "rest", null))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
@@ -114,6 +123,14 @@ class ApprovalsTest {
     assertThat(denied.status()).isEqualTo(RunStatus.DENIED);
     assertThat(denied.message()).contains("denied by key:k").contains("looks risky");
     assertThat(service.getRun(r.runId(), false, 2).stdout()).isNull();
+    assertThat(
+            service
+                .listSecurityEvents(
+                    new dev.pysandbox.api.SecurityEventQuery(
+                        null, dev.pysandbox.api.SecurityEvent.Kind.APPROVAL_DENIED, null, 10, null))
+                .events())
+        .extracting(e -> e.detail().get("reason"))
+        .containsExactly("looks risky");
 
     RunRecord other = held(null, "print(2)");
     assertThatThrownBy(
@@ -140,6 +157,18 @@ class ApprovalsTest {
     assertThat(expired.stdout()).isNull();
     assertThatThrownBy(() -> service.decideApproval(r.approvalId(), true, "key:k", "rest", null))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.APPROVAL_EXPIRED));
+    assertThat(
+            service
+                .listSecurityEvents(
+                    new dev.pysandbox.api.SecurityEventQuery(
+                        null,
+                        dev.pysandbox.api.SecurityEvent.Kind.APPROVAL_EXPIRED,
+                        null,
+                        10,
+                        null))
+                .events())
+        .extracting(e -> e.runId())
+        .containsExactly(r.runId());
 
     RunRecord second = held(null, "print('also late')");
     clock.advance(Duration.ofMinutes(61));

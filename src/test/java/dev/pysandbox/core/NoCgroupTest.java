@@ -54,7 +54,7 @@ class NoCgroupTest {
             new ExecutionRequest(
                 "x = []\nwhile True:\n    x.append(b'1' * 10**6)", null, null, 30));
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.FAILED);
-    assertThat(r.killReason()).isEqualTo(KillReason.MEMORY_LIMIT);
+    assertThat(r.killReason()).as("%s", r.error()).isEqualTo(KillReason.MEMORY_LIMIT);
     assertThat(r.error().name()).isEqualTo("MemoryError");
     assertThat(r.peakMemoryBytes()).as("nothing measures it without a cgroup").isNull();
     RunRecord file =

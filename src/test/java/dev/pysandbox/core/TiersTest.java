@@ -151,18 +151,20 @@ class TiersTest {
 
   @Test
   void deniedImport_recordsASecurityEvent_withModuleAndTier() {
-    events.list.clear();
     RunRecord r = run("import ssl", null, null);
     assertThat(r.error().value()).isEqualTo("import of 'ssl' is not allowed in tier 'basic'");
-    List<ILoggingEvent> denied =
-        events.list.stream().filter(e -> e.getFormattedMessage().contains(r.runId())).toList();
+    List<SecurityEvent> denied =
+        service
+            .listSecurityEvents(
+                new dev.pysandbox.api.SecurityEventQuery(
+                    null, SecurityEvent.Kind.IMPORT_DENIED, null, 100, null))
+            .events()
+            .stream()
+            .filter(e -> r.runId().equals(e.runId()))
+            .toList();
     assertThat(denied).singleElement();
-    Object[] args = denied.get(0).getArgumentArray();
-    assertThat(args[0]).isEqualTo(SecurityEvent.Kind.IMPORT_DENIED);
-    assertThat(args[1]).isEqualTo("local");
-    assertThat(args[2]).isNull();
-    assertThat(args[3]).isEqualTo(r.runId());
-    assertThat(args[4]).isEqualTo(Map.of("module", "ssl", "tier", "basic"));
+    assertThat(denied.get(0).sessionId()).isNull();
+    assertThat(denied.get(0).detail()).isEqualTo(Map.of("module", "ssl", "tier", "basic"));
   }
 
   @Test
