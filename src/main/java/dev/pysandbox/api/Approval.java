@@ -48,25 +48,6 @@ public record Approval(
     riskFindings = riskFindings == null ? List.of() : List.copyOf(riskFindings);
   }
 
-  /** This approval without its code. */
-  public Approval withoutCode() {
-    return new Approval(
-        approvalId,
-        runId,
-        tenant,
-        sessionId,
-        state,
-        why,
-        null,
-        riskFindings,
-        requestedAt,
-        expiresAt,
-        decidedAt,
-        decidedBy,
-        decidedVia,
-        decisionReason);
-  }
-
   /** This approval with the run's code. */
   public Approval withCode(String runCode) {
     return new Approval(

@@ -1363,7 +1363,9 @@ def analyze(code, budget=2.0):
               "lines": lines, "functions": 0, "imports": 0}
     analysis = Analysis(code, deadline)
     tree = None
-    flags = PYCF_ALLOW_TOP_LEVEL_AWAIT
+    # Valid means valid as a module: a top-level return, yield or await is refused (the runner
+    # would still run a top-level await, as Jupyter does; code meant to be kept should not use it).
+    flags = 0
     try:
         tree = compile(code, "<cell>", "exec", PYCF_ONLY_AST | flags, dont_inherit=True)
         compile(tree, "<cell>", "exec", flags, dont_inherit=True)  # what only the compiler refuses
@@ -1404,7 +1406,8 @@ def analyze_safely(code, budget=2.0):
     except BaseException as e:  # KeyboardInterrupt too: the answer must come
         failure = "%s: %s" % (type(e).__name__, e)
     try:
-        compile(code, "<cell>", "exec", PYCF_ONLY_AST | PYCF_ALLOW_TOP_LEVEL_AWAIT, dont_inherit=True)
+        compile(compile(code, "<cell>", "exec", PYCF_ONLY_AST, dont_inherit=True), "<cell>", "exec",
+                dont_inherit=True)
         valid = True
     except BaseException:
         valid = False

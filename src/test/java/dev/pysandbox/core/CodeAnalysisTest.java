@@ -137,6 +137,7 @@ class CodeAnalysisTest {
       value = {
         "return 1|1|1|'return' outside function",
         "x = 1\\nyield x|2|1|'yield' outside function",
+        "import asyncio\\nawait asyncio.sleep(0)|2|1|'await' outside function",
         "def f():\\n    await g()|2|5|'await' outside async function",
         "async def f():\\n    pass\\ndef g():\\n    async with f():\\n        pass|4|5|'async with'"
             + " outside async function",
@@ -156,8 +157,8 @@ class CodeAnalysisTest {
   }
 
   @Test
-  void validate_topLevelAwait_isValid_becauseTheRunnerRunsCellsAsJupyterDoes() {
-    assertThat(service.validateCode("import asyncio\nawait asyncio.sleep(0)").valid()).isTrue();
+  void validate_topLevelAwait_isInvalidAsAModule_thoughTheRunnerRunsItAsJupyterDoes() {
+    assertThat(service.validateCode("import asyncio\nawait asyncio.sleep(0)").valid()).isFalse();
     assertThat(service.run(ExecutionRequest.of("import asyncio\nawait asyncio.sleep(0)")).status())
         .isEqualTo(RunStatus.SUCCEEDED);
   }
