@@ -28,11 +28,28 @@ except ModuleNotFoundError:  # no marimo: a tiny stand-in runs the cells in orde
             def _unparsable_cell(self, code, name=None, **config):
                 self._cells.append((None, config))
 
+            def _source(self):
+                # The file, when run as one; else (pysandbox run notebook.py, exec) the source the
+                # cells were compiled from, as linecache holds it.
+                if notebook_file:
+                    try:
+                        with open(notebook_file, encoding="utf-8") as f:
+                            return f.read()
+                    except OSError:
+                        pass
+                import linecache
+
+                for fn, _ in self._cells:
+                    if fn is not None:
+                        lines = linecache.getlines(fn.__code__.co_filename)
+                        if lines:
+                            return "".join(lines)
+                raise RuntimeError("cannot find this notebook's source to run its cells")
+
             def run(self):
                 import ast
 
-                with open(notebook_file, encoding="utf-8") as f:
-                    source = f.read()
+                source = self._source()
                 lines = source.split("\n")
                 cells = {}
                 for node in ast.parse(source).body:
@@ -100,4 +117,4 @@ except ModuleNotFoundError:  # no marimo: a tiny stand-in runs the cells in orde
 
     import sys as _sys
 
-    _sys.modules["marimo"] = _marimo_stand_in(__file__)
+    _sys.modules["marimo"] = _marimo_stand_in(globals().get("__file__"))

@@ -127,6 +127,18 @@ class AuditTrailTest {
   }
 
   @Test
+  void theMarimoNotebook_runAsCodeInASandbox_printsWhatTheRunPrinted() {
+    RunRecord r =
+        run(null, "x = 6\ntext = '''a\n\n  b'''\nprint(text)\nprint('x is', x * 7)", null);
+    String source = service.getRun(r.runId(), false, 0, true).notebookSource();
+    // pysandbox run notebook.py: the code has no __file__; the stand-in reads its cells back
+    // from the source the runner compiled.
+    RunRecord again = run(null, source, null);
+    assertThat(again.status()).as("%s", again.error()).isEqualTo(RunStatus.SUCCEEDED);
+    assertThat(again.stdout()).isEqualTo(r.stdout());
+  }
+
+  @Test
   void aNotebookDeletedOnDisk_isWrittenAgainWhenAskedFor() throws Exception {
     RunRecord r = run(null, "print(1)", null);
     awaitFile(runDir(r.runId()).resolve("notebook.py"));
