@@ -74,18 +74,20 @@ final class AuthFilter extends HttpFilter {
       String key = presentedKey(request);
       if (key == null) {
         unauthenticated(
-            response, "no API key: send Authorization: Bearer <key> or X-API-Key: <key>");
+            request, response, "no API key: send Authorization: Bearer <key> or X-API-Key: <key>");
         return;
       }
       Optional<Caller> known;
       try {
         known = keys.check(key);
       } catch (PysandboxException e) {
+        ErrorBodies.drainBody(request, response);
         ErrorBodies.send(response, e);
         return;
       }
       if (known.isEmpty()) {
-        unauthenticated(response, "the API key is not valid (unknown, revoked or malformed)");
+        unauthenticated(
+            request, response, "the API key is not valid (unknown, revoked or malformed)");
         return;
       }
       caller = known.get();
@@ -96,6 +98,7 @@ final class AuthFilter extends HttpFilter {
     if (waitNanos > 0) {
       long seconds = Math.max(1, (waitNanos + 999_999_999) / 1_000_000_000);
       response.setHeader("Retry-After", Long.toString(seconds));
+      ErrorBodies.drainBody(request, response);
       ErrorBodies.send(
           response,
           ErrorCode.RATE_LIMITED,
@@ -117,8 +120,13 @@ final class AuthFilter extends HttpFilter {
     chain.doFilter(request, response);
   }
 
-  private static void unauthenticated(HttpServletResponse response, String message)
-      throws IOException {
+  /**
+   * 401, after reading what is left of the body: an answer sent over an unread body makes the
+   * server close the connection, which a client that reuses it sees as a request with no answer.
+   */
+  private static void unauthenticated(
+      HttpServletRequest request, HttpServletResponse response, String message) throws IOException {
+    ErrorBodies.drainBody(request, response);
     response.setHeader("WWW-Authenticate", "Bearer");
     ErrorBodies.send(response, ErrorCode.UNAUTHENTICATED, message);
   }

@@ -28,6 +28,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -180,6 +181,29 @@ class HttpFaceTest {
     assertThat(error.get("code").asText()).isEqualTo("unauthenticated");
     assertThat(error.get("retryable").asBoolean()).isFalse();
     assertThat(error.get("message").asText()).contains("Authorization: Bearer");
+  }
+
+  /**
+   * Regression (HttpTenantsIT, once in a full run): a 401 sent over an unread request body made the
+   * server close the connection, and the client's next request on it got no answer.
+   */
+  @Test
+  void refusedRequestsWithBodies_leaveTheConnectionUsable_forTheNextRequest() throws Exception {
+    String body = "{\"code\": \"" + "x".repeat(60_000) + "\"}";
+    for (int i = 0; i < 200; i++) {
+      HttpResponse<String> refused =
+          send(
+              "POST",
+              "/api/v1/runs",
+              body,
+              "Content-Type",
+              "application/json",
+              "Authorization",
+              "Bearer pk_wrong");
+      assertThat(refused.statusCode()).isEqualTo(401);
+      assertThat(refused.headers().firstValue("Connection")).isNotEqualTo(Optional.of("close"));
+      assertThat(get("/health").statusCode()).as("request %d after a refusal", i).isEqualTo(200);
+    }
   }
 
   @Test
