@@ -268,6 +268,14 @@ final class AuditTrail implements AutoCloseable {
   // -- delete and purge --------------------------------------------------------------------------
 
   DeleteResult delete(String tenant, RunRecord run, boolean deleteFiles, String reason) {
+    if (run.status() == RunStatus.AWAITING_APPROVAL) {
+      throw PysandboxException.invalid(
+          "run "
+              + run.runId()
+              + " awaits approval "
+              + run.approvalId()
+              + ": deny it (pysandbox approvals deny) or let it expire before deleting it");
+    }
     if (run.status() == RunStatus.RUNNING || run.finishedAt() == null) {
       throw PysandboxException.invalid(
           "run "

@@ -237,6 +237,16 @@ class ApprovalsTest {
   }
 
   @Test
+  void aHeldRun_cannotBeDeleted_untilItIsDecided() {
+    RunRecord r = held(null, "print(1)");
+    assertThatThrownBy(() -> service.deleteRun(r.runId(), true))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT))
+        .hasMessageContaining("awaits approval " + r.approvalId());
+    service.decideApproval(r.approvalId(), false, "key:k", "rest", null);
+    assertThat(service.deleteRun(r.runId(), true).deleted()).isTrue();
+  }
+
+  @Test
   void aStartedRunThatMustWait_answersAtOnceWithTheHeldRun() {
     RunRecord r = service.start(new ExecutionRequest("print(1)", null, null, 30), RunListener.NONE);
     assertThat(r.status()).isEqualTo(RunStatus.AWAITING_APPROVAL);
