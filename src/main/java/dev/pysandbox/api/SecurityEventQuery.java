@@ -1,10 +1,6 @@
 package dev.pysandbox.api;
 
-import java.time.DateTimeException;
-import java.time.Duration;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
-import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
@@ -29,11 +25,10 @@ public record SecurityEventQuery(
   public static final String CURSOR_REGEX = "evt_[0-9a-f]{16}";
 
   private static final Pattern CURSOR = Pattern.compile(CURSOR_REGEX);
-  private static final Pattern AGE = Pattern.compile("(\\d{1,9})([smhd])");
 
   public SecurityEventQuery {
     if (since != null) {
-      parseSince(since);
+      Since.check(since, "since");
     }
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);
@@ -64,49 +59,6 @@ public record SecurityEventQuery(
    * since}, or an age reaching back before 1970).
    */
   public Instant sinceAt(Instant now) {
-    if (since == null) {
-      return null;
-    }
-    Object s = parseSince(since);
-    if (s instanceof Instant at) {
-      return at;
-    }
-    try {
-      Instant at = now.minus((Duration) s);
-      return at.isBefore(Instant.EPOCH) ? null : at;
-    } catch (DateTimeException | ArithmeticException e) {
-      return null;
-    }
-  }
-
-  /** An age as a {@link Duration} (not negative) or an instant; {@code invalid_argument} else. */
-  private static Object parseSince(String value) {
-    Matcher m = AGE.matcher(value);
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      return switch (m.group(2)) {
-        case "s" -> Duration.ofSeconds(n);
-        case "m" -> Duration.ofMinutes(n);
-        case "h" -> Duration.ofHours(n);
-        default -> Duration.ofDays(n);
-      };
-    }
-    try {
-      if (value.startsWith("P")) {
-        Duration d = Duration.parse(value);
-        if (!d.isNegative()) {
-          return d;
-        }
-      } else {
-        return Instant.parse(value);
-      }
-    } catch (DateTimeParseException e) {
-      // said below
-    }
-    throw PysandboxException.invalid(
-        "since "
-            + PysandboxException.quote(value)
-            + " is neither an age (30s, 10m, 2h, 7d, PT1H30M) nor an instant"
-            + " (2026-11-25T15:00:00Z)");
+    return since == null ? null : Since.at(since, now, "since");
   }
 }

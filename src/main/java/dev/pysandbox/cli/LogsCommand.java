@@ -11,7 +11,6 @@ import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
@@ -20,8 +19,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
@@ -42,7 +39,6 @@ import picocli.CommandLine.ParentCommand;
     })
 final class LogsCommand implements Callable<Integer> {
   private static final long POLL_MILLIS = 250;
-  private static final Pattern AGO = Pattern.compile("([0-9]{1,9})([smhd])");
 
   @ParentCommand Main main;
 
@@ -221,26 +217,7 @@ final class LogsCommand implements Callable<Integer> {
 
   /** {@code --since}: an age ({@code 10m}, {@code PT10M}) before {@code now}, or an instant. */
   static Instant since(String value, Instant now) {
-    Matcher m = AGO.matcher(value.trim());
-    if (m.matches()) {
-      long n = Long.parseLong(m.group(1));
-      Duration d =
-          switch (m.group(2)) {
-            case "s" -> Duration.ofSeconds(n);
-            case "m" -> Duration.ofMinutes(n);
-            case "h" -> Duration.ofHours(n);
-            default -> Duration.ofDays(n);
-          };
-      return now.minus(d);
-    }
-    try {
-      return value.startsWith("P") ? now.minus(Duration.parse(value)) : Instant.parse(value);
-    } catch (DateTimeParseException e) {
-      throw PysandboxException.invalid(
-          "--since "
-              + PysandboxException.quote(value)
-              + " is neither an age (30s, 10m, 2h, 7d, PT1H) nor an instant"
-              + " (2026-11-25T15:00:00Z)");
-    }
+    Instant at = dev.pysandbox.api.Since.at(value.trim(), now, "--since");
+    return at == null ? Instant.EPOCH : at;
   }
 }
