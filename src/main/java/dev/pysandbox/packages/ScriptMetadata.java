@@ -28,7 +28,8 @@ import java.util.regex.Pattern;
  * </ul>
  *
  * <p>Bounded: the first {@value #MAX_SCANNED_CHARS} characters of the code are scanned (up to the
- * last whole line in them); a block's content may be at most {@value #MAX_BLOCK_CHARS} characters.
+ * last whole line in them); a block's content may be at most {@value #MAX_BLOCK_CHARS} characters,
+ * its arrays and tables nested at most 32 deep.
  *
  * @param dependencies the {@code dependencies} array; empty when absent or when there is no block
  * @param requiresPython the {@code requires-python} string as written; {@code null} when absent
@@ -42,6 +43,9 @@ public record ScriptMetadata(List<String> dependencies, String requiresPython) {
 
   /** No metadata. */
   public static final ScriptMetadata NONE = new ScriptMetadata(List.of(), null);
+
+  /** How deep arrays and tables may nest in a block (see {@link #nesting}). */
+  private static final int MAX_NESTING = 32;
 
   private static final TomlMapper TOML = new TomlMapper();
 
@@ -72,9 +76,9 @@ public record ScriptMetadata(List<String> dependencies, String requiresPython) {
    * @param code Python source; {@code null} or empty for none
    * @return the metadata, or {@link #NONE} when there is no {@code # /// script} block
    * @throws PysandboxException {@code invalid_argument} for more than one {@code script} block, an
-   *     opener without its block, a block over {@value #MAX_BLOCK_CHARS} characters, content that
-   *     is not TOML, {@code dependencies} not an array of strings or {@code requires-python} not a
-   *     string; the message says which line and why
+   *     opener without its block, a block over {@value #MAX_BLOCK_CHARS} characters or nested too
+   *     deep, content that is not TOML, {@code dependencies} not an array of strings or {@code
+   *     requires-python} not a string; the message says which line and why
    */
   public static ScriptMetadata of(String code) {
     if (code == null || code.isEmpty()) {
@@ -116,13 +120,17 @@ public record ScriptMetadata(List<String> dependencies, String requiresPython) {
               + block.content().length()
               + ")");
     }
-    StringBuilder toml = new StringBuilder();
+    StringBuilder decommented = new StringBuilder();
     for (String line : PYTHON_LINE_END.split(block.content())) {
-      toml.append(line.startsWith("# ") ? line.substring(2) : line.substring(1));
+      decommented.append(line.startsWith("# ") ? line.substring(2) : line.substring(1));
+    }
+    String toml = decommented.toString();
+    if (nesting(toml) > MAX_NESTING) {
+      throw malformed(block, "it nests arrays or tables more than " + MAX_NESTING + " deep");
     }
     JsonNode root;
     try {
-      root = TOML.readTree(toml.toString());
+      root = TOML.readTree(toml);
     } catch (JsonProcessingException e) {
       throw malformed(block, "it is not valid TOML: " + e.getOriginalMessage());
     }
@@ -147,6 +155,58 @@ public record ScriptMetadata(List<String> dependencies, String requiresPython) {
       throw malformed(block, "'requires-python' is not a string");
     }
     return new ScriptMetadata(dependencies, python == null ? null : python.textValue());
+  }
+
+  /**
+   * How deep arrays and tables nest in {@code toml}, strings and comments skipped as TOML reads
+   * them. Why: Jackson's TOML parser recurses once per level and overflows the stack at a few
+   * thousand, which 64 KiB of brackets reach.
+   */
+  static int nesting(CharSequence toml) {
+    int depth = 0;
+    int max = 0;
+    int n = toml.length();
+    int i = 0;
+    while (i < n) {
+      char c = toml.charAt(i);
+      if (c == '#') {
+        while (i < n && toml.charAt(i) != '\n') {
+          i++;
+        }
+      } else if (c == '"' || c == '\'') {
+        boolean multiLine = run(toml, i, c) >= 3;
+        i += multiLine ? 3 : 1;
+        while (i < n) {
+          char d = toml.charAt(i);
+          if (d == c && (!multiLine || run(toml, i, c) >= 3)) {
+            // A multi-line string's closing run may hold up to two quotes of its content.
+            i += multiLine ? run(toml, i, c) : 1;
+            break;
+          }
+          if (d == '\n' && !multiLine) {
+            break; // not closed on its line: the parser says so
+          }
+          i += c == '"' && d == '\\' ? 2 : 1;
+        }
+      } else {
+        if (c == '[' || c == '{') {
+          max = Math.max(max, ++depth);
+        } else if ((c == ']' || c == '}') && depth > 0) {
+          depth--;
+        }
+        i++;
+      }
+    }
+    return max;
+  }
+
+  /** How many {@code c} follow one another from {@code at}. */
+  private static int run(CharSequence s, int at, char c) {
+    int end = at;
+    while (end < s.length() && s.charAt(end) == c) {
+      end++;
+    }
+    return end - at;
   }
 
   /**

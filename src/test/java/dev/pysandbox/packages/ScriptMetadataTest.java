@@ -188,6 +188,32 @@ class ScriptMetadataTest {
     assertMalformed("# /// script\n" + big + "# ///\n", "longer than 65536 characters");
   }
 
+  /** Regression: Jackson's TOML parser overflowed its stack on a few thousand nested arrays. */
+  @Test
+  void deeplyNestedToml_isRefusedBeforeParsing() {
+    for (int depth : List.of(33, 1_000, 20_000)) {
+      String code = "# /// script\n# x = " + "[".repeat(depth) + "]".repeat(depth) + "\n# ///\n";
+      assertMalformed(code, "nests arrays or tables more than 32 deep");
+    }
+    String inline = "# /// script\n# x = " + "{a=".repeat(5_000) + "1" + "}".repeat(5_000);
+    assertMalformed(inline + "\n# ///\n", "more than 32 deep");
+    String ok = "# /// script\n# x = " + "[".repeat(32) + "]".repeat(32) + "\n# ///\n";
+    assertThat(ScriptMetadata.of(ok)).isEqualTo(ScriptMetadata.NONE);
+  }
+
+  @Test
+  void nesting_skipsStringsAndCommentsAsTomlReadsThem() {
+    assertThat(ScriptMetadata.nesting("x = \"[[[[\"\ny = '[[[['\n# [[[[\n")).isZero();
+    assertThat(ScriptMetadata.nesting("x = \"\"\"[[[\n[[[\"\"\"\ny = '''[[\n['''")).isZero();
+    assertThat(ScriptMetadata.nesting("x = [\"a\\\"[[[\", '\\']")).isEqualTo(1);
+    assertThat(ScriptMetadata.nesting("[table]\n[[array]]\nx = {a = [1]}")).isEqualTo(2);
+    // Brackets closed inside strings do not hide real ones.
+    assertThat(ScriptMetadata.nesting("x = [\"]]]\", [\"]]]\", [1]]]")).isEqualTo(3);
+    // A multi-line string's closing run of up to five quotes ends it; nothing after is hidden.
+    assertThat(ScriptMetadata.nesting("x = [\"\"\"a\"\"\"\"\", [[1]]]")).isEqualTo(3);
+    assertThat(ScriptMetadata.nesting("x = ['''a''''', [[1]]]")).isEqualTo(3);
+  }
+
   /** Regression: java.util.regex overflowed its stack on a block of about a thousand lines. */
   @Test
   void aBlockOfManyLines_isRead() {
