@@ -14,6 +14,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
@@ -343,7 +344,7 @@ class RequirementTest {
     };
     String[] spaces = {"", " ", "  "};
     String mutations = "[]()<>=!~,;'\" .-_*+a1";
-    java.util.Random random = new java.util.Random(723);
+    Random random = new Random(723);
     List<String> accepted = new ArrayList<>();
     for (int i = 0; i < 3000; i++) {
       String spec =
@@ -375,7 +376,7 @@ class RequirementTest {
     checkWithPip(accepted, dir);
   }
 
-  private static String pick(java.util.Random random, String[] from) {
+  private static String pick(Random random, String[] from) {
     return from[random.nextInt(from.length)];
   }
 
