@@ -25,6 +25,7 @@ public enum ErrorCode {
   UNSUPPORTED_MEDIA_TYPE(415, 2, false),
   METHOD_NOT_ALLOWED(405, 2, false),
   BACKEND_UNAVAILABLE(503, 7, true),
+  ENVIRONMENT_FAILED(422, 8, false),
   STORE_UNAVAILABLE(503, 7, true),
   INTERNAL(500, 70, false);
 

@@ -1,5 +1,7 @@
 package dev.pysandbox.api;
 
+import java.util.List;
+
 /**
  * One request to run code. What can be checked without the server's configuration is checked here,
  * when the request is made, whichever face made it; the code's size and the timeout's maximum
@@ -17,6 +19,9 @@ package dev.pysandbox.api;
  *     nothing at or above the server's {@code approval_threshold}; {@code null}: as the server's
  *     {@code approval_policy} says
  * @param dryRun true: analyse only; nothing runs and nothing is recorded
+ * @param packages PEP 508 requirements the run's sandbox must have (at most 50; no URLs, paths or
+ *     pip options), on top of its session's and of the code's own PEP 723 {@code # /// script}
+ *     metadata; empty for none
  * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record ExecutionRequest(
@@ -26,7 +31,8 @@ public record ExecutionRequest(
     Integer timeoutSeconds,
     String tier,
     Boolean requireApproval,
-    boolean dryRun) {
+    boolean dryRun,
+    List<String> packages) {
   public static final int MAX_DESCRIPTION_CHARS = 10_000;
 
   public ExecutionRequest {
@@ -54,6 +60,20 @@ public record ExecutionRequest(
     if (tier != null) {
       Ids.requireTier(tier);
     }
+    packages = packages == null ? List.of() : List.copyOf(packages);
+    dev.pysandbox.packages.Requirements.parse(packages); // refuses a bad spec at the edge
+  }
+
+  /** A request without packages of its own. */
+  public ExecutionRequest(
+      String code,
+      String sessionId,
+      String description,
+      Integer timeoutSeconds,
+      String tier,
+      Boolean requireApproval,
+      boolean dryRun) {
+    this(code, sessionId, description, timeoutSeconds, tier, requireApproval, dryRun, List.of());
   }
 
   /** A request with the server's tier, approval policy, and no dry run. */

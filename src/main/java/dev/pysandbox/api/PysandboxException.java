@@ -7,19 +7,39 @@ public class PysandboxException extends RuntimeException {
   private static final long serialVersionUID = 1L;
 
   private final ErrorCode code;
+  private final Boolean retryable;
 
   public PysandboxException(ErrorCode code, String message) {
     super(message);
     this.code = Objects.requireNonNull(code);
+    this.retryable = null;
+  }
+
+  /**
+   * A failure whose retrying can or cannot succeed whatever its code says (an environment build
+   * that failed because the index was unreachable may succeed later; one pip refused will not).
+   */
+  public PysandboxException(ErrorCode code, String message, boolean retryable) {
+    super(message);
+    this.code = Objects.requireNonNull(code);
+    this.retryable = retryable;
   }
 
   public PysandboxException(ErrorCode code, String message, Throwable cause) {
     super(message, cause);
     this.code = Objects.requireNonNull(code);
+    this.retryable = null;
   }
 
   public ErrorCode code() {
     return code;
+  }
+
+  /**
+   * Whether the same call may succeed later: the code's answer unless this failure knows better.
+   */
+  public boolean retryable() {
+    return retryable != null ? retryable : code.retryable();
   }
 
   public static PysandboxException invalid(String message) {

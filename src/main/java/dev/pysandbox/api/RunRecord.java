@@ -57,6 +57,11 @@ import java.util.Map;
  * @param interpreter the version of the Python that ran it ({@code 3.11.2}), or {@code null}
  * @param envHash sha256 of the sorted {@code name==version} list of the distributions its sandbox
  *     saw, or {@code null}
+ * @param packages the packages the run asked for (its own, its session's and its code's PEP 723
+ *     metadata), as canonical PEP 508 requirements; empty for none
+ * @param environment the key (content hash) of the package environment its sandbox had, or {@code
+ *     null}
+ * @param pipFreeze {@code pip freeze} of that environment, or {@code null}
  * @param serverVersion the pysandbox version that ran it
  * @param recordSha256 the run's link in the store's hash chain (see {@code pysandbox runs verify}),
  *     set shortly after it finished; {@code null} until then
@@ -106,6 +111,9 @@ public record RunRecord(
     String approvalId,
     String interpreter,
     String envHash,
+    List<String> packages,
+    String environment,
+    String pipFreeze,
     String serverVersion,
     String recordSha256,
     @JsonInclude(JsonInclude.Include.NON_NULL) String notebookSource,
@@ -121,6 +129,7 @@ public record RunRecord(
     outputs = outputs == null ? Map.of() : outputs;
     outputsNonJson = outputsNonJson == null ? List.of() : List.copyOf(outputsNonJson);
     riskFindings = riskFindings == null ? List.of() : List.copyOf(riskFindings);
+    packages = packages == null ? List.of() : List.copyOf(packages);
     limits = limits == null ? Map.of() : limits;
   }
 
@@ -204,6 +213,9 @@ public record RunRecord(
     b.approvalId = approvalId;
     b.interpreter = interpreter;
     b.envHash = envHash;
+    b.packages = packages;
+    b.environment = environment;
+    b.pipFreeze = pipFreeze;
     b.serverVersion = serverVersion;
     b.recordSha256 = recordSha256;
     b.notebookSource = notebookSource;
@@ -253,6 +265,9 @@ public record RunRecord(
     private String approvalId;
     private String interpreter;
     private String envHash;
+    private List<String> packages;
+    private String environment;
+    private String pipFreeze;
     private String serverVersion;
     private String recordSha256;
     private String notebookSource;
@@ -444,6 +459,24 @@ public record RunRecord(
       return this;
     }
 
+    /** The packages asked for (canonical requirements), empty for none. */
+    public Builder packages(List<String> packages) {
+      this.packages = packages;
+      return this;
+    }
+
+    /** The package environment's key, or {@code null}. */
+    public Builder environment(String environment) {
+      this.environment = environment;
+      return this;
+    }
+
+    /** {@code pip freeze} of the package environment, or {@code null}. */
+    public Builder pipFreeze(String pipFreeze) {
+      this.pipFreeze = pipFreeze;
+      return this;
+    }
+
     public Builder serverVersion(String serverVersion) {
       this.serverVersion = serverVersion;
       return this;
@@ -522,6 +555,9 @@ public record RunRecord(
           approvalId,
           interpreter,
           envHash,
+          packages,
+          environment,
+          pipFreeze,
           serverVersion,
           recordSha256,
           notebookSource,

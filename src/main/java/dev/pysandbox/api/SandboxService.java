@@ -101,7 +101,48 @@ public interface SandboxService extends AutoCloseable {
    *     session with this id has another tier; {@code forbidden} for a tier the server does not
    *     allow or cannot provide yet; {@code max_sessions} when the limit is reached
    */
-  SessionInfo createSession(String sessionId, Integer ttlMinutes, LimitRequest limits, String tier);
+  default SessionInfo createSession(
+      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
+    return createSession(sessionId, ttlMinutes, limits, tier, java.util.List.of());
+  }
+
+  /**
+   * Opens a session whose sandbox has these packages for its whole life (built into a cached
+   * environment first when none has them yet; that may take minutes).
+   *
+   * @param packages PEP 508 requirements (at most 50; no URLs, paths or pip options)
+   * @throws PysandboxException as {@link #createSession(String, Integer, LimitRequest, String)};
+   *     {@code invalid_argument} for a bad spec or an existing session with other packages; {@code
+   *     environment_failed} naming what pip said when the environment cannot be built
+   */
+  SessionInfo createSession(
+      String sessionId,
+      Integer ttlMinutes,
+      LimitRequest limits,
+      String tier,
+      java.util.List<String> packages);
+
+  /**
+   * The package environments this caller's runs and sessions used (every one on stdio and the CLI):
+   * key, requirements, size, created, last used, runs, whether one is in use now.
+   */
+  EnvironmentList listEnvironments();
+
+  /**
+   * Removes environments not used for {@code olderThanDays} days (never one in use); with {@code
+   * dryRun} (the default) only says what it would remove.
+   */
+  EnvironmentCleanResult cleanEnvironments(int olderThanDays, boolean dryRun);
+
+  /**
+   * Fetches {@code url} on the server, through the egress proxy's policy ({@code network_allow}),
+   * into the session's {@code /mnt/data/<filename>}.
+   *
+   * @throws PysandboxException {@code forbidden} when the policy refuses the host (the message says
+   *     why), {@code invalid_argument} for a bad URL or file name, {@code artifact_too_large} past
+   *     {@code download_max_mb} or the session's disk quota, {@code not_found} for no such session
+   */
+  DownloadResult downloadFile(String sessionId, String url, String filename, Boolean overwrite);
 
   /**
    * Opens a session with its own resource limits, in the server's default tier.

@@ -15,6 +15,9 @@ package dev.pysandbox.api;
  * @param limits the resource limits of its sandbox (empty for sessions of other servers)
  * @param tier the session's tier, fixed when it was created; {@code null} for sessions recorded
  *     before tiers
+ * @param packages the packages its sandbox has (canonical PEP 508 requirements), fixed when it was
+ *     created; empty for none
+ * @param environment the key of its package environment, or {@code null}
  */
 public record SessionInfo(
     String sessionId,
@@ -26,11 +29,14 @@ public record SessionInfo(
     int ttlMinutes,
     String deadReason,
     java.util.Map<String, Object> limits,
-    String tier) {
+    String tier,
+    java.util.List<String> packages,
+    String environment) {
   /** The longest idle TTL a session may ask for: a week. */
   public static final int MAX_TTL_MINUTES = 7 * 24 * 60;
 
   public SessionInfo {
     limits = limits == null ? java.util.Map.of() : limits;
+    packages = packages == null ? java.util.List.of() : java.util.List.copyOf(packages);
   }
 }

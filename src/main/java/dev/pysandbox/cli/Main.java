@@ -32,7 +32,8 @@ import picocli.CommandLine.ScopeType;
       ApprovalsCommand.class,
       DoctorCommand.class,
       ConfigCommand.class,
-      EventsCommand.class
+      EventsCommand.class,
+      EnvsCommand.class
     })
 public final class Main implements Runnable {
   @Option(

@@ -17,6 +17,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.ArgGroup;
@@ -68,6 +69,15 @@ final class RunCommand implements Callable<Integer> {
               + " policy, default limits; 'pysandbox doctor' lists them.")
   String tier;
 
+  @Option(
+      names = {"-p", "--package"},
+      paramLabel = "REQUIREMENT",
+      description =
+          "A package the code needs (PEP 508, e.g. tinypkg==1.0; repeat for more): installed once"
+              + " into a cached environment, mounted read-only. PEP 723 '# /// script'"
+              + " dependencies in the code count too.")
+  List<String> packages;
+
   @Option(names = "--json", description = "Print the whole run as JSON on stdout instead.")
   boolean json;
 
@@ -92,7 +102,15 @@ final class RunCommand implements Callable<Integer> {
               code,
               () ->
                   service.run(
-                      new ExecutionRequest(code, null, description, timeout, tier, null, false),
+                      new ExecutionRequest(
+                          code,
+                          null,
+                          description,
+                          timeout,
+                          tier,
+                          null,
+                          false,
+                          packages == null ? List.of() : packages),
                       followed == null ? RunListener.NONE : followed));
       if (json) {
         System.out.println(Json.writePretty(run));

@@ -5,6 +5,7 @@ import dev.pysandbox.api.PysandboxException;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.InetAddress;
+import java.net.URI;
 import java.net.UnknownHostException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -74,6 +75,15 @@ public final class PysandboxConfig {
   private final int rateLimitBurst;
   private final int shutdownGraceSeconds;
   private final TierCatalog tiers;
+  private final URI indexUrl;
+  private final List<URI> extraIndexUrls;
+  private final Path findLinks;
+  private final List<String> packageHosts;
+  private final int envBuildTimeoutSeconds;
+  private final long envMaxBytes;
+  private final List<String> networkAllow;
+  private final boolean networkAllowPrivate;
+  private final long downloadMaxBytes;
 
   private PysandboxConfig(Map<Setting, Resolved> resolved) {
     this.resolved = Collections.unmodifiableMap(new EnumMap<>(resolved));
@@ -211,6 +221,36 @@ public final class PysandboxConfig {
     this.rateLimitPerSecond = decimal(Setting.RATE_LIMIT_PER_SECOND, 0, 1_000_000);
     this.rateLimitBurst = integer(Setting.RATE_LIMIT_BURST, 1, 1_000_000);
     this.shutdownGraceSeconds = integer(Setting.SHUTDOWN_GRACE, 0, 3600);
+    String index = raw(Setting.INDEX_URL).trim();
+    this.indexUrl = index.isEmpty() ? null : indexUrl(Setting.INDEX_URL, index);
+    List<URI> extra = new ArrayList<>();
+    for (String u : list(Setting.EXTRA_INDEX_URLS)) {
+      extra.add(indexUrl(Setting.EXTRA_INDEX_URLS, u));
+    }
+    this.extraIndexUrls = List.copyOf(extra);
+    String links = raw(Setting.FIND_LINKS).trim();
+    if (links.isEmpty()) {
+      this.findLinks = null;
+    } else {
+      Path p = expandHome(links);
+      if (!p.isAbsolute()) {
+        throw bad(Setting.FIND_LINKS, "must be an absolute path");
+      }
+      try {
+        this.findLinks = p.toRealPath();
+      } catch (java.io.IOException e) {
+        throw bad(Setting.FIND_LINKS, "no such directory");
+      }
+      if (!java.nio.file.Files.isDirectory(findLinks)) {
+        throw bad(Setting.FIND_LINKS, "not a directory");
+      }
+    }
+    this.packageHosts = lowerCase(list(Setting.PACKAGE_HOSTS));
+    this.envBuildTimeoutSeconds = integer(Setting.ENV_BUILD_TIMEOUT, 10, 86_400);
+    this.envMaxBytes = integer(Setting.ENV_MAX_MB, 1, 1 << 20) * mib;
+    this.networkAllow = lowerCase(list(Setting.NETWORK_ALLOW));
+    this.networkAllowPrivate = bool(Setting.NETWORK_ALLOW_PRIVATE);
+    this.downloadMaxBytes = integer(Setting.DOWNLOAD_MAX_MB, 1, 1 << 20) * mib;
     this.warnings = List.copyOf(warn);
   }
 
@@ -369,6 +409,32 @@ public final class PysandboxConfig {
 
   // -- parsing -------------------------------------------------------------------------------
 
+  /** An index URL: absolute http or https, a host, no credentials, no fragment. */
+  private URI indexUrl(Setting s, String value) {
+    URI u;
+    try {
+      u = new URI(value);
+    } catch (java.net.URISyntaxException e) {
+      throw bad(s, "'" + value + "' is not a URL");
+    }
+    String scheme = u.getScheme() == null ? "" : u.getScheme().toLowerCase(java.util.Locale.ROOT);
+    if (!scheme.equals("http") && !scheme.equals("https") || u.getHost() == null) {
+      throw bad(s, "'" + value + "' is not an http or https URL with a host");
+    }
+    if (u.getRawUserInfo() != null) {
+      throw bad(
+          s,
+          "'"
+              + value
+              + "' has credentials in it: the build sandbox would see them (use an index that"
+              + " needs none, or a wheelhouse in find_links)");
+    }
+    if (u.getRawFragment() != null || u.getRawQuery() != null) {
+      throw bad(s, "'" + value + "' has a query or fragment");
+    }
+    return u;
+  }
+
   private String raw(Setting s) {
     return resolved.get(s).value();
   }
@@ -483,6 +549,47 @@ public final class PysandboxConfig {
   }
 
   // -- values --------------------------------------------------------------------------------
+
+  /** {@code index_url}, or {@code null} for none. */
+  public URI indexUrl() {
+    return indexUrl;
+  }
+
+  /** {@code extra_index_urls}. */
+  public List<URI> extraIndexUrls() {
+    return extraIndexUrls;
+  }
+
+  /** {@code find_links}: a real directory path, or {@code null}. */
+  public Path findLinks() {
+    return findLinks;
+  }
+
+  /** {@code package_hosts}. */
+  public List<String> packageHosts() {
+    return packageHosts;
+  }
+
+  public int envBuildTimeoutSeconds() {
+    return envBuildTimeoutSeconds;
+  }
+
+  public long envMaxBytes() {
+    return envMaxBytes;
+  }
+
+  /** {@code network_allow}: host patterns, lower-cased (checked by the egress policy). */
+  public List<String> networkAllow() {
+    return networkAllow;
+  }
+
+  public boolean networkAllowPrivate() {
+    return networkAllowPrivate;
+  }
+
+  public long downloadMaxBytes() {
+    return downloadMaxBytes;
+  }
 
   /** Every setting with its value and source, in definition order. */
   public Map<String, Resolved> describe() {

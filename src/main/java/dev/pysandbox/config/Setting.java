@@ -31,7 +31,7 @@ public enum Setting {
       "tiers_allowed",
       "basic,data_science,filesystem",
       "Tiers a caller may ask for (comma-separated); any other known tier is refused with"
-          + " forbidden. Shipped: basic, data_science, filesystem, network (not available yet)."),
+          + " forbidden. Shipped: basic, data_science, filesystem, network."),
   TIERS_FILE(
       "tiers_file",
       "",
@@ -43,6 +43,47 @@ public enum Setting {
       "Host directories tiers may show read-only at /mnt/host/<name>: name=/abs/dir,name2=/other."
           + " Each must exist; its real path is bound, and it may not contain, or lie inside, the"
           + " data directory, /proc, /sys or /dev. The filesystem tier shows them all."),
+  INDEX_URL(
+      "index_url",
+      "https://pypi.org/simple",
+      "Package index (PEP 503 simple API, http or https, no credentials in it) environments are"
+          + " built from, reached only through the egress proxy; empty: none (find_links only)."),
+  EXTRA_INDEX_URLS(
+      "extra_index_urls",
+      "",
+      "More package indexes, comma-separated (as pip's --extra-index-url)."),
+  FIND_LINKS(
+      "find_links",
+      "",
+      "A local directory of wheels (a wheelhouse), bound read-only into the build sandbox; with no"
+          + " index_url builds use it alone (pip --no-index). Must be readable by sandbox users."),
+  PACKAGE_HOSTS(
+      "package_hosts",
+      "files.pythonhosted.org",
+      "Hosts, besides the index hosts, an environment build may reach (where the index serves its"
+          + " files), comma-separated host patterns."),
+  ENV_BUILD_TIMEOUT(
+      "env_build_timeout", "600", "Seconds an environment build (venv + pip) may take."),
+  ENV_MAX_MB(
+      "env_max_mb",
+      "2048",
+      "Largest package environment, in MiB; a build that grows past it fails."),
+  NETWORK_ALLOW(
+      "network_allow",
+      "",
+      "Host patterns code in the network tier (and download_file) may reach through the egress"
+          + " proxy: pypi.org,*.example.com,host:8443 (no port: 80 and 443). A session may narrow"
+          + " it, never widen it; empty: nothing."),
+  NETWORK_ALLOW_PRIVATE(
+      "network_allow_private",
+      "false",
+      "Let the egress proxy reach loopback, private, link-local and metadata addresses (a private"
+          + " index on this host, tests); off by default."),
+  DOWNLOAD_MAX_MB(
+      "download_max_mb",
+      "50",
+      "Largest file download_file fetches, in MiB (upload_max_bytes and the session's disk"
+          + " quota bound it too)."),
   TIMEOUT_DEFAULT("timeout_default", "60", "Seconds a run may take when the call names no limit."),
   TIMEOUT_MAX("timeout_max", "3600", "Largest timeout_seconds a call may ask for."),
   OUTPUT_LIMIT(

@@ -57,10 +57,12 @@ public final class TierCatalog {
           "pycurl",
           "OpenSSL");
 
-  static final String NETWORK_UNAVAILABLE =
-      "tier 'network' is not available yet: it comes with the packages-and-network work (network"
-          + " through the server's egress proxy, to allowed hosts only); until then no sandbox has"
-          + " a network";
+  /**
+   * What user code in the network tier may not import: C calls from Python and pseudo-terminals.
+   * Its network modules are allowed: its only way out is the egress proxy, to network_allow.
+   */
+  public static final List<String> NETWORK_DENY =
+      List.of("ctypes", "_ctypes", "cffi", "_cffi_backend", "pty");
 
   private final Map<String, Tier> tiers;
   private final Tier defaultTier;
@@ -79,7 +81,8 @@ public final class TierCatalog {
    * The shipped tiers for a server with these limits and host directories: {@code basic} (no
    * network, no host files, the server's default limits), {@code data_science} (as basic, with at
    * least 2048 MiB, 256 processes and 2 cores, within the maxima), {@code filesystem} (as basic,
-   * with every {@code fs_mounts} directory) and {@code network} (not available yet).
+   * with every {@code fs_mounts} directory) and {@code network} (as basic, with a way out through
+   * the egress proxy to {@code network_allow}, and network modules importable).
    */
   static Map<String, Tier> shipped(Map<String, Path> mounts, Limits defaults, Limits max) {
     Map<String, Tier> m = new LinkedHashMap<>();
@@ -128,13 +131,15 @@ public final class TierCatalog {
         NETWORK,
         new Tier(
             NETWORK,
-            "As basic, with network through the server's egress proxy (not available yet).",
+            "As basic, with a way out through the server's egress proxy to the hosts in"
+                + " network_allow only (HTTP_PROXY and HTTPS_PROXY are set); network modules may"
+                + " be imported.",
             Tier.NETWORK_EGRESS,
             Map.of(),
-            SHIPPED_DENY,
+            NETWORK_DENY,
             null,
             defaults,
-            NETWORK_UNAVAILABLE));
+            null));
     return m;
   }
 

@@ -111,13 +111,13 @@ final class TiersFile {
         if (!n.isTextual()) {
           throw bad("network", "must be a string");
         }
-        if (!Tier.NETWORK_NONE.equals(n.asText())) {
+        if (!Tier.NETWORK_NONE.equals(n.asText()) && !Tier.NETWORK_EGRESS.equals(n.asText())) {
           throw bad(
               "network",
               "'"
                   + n.asText()
-                  + "' is not available: only 'none' is accepted until the packages-and-network"
-                  + " work brings the egress proxy");
+                  + "' is not known: 'none' (no network) or 'egress' (through the server's egress"
+                  + " proxy, to network_allow)");
         }
         network = n.asText();
       }
@@ -148,8 +148,7 @@ final class TiersFile {
       }
       Limits limits =
           node.has("limits") ? limits(node.get("limits"), base.limits()) : base.limits();
-      String unavailable = Tier.NETWORK_EGRESS.equals(network) ? base.unavailable() : null;
-      return new Tier(name, description, network, chosen, deny, allow, limits, unavailable);
+      return new Tier(name, description, network, chosen, deny, allow, limits, null);
     }
 
     private Map<String, Path> mounts(JsonNode list) {

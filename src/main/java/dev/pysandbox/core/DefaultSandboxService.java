@@ -250,6 +250,34 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   /**
+   * Builds (or finds) the environment for these packages now, telling {@code progress} each line
+   * the build prints ({@code pysandbox envs build}).
+   *
+   * @throws PysandboxException {@code invalid_argument} for a bad spec, {@code environment_failed}
+   *     naming what pip said
+   */
+  public dev.pysandbox.api.EnvironmentInfo buildEnvironment(
+      List<String> packages, java.util.function.Consumer<String> progress) {
+    List<dev.pysandbox.packages.Requirement> reqs =
+        dev.pysandbox.packages.Requirements.parse(packages);
+    if (reqs.isEmpty()) {
+      throw PysandboxException.invalid("name at least one package");
+    }
+    core.requireBackend();
+    Environments.Ready env = core.environments.ensure(reqs, Tenants.LOCAL, progress);
+    return new dev.pysandbox.api.EnvironmentInfo(
+        env.key(),
+        env.requirements(),
+        env.sizeBytes(),
+        env.createdAt().toString(),
+        core.environments.lastUsed(env).toString(),
+        0,
+        core.environments.inUse(env.key()),
+        env.envHash(),
+        env.pipFreeze());
+  }
+
+  /**
    * Recomputes the store's hash chain from the records and files as they are now (every tenant's:
    * for the command line, never a face).
    */
@@ -264,8 +292,29 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
 
   @Override
   public SessionInfo createSession(
-      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
-    return local.createSession(sessionId, ttlMinutes, limits, tier);
+      String sessionId,
+      Integer ttlMinutes,
+      LimitRequest limits,
+      String tier,
+      java.util.List<String> packages) {
+    return local.createSession(sessionId, ttlMinutes, limits, tier, packages);
+  }
+
+  @Override
+  public dev.pysandbox.api.EnvironmentList listEnvironments() {
+    return local.listEnvironments();
+  }
+
+  @Override
+  public dev.pysandbox.api.EnvironmentCleanResult cleanEnvironments(
+      int olderThanDays, boolean dryRun) {
+    return local.cleanEnvironments(olderThanDays, dryRun);
+  }
+
+  @Override
+  public dev.pysandbox.api.DownloadResult downloadFile(
+      String sessionId, String url, String filename, Boolean overwrite) {
+    return local.downloadFile(sessionId, url, filename, overwrite);
   }
 
   @Override

@@ -92,13 +92,15 @@ final class RunExecutor {
       int timeoutSeconds,
       Session session,
       RunListener listener) {
-    return begin(tenant, request, timeoutSeconds, session, listener, null, List.of(), null);
+    return begin(tenant, request, timeoutSeconds, session, listener, null, List.of(), null, null);
   }
 
   /**
    * @param parentRunId the run this one re-runs, or null
    * @param findings what the code's analysis found, when it was analysed before running
    * @param tier the tier of the run's sandbox, or null when none is known
+   * @param env the package environment of a one-shot run's sandbox (a session's run has its
+   *     session's), or null
    */
   RunRecord.Builder begin(
       String tenant,
@@ -108,7 +110,8 @@ final class RunExecutor {
       RunListener listener,
       String parentRunId,
       List<dev.pysandbox.api.RiskFinding> findings,
-      String tier) {
+      String tier,
+      Environments.Ready env) {
     refuseWhenStopping();
     String runId = Ids.newRunId();
     String sessionId = session == null ? null : session.id;
@@ -124,7 +127,8 @@ final class RunExecutor {
               timeoutSeconds,
               sessionId,
               parentRunId,
-              session != null ? session.tier.name() : tier);
+              session != null ? session.tier.name() : tier,
+              session != null ? session.env : env);
       run.riskFindings(findings);
     } catch (RuntimeException e) {
       release(runId);
@@ -192,7 +196,8 @@ final class RunExecutor {
       int timeoutSeconds,
       String sessionId,
       String parentRunId,
-      String tier) {
+      String tier,
+      Environments.Ready env) {
     RunRecord.Builder run =
         provenance
             .get()
@@ -210,6 +215,12 @@ final class RunExecutor {
             .tier(tier)
             .backend(backendName)
             .createdAt(clock.instant().toString());
+    if (env != null) {
+      run.packages(env.requirements())
+          .environment(env.key())
+          .pipFreeze(env.pipFreeze())
+          .envHash(env.envHash());
+    }
     store.get().insert(run.build(), instanceId);
     return run;
   }

@@ -68,6 +68,8 @@ final class ServiceWiring {
   final Artifacts artifacts;
   final ContextCalls context;
   final TrajectoryLog trajectory;
+  final EgressWays egress;
+  final Environments environments;
   private final DeadServerCleanup cleanup;
   private final boolean readOnly;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
@@ -166,6 +168,70 @@ final class ServiceWiring {
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
+    this.egress = new EgressWays(config, securityEvents, instances.id());
+    this.environments =
+        new Environments(config, layout, backend, backend::interpreter, egress::forBuild, time);
+  }
+
+  /**
+   * The environments the tenant's runs and sessions used ({@code null}: every one on disk, for
+   * stdio and the CLI).
+   */
+  dev.pysandbox.api.EnvironmentList environmentList(String tenant) {
+    java.util.Map<String, dev.pysandbox.store.EnvironmentUse> use = new java.util.HashMap<>();
+    for (dev.pysandbox.store.EnvironmentUse u : store().environmentUse(tenant)) {
+      use.put(u.key(), u);
+    }
+    java.util.List<dev.pysandbox.api.EnvironmentInfo> out = new java.util.ArrayList<>();
+    long total = 0;
+    for (Environments.Ready env : visibleEnvironments(tenant, use)) {
+      dev.pysandbox.store.EnvironmentUse u = use.get(env.key());
+      java.time.Instant last = environments.lastUsed(env);
+      if (u != null && u.lastUsedAt().isAfter(last)) {
+        last = u.lastUsedAt();
+      }
+      out.add(
+          new dev.pysandbox.api.EnvironmentInfo(
+              env.key(),
+              env.requirements(),
+              env.sizeBytes(),
+              env.createdAt().toString(),
+              last.toString(),
+              u == null ? 0 : u.runs(),
+              environments.inUse(env.key()),
+              env.envHash(),
+              env.pipFreeze()));
+      total += env.sizeBytes();
+    }
+    return new dev.pysandbox.api.EnvironmentList(out, total);
+  }
+
+  private java.util.List<Environments.Ready> visibleEnvironments(
+      String tenant, java.util.Map<String, dev.pysandbox.store.EnvironmentUse> use) {
+    return environments.all().stream()
+        .filter(e -> tenant == null || use.containsKey(e.key()))
+        .toList();
+  }
+
+  /** Removes the tenant's environments (every one with {@code null}) unused for that long. */
+  dev.pysandbox.api.EnvironmentCleanResult cleanEnvironments(
+      String tenant, int olderThanDays, boolean dryRun) {
+    java.util.Map<String, dev.pysandbox.store.EnvironmentUse> use = new java.util.HashMap<>();
+    for (dev.pysandbox.store.EnvironmentUse u : store().environmentUse(tenant)) {
+      use.put(u.key(), u);
+    }
+    java.util.List<Environments.Ready> candidates = visibleEnvironments(tenant, use);
+    java.util.Map<String, Long> removed = environments.clean(candidates, olderThanDays, dryRun);
+    java.time.Instant cutoff = time.instant().minus(java.time.Duration.ofDays(olderThanDays));
+    java.util.List<String> kept =
+        candidates.stream()
+            .filter(e -> !removed.containsKey(e.key()))
+            .filter(e -> !environments.lastUsed(e).isAfter(cutoff))
+            .map(Environments.Ready::key)
+            .toList();
+    long freed = removed.values().stream().mapToLong(Long::longValue).sum();
+    return new dev.pysandbox.api.EnvironmentCleanResult(
+        dryRun, java.util.List.copyOf(removed.keySet()), freed, kept);
   }
 
   /** Opens the store and, unless read-only, cleans up and fills the pool; in the background. */
@@ -300,9 +366,11 @@ final class ServiceWiring {
     sessions.closeAll();
     pool.close();
     analysis.close();
+    environments.close();
     runs.awaitIdle(CLOSE_RUNS_WAIT_MILLIS);
     journal.close(300);
     backend.close();
+    egress.close();
     if (hub != null) {
       hub.close();
     }

@@ -7,6 +7,7 @@ import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.locks.ReentrantLock;
@@ -25,6 +26,9 @@ final class Session {
 
   /** Fixed when the session is made: its sandbox was started for it. */
   final Tier tier;
+
+  /** Its sandbox's package environment, fixed when it is made; {@code null} for none. */
+  volatile Environments.Ready env;
 
   final CompletableFuture<Sandbox> sandbox = new CompletableFuture<>();
   final ReentrantLock lock = new ReentrantLock();
@@ -107,7 +111,9 @@ final class Session {
         ttlMinutes,
         deadReason,
         limits.describe(),
-        tier.name());
+        tier.name(),
+        env == null ? List.of() : env.requirements(),
+        env == null ? null : env.key());
   }
 
   Instant lastUsedAt() {

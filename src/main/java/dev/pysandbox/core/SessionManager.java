@@ -5,6 +5,7 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionKey;
@@ -113,6 +114,47 @@ final class SessionManager {
    * @param tier the new session's tier
    */
   Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier) {
+    return open(id, ttlMinutes, limits, tier, Extras.NONE);
+  }
+
+  /**
+   * What a new session's sandbox has beyond its tier and limits.
+   *
+   * @param env its package environment, or {@code null}
+   * @param egress its way out (the network tier), or {@code null}
+   * @param use released when its sandbox has exited (the environment's use), or {@code null}
+   */
+  record Extras(Environments.Ready env, SandboxSpec.Egress egress, AutoCloseable use) {
+    static final Extras NONE = new Extras(null, null, null);
+  }
+
+  /**
+   * {@link #open(SessionKey, Integer, Limits, Tier)}, a new session's sandbox having {@code
+   * extras}; an existing session is returned as it is (the caller compares its packages), and
+   * {@code extras.use} is then released at once.
+   */
+  Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier, Extras extras) {
+    boolean[] made = new boolean[1];
+    try {
+      Session s = openOrFind(id, ttlMinutes, limits, tier, extras, made);
+      return s;
+    } finally {
+      if (!made[0] && extras.use() != null) {
+        closeQuietly(extras.use());
+      }
+    }
+  }
+
+  private static void closeQuietly(AutoCloseable c) {
+    try {
+      c.close();
+    } catch (Exception e) {
+      log.debug("releasing an environment's use", e);
+    }
+  }
+
+  private Session openOrFind(
+      SessionKey id, Integer ttlMinutes, Limits limits, Tier tier, Extras extras, boolean[] made) {
     Session existing = sessions.get(id);
     if (existing != null) {
       return existing;
@@ -148,6 +190,7 @@ final class SessionManager {
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
       created = new Session(id, clock.instant(), ttl, limits, tier);
+      created.env = extras.env();
       sessions.put(id, created);
     }
     boolean claimed = false;
@@ -166,7 +209,18 @@ final class SessionManager {
                 + ")");
       }
       claimed = true;
-      Sandbox sandbox = pool.take(specs.of(tier, created.limits));
+      SandboxSpec spec = specs.of(tier, created.limits);
+      if (extras.env() != null) {
+        spec = spec.withEnvironment(extras.env().mount());
+      }
+      if (extras.egress() != null) {
+        spec = spec.withEgress(extras.egress());
+      }
+      Sandbox sandbox = pool.take(spec);
+      made[0] = true;
+      if (extras.use() != null) {
+        sandbox.exited().whenComplete((x, e) -> closeQuietly(extras.use()));
+      }
       created.sandbox.complete(sandbox);
       // A sandbox that dies between calls makes its session dead at once (a run in flight says
       // why itself).

@@ -27,11 +27,16 @@ import dev.pysandbox.api.SessionExport;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.api.Subscription;
+import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.Tier;
+import dev.pysandbox.packages.Requirement;
+import dev.pysandbox.packages.Requirements;
+import dev.pysandbox.packages.ScriptMetadata;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
@@ -46,6 +51,8 @@ import org.slf4j.MDC;
  * the same path through the code). Cheap: a view holds no state but its tenant's name.
  */
 final class TenantView implements SandboxService {
+  private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(TenantView.class);
+
   private final ServiceWiring core;
   private final String tenant;
 
@@ -126,7 +133,8 @@ final class TenantView implements SandboxService {
         oneShotLimits,
         tier,
         request.tier(),
-        s ->
+        wanted(request.packages(), request.code()),
+        (s, env) ->
             core.runs.begin(
                 tenant,
                 request,
@@ -135,7 +143,8 @@ final class TenantView implements SandboxService {
                 listener,
                 parentRunId,
                 findings,
-                s != null ? s.tier.name() : tier.name()));
+                s != null ? s.tier.name() : tier.name(),
+                env));
   }
 
   /**
@@ -161,7 +170,18 @@ final class TenantView implements SandboxService {
           limits,
           tier,
           stored.sessionId() == null ? null : stored.tier(),
-          s -> core.runs.beginApproved(tenant, stored, s, logged));
+          wanted(stored.packages(), stored.code()),
+          (s, env) -> {
+            RunRecord.Builder b = core.runs.beginApproved(tenant, stored, s, logged);
+            Environments.Ready e = s != null ? s.env : env;
+            if (e != null) {
+              b.packages(e.requirements())
+                  .environment(e.key())
+                  .pipFreeze(e.pipFreeze())
+                  .envHash(e.envHash());
+            }
+            return b;
+          });
     } finally {
       MDC.remove("run_id");
       MDC.remove("session_id");
@@ -171,7 +191,70 @@ final class TenantView implements SandboxService {
   /** Makes a run's record once its session (or none) is known: a new run, or one that waited. */
   @FunctionalInterface
   private interface Beginner {
-    RunRecord.Builder begin(Session session);
+    /**
+     * @param session the run's session, or null
+     * @param env a one-shot run's package environment, or null
+     */
+    RunRecord.Builder begin(Session session, Environments.Ready env);
+  }
+
+  /**
+   * The packages a call asks for: its own and its code's PEP 723 {@code # /// script} dependencies,
+   * as canonical requirements (empty for none).
+   */
+  private static List<Requirement> wanted(List<String> packages, String code) {
+    List<Requirement> own = Requirements.parse(packages);
+    List<Requirement> inline = Requirements.parse(ScriptMetadata.dependencies(code));
+    return Requirements.merge(own, inline);
+  }
+
+  /** The environment for these requirements, built first if need be; null for none. */
+  private Environments.Ready environment(List<Requirement> wanted) {
+    if (wanted.isEmpty()) {
+      return null;
+    }
+    return core.environments.ensure(
+        wanted, tenant, line -> log.debug("environment build: {}", line));
+  }
+
+  /** A new session's environment, its use and, in an egress tier, its way out. */
+  private SessionManager.Extras extras(List<Requirement> wanted, Tier tier, String sessionId) {
+    Environments.Ready env = environment(wanted);
+    return new SessionManager.Extras(
+        env,
+        Tier.NETWORK_EGRESS.equals(tier.network())
+            ? core.egress.forSession(tenant, sessionId)
+            : null,
+        env == null ? null : core.environments.use(env));
+  }
+
+  /** Opens the session (a new one with the extras it needs), or finds it as it is. */
+  private Session openSession(
+      String sessionId, Integer ttl, Limits limits, Tier tier, List<Requirement> wanted) {
+    SessionKey key = new SessionKey(tenant, sessionId);
+    Session s = core.sessions.find(key);
+    if (s != null) {
+      return s;
+    }
+    return core.sessions.open(key, ttl, limits, tier, extras(wanted, tier, sessionId));
+  }
+
+  /** A session's packages are its own for its whole life: a call asking for others is refused. */
+  private static void requirePackages(Session s, List<Requirement> wanted) {
+    List<String> has = s.env == null ? List.of() : s.env.requirements();
+    List<String> missing =
+        wanted.stream().map(Requirement::canonical).filter(r -> !has.contains(r)).toList();
+    if (!missing.isEmpty()) {
+      throw PysandboxException.invalid(
+          "session '"
+              + s.id
+              + "' has packages "
+              + has
+              + ", fixed when it was created, and this call asks for "
+              + missing
+              + ": create another session with every package it needs (create_session"
+              + " packages), or run without session_id");
+    }
   }
 
   /**
@@ -185,18 +268,20 @@ final class TenantView implements SandboxService {
       Limits oneShotLimits,
       Tier tier,
       String requestedTier,
+      List<Requirement> wanted,
       Beginner beginner) {
     RunExecutor runs = core.runs;
     if (sessionId != null) {
       // A session made by this call (run_python on a new session_id) gets the request's tier.
-      Session s = core.sessions.open(new SessionKey(tenant, sessionId), null, tier.limits(), tier);
+      Session s = openSession(sessionId, null, tier.limits(), tier, wanted);
       requireSameTier(s, requestedTier);
+      requirePackages(s, wanted);
       String[] began = new String[1];
       try {
         return core.sessions.with(
             s,
             sandbox -> {
-              RunRecord.Builder run = beginner.begin(s);
+              RunRecord.Builder run = beginner.begin(s, null);
               began[0] = run.build().runId();
               return runs.inSession(run, s, sandbox, code, timeout, core.sessions);
             });
@@ -207,17 +292,39 @@ final class TenantView implements SandboxService {
         }
       }
     }
-    RunRecord.Builder run = beginner.begin(null);
+    Environments.Ready env = environment(wanted);
+    RunRecord.Builder run = beginner.begin(null, env);
+    SandboxSpec spec = core.specs.of(tier, oneShotLimits == null ? tier.limits() : oneShotLimits);
+    if (env != null) {
+      spec = spec.withEnvironment(env.mount());
+    }
+    if (Tier.NETWORK_EGRESS.equals(tier.network())) {
+      spec = spec.withEgress(core.egress.forSession(tenant, null));
+    }
+    AutoCloseable use = env == null ? null : core.environments.use(env);
     Sandbox sandbox;
     try {
-      sandbox =
-          core.pool.take(
-              core.specs.of(tier, oneShotLimits == null ? tier.limits() : oneShotLimits));
+      sandbox = core.pool.take(spec);
     } catch (PysandboxException e) {
+      close(use);
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
+    if (use != null) {
+      sandbox.exited().whenComplete((x, err) -> close(use));
+    }
     return runs.oneShot(run, sandbox, code, timeout);
+  }
+
+  private static void close(AutoCloseable use) {
+    if (use == null) {
+      return;
+    }
+    try {
+      use.close();
+    } catch (Exception e) {
+      log.debug("releasing an environment's use", e);
+    }
   }
 
   /** A session's tier is its own for its whole life: a call naming another is refused. */
@@ -392,7 +499,8 @@ final class TenantView implements SandboxService {
             req.timeoutSeconds() != null ? req.timeoutSeconds() : original.timeoutSeconds(),
             req.sessionId() == null ? original.tier() : null,
             null,
-            false);
+            false,
+            req.packages() != null ? req.packages() : original.packages());
     Limits limits = null;
     if (req.sessionId() == null) {
       core.validator.validate(request);
@@ -435,14 +543,20 @@ final class TenantView implements SandboxService {
 
   @Override
   public SessionInfo createSession(
-      String sessionId, Integer ttlMinutes, LimitRequest limits, String tier) {
+      String sessionId,
+      Integer ttlMinutes,
+      LimitRequest limits,
+      String tier,
+      List<String> packages) {
     String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
     RequestValidator.ttlMinutes(ttlMinutes);
     Tier t = core.validator.tier(tier == null ? null : Ids.requireTier(tier));
     Limits wanted = core.validator.limits(limits, t.limits());
+    List<Requirement> reqs = Requirements.parse(packages);
     core.requireBackend();
-    Session s = core.sessions.open(new SessionKey(tenant, id), ttlMinutes, wanted, t);
+    Session s = openSession(id, ttlMinutes, wanted, t, reqs);
     requireSameTier(s, tier);
+    requirePackages(s, reqs);
     core.sessions.ready(s);
     return s.info();
   }
@@ -460,6 +574,70 @@ final class TenantView implements SandboxService {
   @Override
   public SessionInfo closeSession(String sessionId) {
     return core.closer.close(tenant, sessionId);
+  }
+
+  // -- packages and network ---------------------------------------------------------------------
+
+  @Override
+  public dev.pysandbox.api.EnvironmentList listEnvironments() {
+    return core.environmentList(Tenants.LOCAL.equals(tenant) ? null : tenant);
+  }
+
+  @Override
+  public dev.pysandbox.api.EnvironmentCleanResult cleanEnvironments(
+      int olderThanDays, boolean dryRun) {
+    if (olderThanDays < 0) {
+      throw PysandboxException.invalid("older_than_days must be 0 or more, got " + olderThanDays);
+    }
+    return core.cleanEnvironments(
+        Tenants.LOCAL.equals(tenant) ? null : tenant, olderThanDays, dryRun);
+  }
+
+  @Override
+  public dev.pysandbox.api.DownloadResult downloadFile(
+      String sessionId, String url, String filename, Boolean overwrite) {
+    Ids.requireSessionId(sessionId);
+    UploadRequest.requireFilename(filename);
+    java.net.URI uri = DownloadUrls.parse(url);
+    core.requireBackend();
+    java.nio.file.Path temp = null;
+    try {
+      java.nio.file.Files.createDirectories(core.layout.runtimeDir());
+      temp = java.nio.file.Files.createTempFile(core.layout.runtimeDir(), "download-", ".part");
+      long max = Math.min(core.config.downloadMaxBytes(), core.config.uploadMaxBytes());
+      dev.pysandbox.egress.EgressProxy.Download d;
+      try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(temp)) {
+        d = core.egress.download(uri, max, out, tenant, sessionId);
+      }
+      UploadResult written;
+      try (InputStream in = java.nio.file.Files.newInputStream(temp)) {
+        written =
+            core.uploads.uploadStream(
+                tenant, sessionId, filename, in, max, Boolean.TRUE.equals(overwrite));
+      }
+      return new dev.pysandbox.api.DownloadResult(
+          written.sessionId(),
+          written.path(),
+          uri.toString(),
+          d.finalUrl().toString(),
+          written.sizeBytes(),
+          written.sha256(),
+          d.contentType(),
+          d.status());
+    } catch (java.io.IOException e) {
+      throw new PysandboxException(
+          dev.pysandbox.api.ErrorCode.INVALID_ARGUMENT,
+          "could not download " + PysandboxException.quote(url) + ": " + e.getMessage(),
+          true);
+    } finally {
+      if (temp != null) {
+        try {
+          java.nio.file.Files.deleteIfExists(temp);
+        } catch (java.io.IOException e) {
+          log.debug("removing {}", temp, e);
+        }
+      }
+    }
   }
 
   // -- files and context -------------------------------------------------------------------------

@@ -24,10 +24,15 @@ public final class ErrorBodies {
 
   /** The body, e.g. {@code {"error":{"code":"not_found","message":"...","retryable":false}}}. */
   public static String json(ErrorCode code, String message) {
+    return json(code, message, code.retryable());
+  }
+
+  /** The body, with whether retrying may succeed as the failure itself says. */
+  public static String json(ErrorCode code, String message, boolean retryable) {
     Map<String, Object> error = new LinkedHashMap<>();
     error.put("code", code.wireName());
     error.put("message", message);
-    error.put("retryable", code.retryable());
+    error.put("retryable", retryable);
     return Json.write(Map.of("error", error));
   }
 
@@ -46,7 +51,7 @@ public final class ErrorBodies {
 
   /** Writes {@code e} as an error answer, unless the response is already under way. */
   public static void send(HttpServletResponse response, PysandboxException e) throws IOException {
-    send(response, e.code(), e.getMessage());
+    send(response, e.code().httpStatus(), e.code(), e.getMessage(), e.retryable());
   }
 
   /**
@@ -66,6 +71,12 @@ public final class ErrorBodies {
    */
   public static void send(HttpServletResponse response, int status, ErrorCode code, String message)
       throws IOException {
+    send(response, status, code, message, code.retryable());
+  }
+
+  private static void send(
+      HttpServletResponse response, int status, ErrorCode code, String message, boolean retryable)
+      throws IOException {
     if (response.isCommitted()) {
       return;
     }
@@ -75,7 +86,7 @@ public final class ErrorBodies {
     response.setHeader("Content-Disposition", null);
     response.setHeader("ETag", null);
     response.setContentType(JSON_UTF8);
-    byte[] body = json(code, message).getBytes(StandardCharsets.UTF_8);
+    byte[] body = json(code, message, retryable).getBytes(StandardCharsets.UTF_8);
     response.setContentLength(body.length);
     response.getOutputStream().write(body);
   }

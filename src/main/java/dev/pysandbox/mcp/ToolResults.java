@@ -34,14 +34,18 @@ final class ToolResults {
   }
 
   static McpSchema.CallToolResult error(PysandboxException e) {
-    return error(e.code(), e.getMessage());
+    return error(e.code(), e.getMessage(), e.retryable());
   }
 
   static McpSchema.CallToolResult error(ErrorCode code, String message) {
+    return error(code, message, code.retryable());
+  }
+
+  private static McpSchema.CallToolResult error(ErrorCode code, String message, boolean retryable) {
     Map<String, Object> err = new LinkedHashMap<>();
     err.put("code", code.wireName());
     err.put("message", message);
-    err.put("retryable", code.retryable());
+    err.put("retryable", retryable);
     return McpSchema.CallToolResult.builder()
         .structuredContent(Map.of("error", err))
         .addTextContent("error " + code.wireName() + ": " + message)

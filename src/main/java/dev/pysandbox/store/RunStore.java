@@ -209,6 +209,12 @@ public interface RunStore extends AutoCloseable {
    */
   java.util.List<SecurityEvent> securityEvents(String tenant, SecurityEventQuery query);
 
+  /**
+   * The package environments runs of this tenant (every tenant's with {@code null}) had, with how
+   * many runs had each and when the newest was created; sessions made with packages count too.
+   */
+  java.util.List<EnvironmentUse> environmentUse(String tenant);
+
   @Override
   void close();
 }

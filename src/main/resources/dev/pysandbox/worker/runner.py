@@ -774,11 +774,43 @@ class Runner:
                 continue  # an interrupt that arrived between requests
 
 
+def _start_forwarder(egress):
+    """The sandbox's only way out: a forwarder from 127.0.0.1:<port> to the egress proxy's socket,
+    started before anything else and waited for until it listens. The code may kill it (it runs as
+    the code's user); it then only loses its own network."""
+    import subprocess
+
+    forwarder = subprocess.Popen(
+        [sys.executable, "-I", "-S", egress["forwarder"], str(egress["port"]), egress["socket"]],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        close_fds=True,
+    )
+    ready = forwarder.stdout.readline()
+    forwarder.stdout.close()
+    if ready.strip() != b"ready":
+        raise SystemExit("the egress forwarder did not start")
+
+
 def main():
     options = json_loads(sys.argv[1]) if len(sys.argv) > 1 else {}
     for entry in options.get("path", []):
         if entry not in sys.path:
             sys.path.append(entry)
+    site_dir = options.get("site")
+    if site_dir:
+        # The run's package environment comes first, its .pth files processed, so that a version
+        # it holds wins over the system's; it lies outside /mnt and /tmp, so the import policy
+        # trusts its packages as it trusts the system's.
+        import site
+
+        before = list(sys.path)
+        site.addsitedir(site_dir)
+        sys.path[:] = [p for p in sys.path if p not in before] + before
+    egress = options.get("egress")
+    if egress:
+        _start_forwarder(egress)
     sys.argv = [""]
     # Reporting an error must not need an import: after a MemoryError there may be no memory left
     # for one (nor for running the import policy's hook), and the runner would die with the run.

@@ -44,8 +44,9 @@ class TierSettingsTest {
         .containsEntry("memory_limit_mb", 2048L)
         .containsEntry("pids_limit", 256)
         .containsEntry("cpu_limit", 2.0);
-    assertThat(t.get("network").available()).isFalse();
-    assertThat(t.get("network").unavailable()).contains("packages-and-network");
+    assertThat(t.get("network").available()).isTrue();
+    assertThat(t.get("network").network()).isEqualTo("egress");
+    assertThat(t.get("network").importDeny()).contains("ctypes").doesNotContain("socket");
     assertThat(t.describe(load().maxLimits()))
         .containsEntry("default", "basic")
         .containsKeys("allowed", "maxima", "tiers");
@@ -141,7 +142,7 @@ class TierSettingsTest {
   @Test
   void tiersFile_withABadField_isRefusedNamingTheTierAndTheField() throws Exception {
     Map<String, String> cases = new java.util.LinkedHashMap<>();
-    cases.put("{\"x\": {\"network\": \"egress\"}}", "tier 'x': network 'egress' is not available");
+    cases.put("{\"x\": {\"network\": \"wifi\"}}", "tier 'x': network 'wifi' is not known");
     cases.put(
         "{\"x\": {\"mounts\": [\"nowhere\"]}}", "tier 'x': mounts[0] 'nowhere' is not a name");
     cases.put("{\"x\": {\"color\": 1}}", "tier 'x': color is not a field of a tier");

@@ -167,7 +167,9 @@ public abstract class RunStoreContract {
             30,
             null,
             null,
-            "data_science");
+            "data_science",
+            java.util.List.of("tinypkg==1.0"),
+            "e0123456789abcdef");
     store.saveSession("local", s1, "11111111");
     store.saveSession(
         "local",
@@ -181,11 +183,19 @@ public abstract class RunStoreContract {
             30,
             "timeout: ...",
             null,
+            null,
+            null,
             null),
         "deaddead");
     assertThat(store.openSessions("local"))
         .extracting(s -> s.sessionId() + ":" + s.state() + ":" + s.tier())
         .containsExactly("s1:idle:data_science", "s2:dead:null");
+    assertThat(store.openSessions("local").get(0).packages()).containsExactly("tinypkg==1.0");
+    assertThat(store.openSessions("local").get(0).environment()).isEqualTo("e0123456789abcdef");
+    assertThat(store.environmentUse("local"))
+        .extracting(u -> u.key() + ":" + u.runs())
+        .containsExactly("e0123456789abcdef:0");
+    assertThat(store.environmentUse("other")).isEmpty();
     assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "s1"))).isTrue();
     assertThat(store.requestClose(new dev.pysandbox.store.SessionKey("local", "nope"))).isFalse();
     assertThat(store.closeRequests("11111111")).containsExactly(new SessionKey("local", "s1"));
@@ -203,7 +213,9 @@ public abstract class RunStoreContract {
             30,
             null,
             null,
-            "data_science"),
+            "data_science",
+            null,
+            null),
         "11111111");
     assertThat(store.openSessions("local")).isEmpty();
     assertThat(store.closeRequests("11111111")).isEmpty();
@@ -229,6 +241,8 @@ public abstract class RunStoreContract {
         0,
         0,
         30,
+        null,
+        null,
         null,
         null,
         null);

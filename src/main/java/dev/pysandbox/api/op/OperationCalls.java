@@ -70,7 +70,8 @@ public final class OperationCalls {
                     a.string("code"),
                     a.string("description"),
                     a.integer("timeout_seconds"),
-                    a.string("session_id")),
+                    a.string("session_id"),
+                    a.strings("packages")),
                 l));
     bind(Operations.DIFF_RUNS, (s, a, l) -> s.diffRuns(a.string("run_id"), a.string("compare_to")));
     bind(
@@ -123,7 +124,8 @@ public final class OperationCalls {
                     a.integer("pids_limit"),
                     a.number("cpu_limit"),
                     a.integer("disk_quota_mb")),
-                a.string("tier")));
+                a.string("tier"),
+                a.strings("packages")));
     bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
     bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
     bind(
@@ -143,6 +145,20 @@ public final class OperationCalls {
                     a.string("content"),
                     a.string("content_base64"),
                     a.bool("overwrite"))));
+    bind(
+        Operations.DOWNLOAD_FILE,
+        (s, a, l) ->
+            s.downloadFile(
+                a.string("session_id"),
+                a.string("url"),
+                a.string("filename"),
+                a.bool("overwrite")));
+    bind(Operations.LIST_ENVIRONMENTS, (s, a, l) -> s.listEnvironments());
+    bind(
+        Operations.CLEAN_ENVIRONMENTS,
+        (s, a, l) ->
+            s.cleanEnvironments(
+                a.integer("older_than_days"), !Boolean.FALSE.equals(a.bool("dry_run"))));
     bind(
         Operations.LIST_ARTIFACTS,
         (s, a, l) -> s.listArtifacts(a.string("run_id"), a.string("session_id")));
@@ -167,7 +183,8 @@ public final class OperationCalls {
         a.string("tier"),
         // false leaves it to the server's approval_policy: an agent cannot opt out of it.
         a.bool("require_approval") ? Boolean.TRUE : null,
-        Boolean.TRUE.equals(a.bool("dry_run")));
+        Boolean.TRUE.equals(a.bool("dry_run")),
+        a.strings("packages"));
   }
 
   /**

@@ -9,6 +9,9 @@ import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
+import dev.pysandbox.api.DownloadResult;
+import dev.pysandbox.api.EnvironmentCleanResult;
+import dev.pysandbox.api.EnvironmentList;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunOutputs;
@@ -112,7 +115,15 @@ public final class Operations {
                       "Only analyse the code, as validate_code does, and answer in a run's shape"
                           + " (status dry_run, risk_findings, a syntax error as error, no"
                           + " run_id): nothing runs, no sandbox is used, nothing is recorded.")
-                  .defaultValue(false)),
+                  .defaultValue(false),
+              packages(
+                  "Packages the run needs that the sandbox lacks: PEP 508 requirements such as"
+                      + " 'tinypkg==1.0' or 'requests>=2,<3' (at most 50; no URLs, paths or pip"
+                      + " options). Installed once into a cached environment (through the"
+                      + " server's package index; the first run with a new set may take a"
+                      + " while), mounted read-only; the code still has no network. PEP 723"
+                      + " '# /// script' dependencies in the code count too. With session_id:"
+                      + " the session's packages are fixed when it is created.")),
           RunRecord.class);
 
   public static final Operation VALIDATE_CODE =
@@ -222,7 +233,8 @@ public final class Operations {
                   .max(3600),
               Param.id(
                   "session_id",
-                  "Run in this session (created if needed) instead of a fresh sandbox.")),
+                  "Run in this session (created if needed) instead of a fresh sandbox."),
+              packages("Packages instead of the original's (PEP 508 requirements).")),
           RunRecord.class);
 
   public static final Operation DIFF_RUNS =
@@ -411,7 +423,12 @@ public final class Operations {
               Param.integer(
                       "disk_quota_mb",
                       "Total size of the files in /mnt/data in MiB (server default 1024).")
-                  .min(LimitRequest.MIN_DISK_QUOTA_MB)),
+                  .min(LimitRequest.MIN_DISK_QUOTA_MB),
+              packages(
+                  "Packages the session's sandbox has for its whole life: PEP 508 requirements"
+                      + " (at most 50; no URLs, paths or pip options), installed once into a"
+                      + " cached environment through the server's package index and mounted"
+                      + " read-only; the code still has no network.")),
           SessionInfo.class);
 
   public static final Operation LIST_SESSIONS =
@@ -494,6 +511,55 @@ public final class Operations {
                   .defaultValue(false)),
           UploadResult.class);
 
+  public static final Operation DOWNLOAD_FILE =
+      new Operation(
+          "download_file",
+          "Download a file",
+          "Fetch a URL on the server, through its network policy (the hosts in network_allow;"
+              + " never private or loopback addresses), into a session's /mnt/data (the session"
+              + " is created if needed). The code itself keeps no network. Returns size, sha256"
+              + " and content type; a refused host is forbidden with the reason.",
+          WRITE,
+          List.of(
+              Param.id(
+                      "session_id",
+                      "The session whose /mnt/data receives the file (created if needed).")
+                  .required(),
+              Param.string("url", "An http or https URL.").required().minLength(1).maxLength(4096),
+              Param.string(
+                      "filename", "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data.")
+                  .pattern(UploadRequest.FILENAME_REGEX)
+                  .required(),
+              Param.bool("overwrite", "Replace a file of that name (else file_exists).")
+                  .defaultValue(false)),
+          DownloadResult.class);
+
+  public static final Operation LIST_ENVIRONMENTS =
+      new Operation(
+          "list_environments",
+          "List package environments",
+          "List the cached package environments your runs and sessions used: key, requirements,"
+              + " size, created, last used, runs, whether a sandbox has one now, pip freeze.",
+          READ,
+          List.of(),
+          EnvironmentList.class);
+
+  public static final Operation CLEAN_ENVIRONMENTS =
+      new Operation(
+          "clean_environments",
+          "Remove unused package environments",
+          "Remove cached package environments not used for older_than_days days (never one a"
+              + " sandbox has). dry_run (default true) only says what would be removed; a"
+              + " removed environment is built again when a run asks for it.",
+          DESTRUCTIVE,
+          List.of(
+              Param.integer("older_than_days", "Remove those unused for this many days (0: any).")
+                  .min(0)
+                  .max(36_500)
+                  .required(),
+              Param.bool("dry_run", "Only say what would be removed.").defaultValue(true)),
+          EnvironmentCleanResult.class);
+
   public static final Operation LIST_ARTIFACTS =
       new Operation(
           "list_artifacts",
@@ -550,8 +616,11 @@ public final class Operations {
           SET_CONTEXT,
           CLEAR_CONTEXT,
           UPLOAD_FILE,
+          DOWNLOAD_FILE,
           LIST_ARTIFACTS,
-          READ_ARTIFACT);
+          READ_ARTIFACT,
+          LIST_ENVIRONMENTS,
+          CLEAN_ENVIRONMENTS);
 
   /** The operation named {@code name} (of {@link #ALL} or {@link #AGENT_APPROVALS}), or null. */
   public static Operation named(String name) {
@@ -559,6 +628,10 @@ public final class Operations {
         .filter(o -> o.name().equals(name))
         .findFirst()
         .orElse(null);
+  }
+
+  private static Param packages(String description) {
+    return Param.strings("packages", description);
   }
 
   private static Param approvalId() {

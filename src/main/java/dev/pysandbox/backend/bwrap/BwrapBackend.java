@@ -19,6 +19,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.LinkedHashMap;
@@ -68,6 +69,7 @@ public final class BwrapBackend implements SandboxBackend {
   private final Map<String, BwrapSandbox> held = new ConcurrentHashMap<>();
 
   private volatile Setup setup;
+  private Path networkFilter;
   private volatile Runnable onLauncherLost = () -> {};
   private String unavailable;
   private LauncherClient launcher;
@@ -93,6 +95,7 @@ public final class BwrapBackend implements SandboxBackend {
       String runnerName,
       String analyzerName,
       String launcherName,
+      String forwarderName,
       Cgroups cgroups,
       Path seccompFilter) {
     Path visibleLib() {
@@ -224,11 +227,13 @@ public final class BwrapBackend implements SandboxBackend {
     if (inspectOnly) {
       Cgroups cgroups =
           config.cgroups() ? Cgroups.inspect() : Cgroups.disabled("turned off (cgroups=false)");
-      return new Setup(python, runAs, uids, images, visibleRoot, null, null, null, cgroups, null);
+      return new Setup(
+          python, runAs, uids, images, visibleRoot, null, null, null, null, cgroups, null);
     }
     String runnerName;
     String analyzerName;
     String launcherName;
+    String forwarderName;
     try {
       Files.createDirectories(layout.workspacesDir());
       Files.createDirectories(layout.runtimeDir());
@@ -246,6 +251,9 @@ public final class BwrapBackend implements SandboxBackend {
       analyzerName =
           SandboxFiles.installScript(
               "/dev/pysandbox/worker/analyzer.py", "analyzer", layout.libDir());
+      forwarderName =
+          SandboxFiles.installScript(
+              "/dev/pysandbox/worker/egress_forward.py", "egress_forward", layout.libDir());
       SandboxFiles.installEtc(layout.libDir());
       launcherName =
           SandboxFiles.installScript(
@@ -278,6 +286,7 @@ public final class BwrapBackend implements SandboxBackend {
             runnerName,
             analyzerName,
             launcherName,
+            forwarderName,
             cgroups,
             filter);
     launcher = startLauncher(s);
@@ -421,7 +430,26 @@ public final class BwrapBackend implements SandboxBackend {
     WorkerConnection worker;
     LauncherClient.Child child;
     LauncherClient client;
+    SandboxSpec.Egress.Door door = null;
     try {
+      Path envDir = null;
+      SandboxSpec.Environment env = spec.environment();
+      if (env != null) {
+        envDir = visible(s, env.dir());
+        if (env.writable() && root) {
+          Files.setAttribute(env.dir(), "unix:uid", user.uid(), LinkOption.NOFOLLOW_LINKS);
+          Files.setAttribute(env.dir(), "unix:gid", user.gid(), LinkOption.NOFOLLOW_LINKS);
+        }
+      }
+      Path filter = s.seccompFilter();
+      if (spec.egress() != null) {
+        door = spec.egress().open(id);
+        if (filter != null) {
+          filter = networkFilter(s);
+        }
+      }
+      BwrapCommand.Extras extras =
+          new BwrapCommand.Extras(envDir, door == null ? null : door.socket(), s.forwarderName());
       Files.createDirectory(workspace);
       Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
       if (root && image == null) {
@@ -438,7 +466,8 @@ public final class BwrapBackend implements SandboxBackend {
               s.runnerName(),
               s.analyzerName(),
               spec,
-              s.seccompFilter() != null);
+              filter != null,
+              extras);
       List<Path> groups =
           s.cgroups().available() ? s.cgroups().create(id, spec.limits()) : List.of();
       client = launcher();
@@ -448,12 +477,15 @@ public final class BwrapBackend implements SandboxBackend {
               argv,
               hub.socketPath(),
               WorkerHub.token(worker),
-              s.seccompFilter(),
+              filter,
               groups,
               rlimits.of(spec.limits(), s.cgroups().available(), s.uids() != null),
               root ? user : null,
               image);
     } catch (IOException | RuntimeException e) {
+      if (door != null) {
+        door.close();
+      }
       s.cgroups().remove(id);
       if (s.uids() != null) {
         s.uids().release(user);
@@ -480,7 +512,16 @@ public final class BwrapBackend implements SandboxBackend {
             this::release);
     held.put(id, sandbox);
     live.put(id, sandbox);
-    sandbox.exited().whenComplete((exit, err) -> live.remove(id));
+    SandboxSpec.Egress.Door opened = door;
+    sandbox
+        .exited()
+        .whenComplete(
+            (exit, err) -> {
+              live.remove(id);
+              if (opened != null) {
+                opened.close();
+              }
+            });
     long timeout = config.startupTimeoutSeconds();
     return worker
         .ready()
@@ -512,6 +553,27 @@ public final class BwrapBackend implements SandboxBackend {
                       + why
                       + (printed.isEmpty() ? "" : "; it printed: " + printed));
             });
+  }
+
+  /**
+   * A host path under the data directory's {@code sandbox/} as bwrap, running as the sandbox's
+   * user, reaches it.
+   */
+  private Path visible(Setup s, Path hostPath) {
+    Path root = layout.sandboxRoot();
+    if (!hostPath.startsWith(root)) {
+      throw new IllegalArgumentException(
+          hostPath + " is not under " + root + ": sandboxes' users cannot reach it");
+    }
+    return s.visibleRoot().resolve(root.relativize(hostPath).toString());
+  }
+
+  /** The seccomp filter that lets Internet sockets be made (loopback is all there is). */
+  private synchronized Path networkFilter(Setup s) {
+    if (networkFilter == null) {
+      networkFilter = SeccompFilter.build(s.python().path(), layout, instanceId, true);
+    }
+    return networkFilter;
   }
 
   /**

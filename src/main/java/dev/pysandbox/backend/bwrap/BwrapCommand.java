@@ -28,6 +28,21 @@ final class BwrapCommand {
   /** The code analyser, next to the runner, which loads it for the {@code analyze} operation. */
   static final String ANALYZER = "/opt/pysandbox/analyzer.py";
 
+  /** The egress forwarder, started by the runner in sandboxes that have a way out. */
+  static final String FORWARDER = "/opt/pysandbox/egress_forward.py";
+
+  /**
+   * What a sandbox has beyond the common allow-list, as bwrap (running as the sandbox's user) can
+   * reach it on the host.
+   *
+   * @param environment its package environment's directory, or {@code null}
+   * @param egressSocket its door to the egress proxy, or {@code null} for no way out
+   * @param forwarderName file name of the egress forwarder inside the library directory
+   */
+  record Extras(Path environment, Path egressSocket, String forwarderName) {
+    static final Extras NONE = new Extras(null, null, null);
+  }
+
   /** Host files the interpreter and the data stack read; each is bound only if present. */
   private static final List<String> HOST_ETC =
       List.of(
@@ -60,7 +75,8 @@ final class BwrapCommand {
       String runnerName,
       String analyzerName,
       SandboxSpec spec,
-      boolean seccomp) {
+      boolean seccomp,
+      Extras extras) {
     List<String> a = new ArrayList<>();
     a.add(bwrap.toString());
     add(a, "--unshare-user", "--disable-userns");
@@ -88,12 +104,24 @@ final class BwrapCommand {
     }
     add(a, "--ro-bind", lib.resolve(runnerName).toString(), RUNNER);
     add(a, "--ro-bind", lib.resolve(analyzerName).toString(), ANALYZER);
+    SandboxSpec.Environment env = spec.environment();
+    if (env != null && extras.environment() != null) {
+      add(
+          a,
+          env.writable() ? "--bind" : "--ro-bind",
+          extras.environment().toString(),
+          SandboxSpec.Environment.TARGET);
+    }
+    if (extras.egressSocket() != null) {
+      add(a, "--bind", extras.egressSocket().toString(), SandboxSpec.Egress.SOCKET);
+      add(a, "--ro-bind", lib.resolve(extras.forwarderName()).toString(), FORWARDER);
+    }
     add(a, "--chdir", WORKSPACE);
     add(a, "--remount-ro", "/");
     add(a, "--hostname", "sandbox");
     add(a, "--die-with-parent", "--new-session", "--cap-drop", "ALL");
     add(a, "--clearenv");
-    for (Map.Entry<String, String> e : environment().entrySet()) {
+    for (Map.Entry<String, String> e : environment(env, extras.egressSocket() != null).entrySet()) {
       add(a, "--setenv", e.getKey(), e.getValue());
     }
     add(a, "--info-fd", "4");
@@ -101,14 +129,31 @@ final class BwrapCommand {
       // The launcher opens the filter on fd 5; bwrap loads it just before it runs Python.
       add(a, "--seccomp", "5");
     }
-    add(a, python.path().toString(), "-I", "-S", RUNNER, runnerOptions(python, spec));
+    add(
+        a,
+        python.path().toString(),
+        "-I",
+        "-S",
+        RUNNER,
+        runnerOptions(python, spec, extras.egressSocket() != null));
     return List.copyOf(a);
   }
 
   /** The only environment the code sees: nothing of the server's. */
   static Map<String, String> environment() {
+    return environment(null, false);
+  }
+
+  /**
+   * The only environment the code sees: nothing of the server's; the package environment's {@code
+   * bin} first on {@code PATH}; the proxy variables when the sandbox has a way out.
+   */
+  static Map<String, String> environment(SandboxSpec.Environment packages, boolean egress) {
     Map<String, String> env = new LinkedHashMap<>();
-    env.put("PATH", "/usr/local/bin:/usr/bin:/bin");
+    env.put(
+        "PATH",
+        (packages == null ? "" : SandboxSpec.Environment.TARGET + "/bin:")
+            + "/usr/local/bin:/usr/bin:/bin");
     env.put("HOME", "/tmp");
     env.put("TMPDIR", "/tmp");
     env.put("LANG", "C.UTF-8");
@@ -116,6 +161,14 @@ final class BwrapCommand {
     env.put("MPLBACKEND", "Agg");
     env.put("MPLCONFIGDIR", "/tmp/.matplotlib");
     env.put("PYTHONDONTWRITEBYTECODE", "1");
+    if (egress) {
+      String proxy = "http://127.0.0.1:" + SandboxSpec.Egress.PORT;
+      for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
+        env.put(name, proxy);
+      }
+      env.put("NO_PROXY", "");
+      env.put("no_proxy", "");
+    }
     return env;
   }
 
@@ -137,9 +190,20 @@ final class BwrapCommand {
     return extra;
   }
 
-  private static String runnerOptions(InterpreterInfo python, SandboxSpec spec) {
+  private static String runnerOptions(InterpreterInfo python, SandboxSpec spec, boolean egress) {
     Map<String, Object> options = new LinkedHashMap<>();
     options.put("path", python.sysPath());
+    SandboxSpec.Environment env = spec.environment();
+    if (env != null && env.sitePackages() != null) {
+      options.put("site", env.sitePackages());
+    }
+    if (egress) {
+      Map<String, Object> way = new LinkedHashMap<>();
+      way.put("forwarder", FORWARDER);
+      way.put("port", SandboxSpec.Egress.PORT);
+      way.put("socket", SandboxSpec.Egress.SOCKET);
+      options.put("egress", way);
+    }
     options.put("preload", spec.preload());
     SandboxSpec.Imports imports = spec.imports();
     if (!imports.isNone()) {

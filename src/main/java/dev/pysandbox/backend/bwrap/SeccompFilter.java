@@ -23,11 +23,19 @@ final class SeccompFilter {
    * Fails closed: with seccomp on and no way to build the filter, no sandbox starts.
    */
   static Path build(Path python, DataLayout layout, String instanceId) {
+    return build(python, layout, instanceId, false);
+  }
+
+  /**
+   * The filter; with {@code network}, the variant that lets Internet sockets be made, for sandboxes
+   * with a way out through the egress proxy (their network namespace still has only loopback).
+   */
+  static Path build(Path python, DataLayout layout, String instanceId, boolean network) {
     try {
       String script =
           SandboxFiles.installScript(
               "/dev/pysandbox/backend/bwrap/seccomp_filter.py", "seccomp_filter", layout.libDir());
-      Path out = layout.runtimeDir().resolve(script.replace(".py", ".bpf"));
+      Path out = layout.runtimeDir().resolve(script.replace(".py", network ? "-net.bpf" : ".bpf"));
       if (Files.isRegularFile(out) && Files.size(out) > 0) {
         return out;
       }
@@ -37,7 +45,8 @@ final class SeccompFilter {
                   python.toString(),
                   "-I",
                   layout.libDir().resolve(script).toString(),
-                  tmp.toString())
+                  tmp.toString(),
+                  network ? "--net" : "--no-net")
               .redirectErrorStream(true)
               .start();
       String printed = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);

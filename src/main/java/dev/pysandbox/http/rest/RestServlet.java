@@ -137,7 +137,7 @@ public final class RestServlet extends HttpServlet {
     } catch (PysandboxException e) {
       failed = e.code();
       ErrorBodies.drainBody(req, resp);
-      ErrorBodies.send(resp, e.code(), e.getMessage());
+      ErrorBodies.send(resp, e);
     } catch (IOException e) {
       // The client stopped sending or went away, or the answer broke off mid-file.
       failed = ErrorCode.INVALID_ARGUMENT;

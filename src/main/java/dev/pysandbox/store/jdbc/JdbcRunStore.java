@@ -104,8 +104,9 @@ public final class JdbcRunStore implements RunStore {
   private static final String INSERT_RUN =
       "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
           + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
-          + " interpreter, env_hash, server_version, approval_id, risk_findings_json, tier)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+          + " interpreter, env_hash, server_version, approval_id, risk_findings_json, tier,"
+          + " packages_json, environment, pip_freeze)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
   @Override
   public void insert(RunRecord run, String instanceId) {
@@ -134,6 +135,9 @@ public final class JdbcRunStore implements RunStore {
     ps.setString(18, run.approvalId());
     ps.setString(19, run.riskFindings().isEmpty() ? null : json(run.riskFindings()));
     ps.setString(20, run.tier());
+    ps.setString(21, run.packages().isEmpty() ? null : json(run.packages()));
+    ps.setString(22, run.environment());
+    ps.setString(23, run.pipFreeze());
   }
 
   @Override
@@ -746,14 +750,16 @@ public final class JdbcRunStore implements RunStore {
   // pending close request and in whether an existing row may be overwritten.
   private static final String SESSION_UPSERT =
       "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
-          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, tier, close_requested)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,0)"
+          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, tier, packages_json,"
+          + " environment, close_requested)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)"
           + " ON CONFLICT (tenant, id) DO UPDATE SET instance_id=excluded.instance_id,"
           + " state=excluded.state, created_at=excluded.created_at,"
           + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
           + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
           + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,"
-          + " tier=excluded.tier,";
+          + " tier=excluded.tier, packages_json=excluded.packages_json,"
+          + " environment=excluded.environment,";
 
   @Override
   public void saveSession(String tenant, SessionInfo s, String instanceId) {
@@ -831,6 +837,8 @@ public final class JdbcRunStore implements RunStore {
     ps.setString(10, s.deadReason());
     ps.setString(11, Objects.requireNonNull(tenant));
     ps.setString(12, s.tier());
+    ps.setString(13, s.packages().isEmpty() ? null : json(s.packages()));
+    ps.setString(14, s.environment());
   }
 
   @Override
@@ -852,7 +860,9 @@ public final class JdbcRunStore implements RunStore {
                     rs.getInt("ttl_minutes"),
                     rs.getString("dead_reason"),
                     null,
-                    rs.getString("tier")));
+                    rs.getString("tier"),
+                    parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
+                    rs.getString("environment")));
           }
           return out;
         });
@@ -971,6 +981,9 @@ public final class JdbcRunStore implements RunStore {
         .killReason(killReason(rs.getString("kill_reason")))
         .limits(parse(rs.getString("limits_json"), new TypeReference<Map<String, Object>>() {}))
         .tier(rs.getString("tier"))
+        .packages(parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}))
+        .environment(rs.getString("environment"))
+        .pipFreeze(rs.getString("pip_freeze"))
         .peakMemoryBytes(getLong(rs, "peak_memory_bytes"))
         .cpuMillis(getLong(rs, "cpu_millis"))
         .code(includeCode ? rs.getString("code") : null)
@@ -1067,6 +1080,38 @@ public final class JdbcRunStore implements RunStore {
   /** How many prepared statements are cached, for tests that guard against leaks. */
   int cachedStatementCount() {
     return db.cachedStatementCount();
+  }
+
+  @Override
+  public List<dev.pysandbox.store.EnvironmentUse> environmentUse(String tenant) {
+    String scope = tenant == null ? "" : " AND tenant=?";
+    CachedConnection.SqlConsumer<PreparedStatement> bind =
+        ps -> {
+          if (tenant != null) {
+            ps.setString(1, tenant);
+            ps.setString(2, tenant);
+          }
+        };
+    return read(
+        "SELECT environment, SUM(n), MAX(at) FROM ("
+            + "SELECT environment, COUNT(*) AS n, MAX(created_at) AS at FROM runs"
+            + " WHERE environment IS NOT NULL"
+            + scope
+            + " GROUP BY environment"
+            + " UNION ALL SELECT environment, 0 AS n, MAX(created_at) AS at FROM sessions"
+            + " WHERE environment IS NOT NULL"
+            + scope
+            + " GROUP BY environment) u GROUP BY environment ORDER BY environment",
+        bind,
+        rs -> {
+          List<dev.pysandbox.store.EnvironmentUse> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(
+                new dev.pysandbox.store.EnvironmentUse(
+                    rs.getString(1), rs.getLong(2), Instant.ofEpochMilli(rs.getLong(3))));
+          }
+          return out;
+        });
   }
 
   @Override

@@ -38,7 +38,8 @@ public final class SandboxFlags {
                 1 << 20,
                 new Limits(512L << 20, 128, 1, 1L << 30, 256L << 20),
                 64L << 20),
-            false);
+            false,
+            BwrapCommand.Extras.NONE);
     List<String> flags = new ArrayList<>(argv.subList(0, argv.indexOf(python.path().toString())));
     int info = flags.indexOf("--info-fd");
     flags.remove(info + 1);

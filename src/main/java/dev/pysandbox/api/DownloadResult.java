@@ -1,0 +1,23 @@
+package dev.pysandbox.api;
+
+/**
+ * The answer of {@code download_file}.
+ *
+ * @param sessionId the session it was saved in
+ * @param path where the code finds it ({@code /mnt/data/<filename>})
+ * @param url the URL asked for
+ * @param finalUrl the URL the file came from after redirects
+ * @param sizeBytes its size
+ * @param sha256 its sha256
+ * @param contentType the content type the server sent, or {@code null}
+ * @param status the HTTP status of the last answer
+ */
+public record DownloadResult(
+    String sessionId,
+    String path,
+    String url,
+    String finalUrl,
+    long sizeBytes,
+    String sha256,
+    String contentType,
+    int status) {}

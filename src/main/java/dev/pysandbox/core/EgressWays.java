@@ -1,0 +1,172 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SecurityEvent;
+import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.egress.EgressAttempt;
+import dev.pysandbox.egress.EgressListener;
+import dev.pysandbox.egress.EgressPolicy;
+import dev.pysandbox.egress.EgressProxy;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.URI;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The server's side of every way out of a sandbox: one egress proxy (started on first use), the
+ * policies it applies — the index hosts for environment builds, {@code network_allow} for the
+ * network tier and {@code download_file} — and the security event each attempt becomes.
+ */
+final class EgressWays implements AutoCloseable {
+  /** Where doors' sockets lie: short (a socket path has at most 107 bytes), one per server. */
+  static final Path SOCKET_ROOT = Path.of("/run/pysandbox/egress");
+
+  private final PysandboxConfig config;
+  private final SecurityEventLog events;
+  private final Path socketDir;
+  private final EgressPolicy network;
+  private EgressProxy proxy;
+  private boolean closed;
+
+  /**
+   * @throws PysandboxException {@code invalid_argument} naming the setting when {@code
+   *     network_allow} or {@code package_hosts} holds a pattern the policy refuses
+   */
+  EgressWays(PysandboxConfig config, SecurityEventLog events, String instanceId) {
+    this.config = config;
+    this.events = events;
+    this.socketDir = SOCKET_ROOT.resolve(instanceId);
+    this.network = policy("network_allow", config.networkAllow());
+    buildPolicy(); // checks package_hosts and the index hosts now, not at the first build
+  }
+
+  private EgressPolicy policy(String setting, List<String> patterns) {
+    try {
+      return EgressPolicy.of(patterns, config.networkAllowPrivate());
+    } catch (IllegalArgumentException e) {
+      throw PysandboxException.invalid("setting " + setting + " is invalid: " + e.getMessage());
+    }
+  }
+
+  /** The hosts of the index URLs, then {@code package_hosts}. */
+  private EgressPolicy buildPolicy() {
+    Set<String> hosts = new LinkedHashSet<>();
+    List<URI> indexes = new ArrayList<>();
+    if (config.indexUrl() != null) {
+      indexes.add(config.indexUrl());
+    }
+    indexes.addAll(config.extraIndexUrls());
+    for (URI u : indexes) {
+      hosts.add(u.getPort() < 0 ? u.getHost() : u.getHost() + ":" + u.getPort());
+    }
+    hosts.addAll(config.packageHosts());
+    return policy("index_url / package_hosts", List.copyOf(hosts));
+  }
+
+  /** {@code network_allow}, as the server has it. */
+  EgressPolicy networkPolicy() {
+    return network;
+  }
+
+  private synchronized EgressProxy proxy() {
+    if (closed) {
+      throw new PysandboxException(
+          ErrorCode.BACKEND_UNAVAILABLE, "the server is stopping: no new way out");
+    }
+    if (proxy == null) {
+      EgressProxy p = new EgressProxy(socketDir);
+      p.start();
+      proxy = p;
+    }
+    return proxy;
+  }
+
+  /** The way out of an environment build: the index hosts only. */
+  SandboxSpec.Egress forBuild(String tenant) {
+    EgressPolicy policy = buildPolicy();
+    return way(policy, listener(tenant, null, "environment_build"));
+  }
+
+  /** The way out of a network-tier sandbox: {@code network_allow}. */
+  SandboxSpec.Egress forSession(String tenant, String sessionId) {
+    return way(network, listener(tenant, sessionId, "network_tier"));
+  }
+
+  private SandboxSpec.Egress way(EgressPolicy policy, EgressListener listener) {
+    return sandboxId -> {
+      EgressProxy.Door door = proxy().open(sandboxId, policy, listener);
+      return new SandboxSpec.Egress.Door() {
+        @Override
+        public Path socket() {
+          return door.socket();
+        }
+
+        @Override
+        public void close() {
+          door.close();
+        }
+      };
+    };
+  }
+
+  /**
+   * Fetches {@code url} through {@code network_allow} into {@code out}.
+   *
+   * @throws PysandboxException {@code forbidden} when the policy refuses it, saying why
+   */
+  EgressProxy.Download download(
+      URI url, long maxBytes, OutputStream out, String tenant, String sessionId)
+      throws IOException {
+    try {
+      return proxy()
+          .download(
+              url,
+              network,
+              maxBytes,
+              Duration.ofSeconds(Math.max(30, config.timeoutMaxSeconds())),
+              out,
+              listener(tenant, sessionId, "download_file"));
+    } catch (EgressProxy.EgressRefused e) {
+      throw new PysandboxException(
+          ErrorCode.FORBIDDEN, "refused by pysandbox's network policy: " + e.reason());
+    }
+  }
+
+  private EgressListener listener(String tenant, String sessionId, String via) {
+    return (EgressAttempt a) -> {
+      Map<String, Object> detail = new LinkedHashMap<>();
+      detail.put("via", via);
+      detail.put("method", a.method());
+      detail.put("host", a.host());
+      detail.put("port", a.port());
+      detail.put("address", a.address());
+      detail.put("reason", a.reason());
+      detail.put("bytes_out", a.bytesOut());
+      detail.put("bytes_in", a.bytesIn());
+      events.record(
+          tenant,
+          a.allowed() ? SecurityEvent.Kind.NETWORK_ALLOWED : SecurityEvent.Kind.NETWORK_DENIED,
+          sessionId,
+          null,
+          detail);
+    };
+  }
+
+  @Override
+  public synchronized void close() {
+    closed = true;
+    if (proxy != null) {
+      proxy.close();
+      proxy = null;
+    }
+  }
+}
