@@ -7,7 +7,10 @@ import dev.pysandbox.api.op.Operations;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import java.util.List;
 
-/** The files group: upload into a session, list and read files of a session or a run. */
+/**
+ * The files group: upload or download into a session, list and read files of a session or a run;
+ * and the package environments.
+ */
 final class FileTools {
   private FileTools() {}
 
@@ -18,6 +21,20 @@ final class FileTools {
             (UploadResult r) ->
                 ToolResults.ok(
                     r, "wrote /mnt/data/" + r.path() + " (" + r.sizeBytes() + " bytes)")),
+        f.tool(
+            Operations.DOWNLOAD_FILE,
+            (dev.pysandbox.api.DownloadResult r) ->
+                ToolResults.ok(
+                    r,
+                    "downloaded "
+                        + r.finalUrl()
+                        + " to "
+                        + r.path()
+                        + " ("
+                        + r.sizeBytes()
+                        + " bytes, "
+                        + (r.contentType() == null ? "no content type" : r.contentType())
+                        + ")")),
         f.tool(
             Operations.LIST_ARTIFACTS,
             (ArtifactList l) -> {
@@ -33,6 +50,38 @@ final class FileTools {
                               .append('\n'));
               return ToolResults.ok(l, text.toString());
             }),
-        f.tool(Operations.READ_ARTIFACT, (ArtifactContent c) -> ToolResults.artifact(c)));
+        f.tool(Operations.READ_ARTIFACT, (ArtifactContent c) -> ToolResults.artifact(c)),
+        f.tool(
+            Operations.LIST_ENVIRONMENTS,
+            (dev.pysandbox.api.EnvironmentList l) -> {
+              StringBuilder text =
+                  new StringBuilder(
+                      l.environments().size() + " environments, " + l.totalBytes() + " bytes\n");
+              l.environments()
+                  .forEach(
+                      e ->
+                          text.append(e.key())
+                              .append("  ")
+                              .append(e.sizeBytes())
+                              .append(" bytes  ")
+                              .append(e.runs())
+                              .append(" runs  ")
+                              .append(String.join(" ", e.requirements()))
+                              .append('\n'));
+              return ToolResults.ok(l, text.toString());
+            }),
+        f.tool(
+            Operations.CLEAN_ENVIRONMENTS,
+            (dev.pysandbox.api.EnvironmentCleanResult r) ->
+                ToolResults.ok(
+                    r,
+                    (r.dryRun() ? "dry run: would remove " : "removed ")
+                        + r.removed().size()
+                        + " environments, "
+                        + r.freedBytes()
+                        + " bytes"
+                        + (r.keptInUse().isEmpty()
+                            ? ""
+                            : "; kept (in use): " + String.join(" ", r.keptInUse())))));
   }
 }

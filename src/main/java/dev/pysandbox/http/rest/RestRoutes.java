@@ -195,7 +195,23 @@ final class RestRoutes {
             Operations.LIST_SECURITY_EVENTS,
             Input.QUERY,
             200,
-            c -> OperationCalls.call(Operations.LIST_SECURITY_EVENTS, c.service(), c.args())));
+            c -> OperationCalls.call(Operations.LIST_SECURITY_EVENTS, c.service(), c.args())),
+        route(
+            "list_environments",
+            "GET",
+            "/environments",
+            Operations.LIST_ENVIRONMENTS,
+            Input.QUERY,
+            200,
+            c -> OperationCalls.call(Operations.LIST_ENVIRONMENTS, c.service(), c.args())),
+        route(
+            "clean_environments",
+            "POST",
+            "/environments/clean",
+            Operations.CLEAN_ENVIRONMENTS,
+            Input.JSON_FIELDS,
+            200,
+            c -> OperationCalls.call(Operations.CLEAN_ENVIRONMENTS, c.service(), c.args())));
   }
 
   private static void location(Route.Call c, String runId) {
@@ -357,7 +373,15 @@ final class RestRoutes {
             Operations.EXPORT_SESSION,
             Input.JSON_FIELDS,
             200,
-            c -> OperationCalls.call(Operations.EXPORT_SESSION, c.service(), c.args())));
+            c -> OperationCalls.call(Operations.EXPORT_SESSION, c.service(), c.args())),
+        route(
+            "download_file",
+            "POST",
+            "/sessions/{session_id}/download",
+            Operations.DOWNLOAD_FILE,
+            Input.JSON_FIELDS,
+            200,
+            c -> OperationCalls.call(Operations.DOWNLOAD_FILE, c.service(), c.args())));
   }
 
   /** A route answering with the JSON of {@code op}'s result. */
