@@ -20,21 +20,27 @@ import java.util.Set;
  * string literal.
  */
 final class BuildScript {
+  /** A line the build prints for an index it could not reach after pip failed. */
+  static final String UNREACHABLE_MARK = "@@pysandbox-index-unreachable ";
+
   private BuildScript() {}
 
   static String of(PysandboxConfig config, String requirementsFile) {
     List<String> sourceArgs = new ArrayList<>();
+    List<String> indexes = new ArrayList<>();
     Set<String> trusted = new LinkedHashSet<>();
     URI index = config.indexUrl();
     if (index != null) {
       sourceArgs.add("--index-url");
       sourceArgs.add(index.toString());
+      indexes.add(index.toString());
       if ("http".equalsIgnoreCase(index.getScheme())) {
         trusted.add(index.getHost());
       }
       for (URI extra : config.extraIndexUrls()) {
         sourceArgs.add("--extra-index-url");
         sourceArgs.add(extra.toString());
+        indexes.add(extra.toString());
         if ("http".equalsIgnoreCase(extra.getScheme())) {
           trusted.add(extra.getHost());
         }
@@ -56,6 +62,7 @@ final class BuildScript {
         "ENV = " + Json.write(SandboxSpec.Environment.TARGET),
         "REQUIREMENTS = " + Json.write(requirementsFile),
         "SOURCES = " + Json.write(sourceArgs),
+        "INDEXES = " + Json.write(indexes),
         "env = dict(os.environ, PIP_CONFIG_FILE='/dev/null', PIP_NO_INPUT='1',"
             + " PIP_DISABLE_PIP_VERSION_CHECK='1', PYTHONDONTWRITEBYTECODE='1')",
         "with open('/tmp/requirements.txt', 'w') as f:",
@@ -68,9 +75,24 @@ final class BuildScript {
             + " '--without-pip', ENV])",
         "py = ENV + '/bin/python'",
         "print('installing: ' + ' '.join(REQUIREMENTS.split()), flush=True)",
-        "step('pip install', [py, '-m', 'pip', 'install', '--no-cache-dir', '--progress-bar',"
+        "def reachable(url):",
+        "    import urllib.request",
+        "    try:",
+        "        with urllib.request.urlopen(url, timeout=20) as r:",
+        "            return 200 <= r.status < 400, str(r.status)",
+        "    except Exception as e:",
+        "        return False, str(e)[:300]",
+        "try:",
+        "    step('pip install', [py, '-m', 'pip', 'install', '--no-cache-dir', '--progress-bar',"
             + " 'off', '--no-warn-script-location', '--retries', '2', '--timeout', '20', '-r',"
             + " '/tmp/requirements.txt'] + SOURCES)",
+        "except RuntimeError:",
+        "    # pip says an index answered 503 only at debug level: ask each index itself.",
+        "    for url in INDEXES:",
+        "        ok, why = reachable(url)",
+        "        if not ok:",
+        "            print('" + UNREACHABLE_MARK + "' + url + ' ' + why, flush=True)",
+        "    raise",
         "probe = r'''",
         "import json, re, sys, sysconfig",
         "from importlib import metadata",

@@ -519,7 +519,8 @@ final class Environments implements AutoCloseable {
     String status = r.frame().path("status").asText();
     int mark = out.lastIndexOf(RESULT_MARK);
     if (!"ok".equals(status) || mark < 0) {
-      String said = (out + "\n" + err).strip();
+      String said =
+          (out + "\n" + err).strip().replace(BuildScript.UNREACHABLE_MARK, "index unreachable: ");
       String why = r.frame().path("error").path("value").asText("");
       throw failed(
           key, why.isEmpty() ? "pip failed" : why, tail(said), indexUnreachable(out + err));
@@ -533,14 +534,14 @@ final class Environments implements AutoCloseable {
     }
   }
 
-  /** pip could not reach an index: a later try may succeed. */
+  /**
+   * pip could not reach an index (the build script asked each index itself after pip failed, or pip
+   * said so): a later try may succeed.
+   */
   static boolean indexUnreachable(String printed) {
-    return printed.contains("ProxyError")
-        || printed.contains("Could not fetch URL")
-        || printed.contains("NewConnectionError")
-        || printed.contains("Max retries exceeded")
-        || printed.contains("503 Service Unavailable")
-        || printed.contains("Service Unavailable");
+    return printed.contains(BuildScript.UNREACHABLE_MARK)
+        || printed.contains("ProxyError")
+        || printed.contains("NewConnectionError");
   }
 
   private static PysandboxException failed(
@@ -582,6 +583,9 @@ final class Environments implements AutoCloseable {
         String line = partial.substring(0, nl).stripTrailing();
         partial.delete(0, nl + 1);
         if (!line.startsWith(RESULT_MARK) && !line.isBlank()) {
+          if (line.startsWith(BuildScript.UNREACHABLE_MARK)) {
+            line = "index unreachable: " + line.substring(BuildScript.UNREACHABLE_MARK.length());
+          }
           tail.append(line).append('\n');
           if (tail.length() > 2 * FAILURE_TAIL_CHARS) {
             tail.delete(0, tail.length() - FAILURE_TAIL_CHARS);

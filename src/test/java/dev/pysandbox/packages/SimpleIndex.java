@@ -42,6 +42,7 @@ public final class SimpleIndex implements AutoCloseable {
   private final ServerConnector connector;
   private final Map<String, AtomicInteger> requests = new ConcurrentHashMap<>();
   private volatile boolean unavailable;
+  private volatile long stallMillis;
 
   private SimpleIndex(Path dir) {
     this.dir = dir;
@@ -80,6 +81,11 @@ public final class SimpleIndex implements AutoCloseable {
   /** While {@code true}, every request is answered 503 Service Unavailable. */
   public void unavailable(boolean unavailable) {
     this.unavailable = unavailable;
+  }
+
+  /** While above 0, every request waits this long before it is answered (a hanging index). */
+  public void stall(long millis) {
+    this.stallMillis = millis;
   }
 
   /** Stops the server. */
@@ -132,6 +138,14 @@ public final class SimpleIndex implements AutoCloseable {
         throws IOException {
       String path = Request.getPathInContext(request);
       requests.computeIfAbsent(path, k -> new AtomicInteger()).incrementAndGet();
+      long stall = stallMillis;
+      if (stall > 0) {
+        try {
+          Thread.sleep(stall);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
       if (unavailable) {
         Response.writeError(request, response, callback, HttpStatus.SERVICE_UNAVAILABLE_503);
         return true;
