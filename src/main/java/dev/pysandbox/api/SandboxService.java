@@ -115,12 +115,31 @@ public interface SandboxService extends AutoCloseable {
    *     {@code invalid_argument} for a bad spec or an existing session with other packages; {@code
    *     environment_failed} naming what pip said when the environment cannot be built
    */
+  default SessionInfo createSession(
+      String sessionId,
+      Integer ttlMinutes,
+      LimitRequest limits,
+      String tier,
+      java.util.List<String> packages) {
+    return createSession(sessionId, ttlMinutes, limits, tier, packages, null);
+  }
+
+  /**
+   * Opens a session with packages and, in a tier with a way out (network), a narrower allow-list
+   * than the server's {@code network_allow}.
+   *
+   * @param networkAllow host patterns, each covered by one of the server's, or {@code null} for the
+   *     server's list
+   * @throws PysandboxException {@code invalid_argument} when a pattern would widen the server's
+   *     list, or the tier has no network
+   */
   SessionInfo createSession(
       String sessionId,
       Integer ttlMinutes,
       LimitRequest limits,
       String tier,
-      java.util.List<String> packages);
+      java.util.List<String> packages,
+      java.util.List<String> networkAllow);
 
   /**
    * The package environments this caller's runs and sessions used (every one on stdio and the CLI):

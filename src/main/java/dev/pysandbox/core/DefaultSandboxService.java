@@ -296,8 +296,9 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
       Integer ttlMinutes,
       LimitRequest limits,
       String tier,
-      java.util.List<String> packages) {
-    return local.createSession(sessionId, ttlMinutes, limits, tier, packages);
+      java.util.List<String> packages,
+      java.util.List<String> networkAllow) {
+    return local.createSession(sessionId, ttlMinutes, limits, tier, packages, networkAllow);
   }
 
   @Override

@@ -96,9 +96,26 @@ final class EgressWays implements AutoCloseable {
     return way(policy, listener(tenant, null, "environment_build"));
   }
 
-  /** The way out of a network-tier sandbox: {@code network_allow}. */
-  SandboxSpec.Egress forSession(String tenant, String sessionId) {
-    return way(network, listener(tenant, sessionId, "network_tier"));
+  /**
+   * The way out of a network-tier sandbox: {@code network_allow}, or the narrower policy a session
+   * asked for.
+   */
+  SandboxSpec.Egress forSession(String tenant, String sessionId, EgressPolicy narrowed) {
+    return way(narrowed == null ? network : narrowed, listener(tenant, sessionId, "network_tier"));
+  }
+
+  /**
+   * {@code network_allow} narrowed to these patterns.
+   *
+   * @throws PysandboxException {@code invalid_argument} naming a pattern that is malformed or that
+   *     no pattern of the server's covers
+   */
+  EgressPolicy narrow(List<String> patterns) {
+    try {
+      return network.narrow(patterns);
+    } catch (IllegalArgumentException e) {
+      throw PysandboxException.invalid("network_allow: " + e.getMessage());
+    }
   }
 
   private SandboxSpec.Egress way(EgressPolicy policy, EgressListener listener) {

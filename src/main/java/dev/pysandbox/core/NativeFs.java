@@ -173,7 +173,7 @@ final class NativeFs {
         org.slf4j.LoggerFactory.getLogger(NativeFs.class)
             .debug("could not lower the priority of {}: errno {}", Thread.currentThread(), -r);
       }
-    } catch (PysandboxException | UnsatisfiedLinkError e) {
+    } catch (RuntimeException | UnsatisfiedLinkError e) {
       org.slf4j.LoggerFactory.getLogger(NativeFs.class)
           .debug("could not lower the priority of {}: {}", Thread.currentThread(), e.toString());
     }

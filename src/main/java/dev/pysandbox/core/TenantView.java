@@ -223,7 +223,7 @@ final class TenantView implements SandboxService {
     return new SessionManager.Extras(
         env,
         Tier.NETWORK_EGRESS.equals(tier.network())
-            ? core.egress.forSession(tenant, sessionId)
+            ? core.egress.forSession(tenant, sessionId, null)
             : null,
         env == null ? null : core.environments.use(env));
   }
@@ -299,7 +299,7 @@ final class TenantView implements SandboxService {
       spec = spec.withEnvironment(env.mount());
     }
     if (Tier.NETWORK_EGRESS.equals(tier.network())) {
-      spec = spec.withEgress(core.egress.forSession(tenant, null));
+      spec = spec.withEgress(core.egress.forSession(tenant, null, null));
     }
     AutoCloseable use = env == null ? null : core.environments.use(env);
     Sandbox sandbox;
@@ -547,14 +547,44 @@ final class TenantView implements SandboxService {
       Integer ttlMinutes,
       LimitRequest limits,
       String tier,
-      List<String> packages) {
+      List<String> packages,
+      List<String> networkAllow) {
     String id = sessionId == null ? Ids.newSessionId() : Ids.requireSessionId(sessionId);
     RequestValidator.ttlMinutes(ttlMinutes);
     Tier t = core.validator.tier(tier == null ? null : Ids.requireTier(tier));
     Limits wanted = core.validator.limits(limits, t.limits());
     List<Requirement> reqs = Requirements.parse(packages);
+    dev.pysandbox.egress.EgressPolicy narrowed = null;
+    if (networkAllow != null) {
+      if (!Tier.NETWORK_EGRESS.equals(t.network())) {
+        throw PysandboxException.invalid(
+            "network_allow is for a tier with network (such as 'network'); tier '"
+                + t.name()
+                + "' has none");
+      }
+      narrowed = core.egress.narrow(networkAllow);
+    }
     core.requireBackend();
-    Session s = openSession(id, ttlMinutes, wanted, t, reqs);
+    SessionKey key = new SessionKey(tenant, id);
+    Session s = core.sessions.find(key);
+    if (s == null) {
+      Environments.Ready env = environment(reqs);
+      s =
+          core.sessions.open(
+              key,
+              ttlMinutes,
+              wanted,
+              t,
+              new SessionManager.Extras(
+                  env,
+                  Tier.NETWORK_EGRESS.equals(t.network())
+                      ? core.egress.forSession(tenant, id, narrowed)
+                      : null,
+                  env == null ? null : core.environments.use(env)));
+    } else if (narrowed != null) {
+      throw PysandboxException.invalid(
+          "session '" + id + "' exists already: its network_allow was fixed when it was created");
+    }
     requireSameTier(s, tier);
     requirePackages(s, reqs);
     core.sessions.ready(s);

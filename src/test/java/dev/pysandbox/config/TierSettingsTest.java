@@ -169,7 +169,7 @@ class TierSettingsTest {
   }
 
   @Test
-  void tierChoice_unknownOrNotAllowed_isAConfigurationError_networkIsDroppedWithAWarning() {
+  void tierChoice_unknownOrNotAllowed_isAConfigurationError_networkIsAllowedWhenNamed() {
     assertThatThrownBy(() -> load("tiers_allowed", "basic,gpu"))
         .hasMessageContaining("tiers_allowed")
         .hasMessageContaining("unknown tier 'gpu'")
@@ -177,17 +177,20 @@ class TierSettingsTest {
     assertThatThrownBy(() -> load("tier_default", "data_science", "tiers_allowed", "basic"))
         .hasMessageContaining("tier_default")
         .hasMessageContaining("not in tiers_allowed");
-    assertThatThrownBy(() -> load("tier_default", "network", "tiers_allowed", "basic,network"))
-        .hasMessageContaining("tier_default")
-        .hasMessageContaining("packages-and-network");
+    // The network tier is available since the egress proxy: allowed and default when asked for.
+    assertThat(
+            load("tier_default", "network", "tiers_allowed", "basic,network")
+                .tiers()
+                .defaultTier()
+                .name())
+        .isEqualTo("network");
     PysandboxConfig c = load("tiers_allowed", "basic,network");
-    assertThat(c.tiers().allowed()).containsExactly("basic");
-    assertThat(c.warnings()).anySatisfy(w -> assertThat(w).contains("network"));
+    assertThat(c.tiers().allowed()).containsExactly("basic", "network");
     assertThatThrownBy(() -> load("tiers_allowed", "network"))
         .isInstanceOfSatisfying(
             PysandboxException.class,
             e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))
-        .hasMessageContaining("no tier that can be used");
+        .hasMessageContaining("tier 'basic' is not in tiers_allowed (network)");
     PysandboxConfig ds = load("tier_default", "data_science");
     assertThat(ds.tiers().defaultTier().name()).isEqualTo("data_science");
   }

@@ -125,7 +125,8 @@ public final class OperationCalls {
                     a.number("cpu_limit"),
                     a.integer("disk_quota_mb")),
                 a.string("tier"),
-                a.strings("packages")));
+                a.strings("packages"),
+                a.strings("network_allow")));
     bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
     bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
     bind(

@@ -428,7 +428,12 @@ public final class Operations {
                   "Packages the session's sandbox has for its whole life: PEP 508 requirements"
                       + " (at most 50; no URLs, paths or pip options), installed once into a"
                       + " cached environment through the server's package index and mounted"
-                      + " read-only; the code still has no network.")),
+                      + " read-only; the code still has no network."),
+              Param.strings(
+                  "network_allow",
+                  "In a tier with network (network): the hosts the session's code may reach,"
+                      + " narrower than the server's network_allow (each pattern must be covered"
+                      + " by one of the server's; default: the server's list).")),
           SessionInfo.class);
 
   public static final Operation LIST_SESSIONS =

@@ -793,7 +793,7 @@ public final class JdbcRunStore implements RunStore {
               claim,
               ps -> {
                 bindSession(ps, tenant, s, instanceId);
-                ps.setString(13, replacing);
+                ps.setString(15, replacing);
               });
       if (claimed == 1) {
         return Optional.empty();
