@@ -24,6 +24,11 @@
 # BENCH_ONLY=analysis what validate_code costs in-process on 100 and 1,000 lines of ordinary code
 # (BENCH_WARM_CALLS each) next to validate_code("pass") and a warm print(1) in a session, a dry
 # run, and the first call of a server (the analysis sandbox's start);
+# BENCH_ONLY=packages what packages cost: the first run with a new one-package environment (built
+# by pip in a sandbox through the egress proxy, from an index the bench serves on loopback) next to
+# the same venv + pip install on the host, a one-shot run in a cached environment next to one
+# without packages (BENCH_CALLS), and a warm print(1) in a session with an environment next to one
+# without (BENCH_WARM_CALLS);
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one

@@ -19,6 +19,8 @@ packages+=(gcc libc6-dev)
 packages+=(python3-nbformat)
 # The run-diff tests check pysandbox's unified diffs against GNU diff and patch.
 packages+=(diffutils patch)
+# Package environments: python3 -m venv and pip build them (in a sandbox, through the egress proxy).
+packages+=(python3-venv python3-pip)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then

@@ -4,7 +4,7 @@ package dev.pysandbox.api;
  * The answer of {@code download_file}.
  *
  * @param sessionId the session it was saved in
- * @param path where the code finds it ({@code /mnt/data/<filename>})
+ * @param path its path in the session's {@code /mnt/data} (as {@code upload_file} answers)
  * @param url the URL asked for
  * @param finalUrl the URL the file came from after redirects
  * @param sizeBytes its size

@@ -51,11 +51,11 @@ final class EnvsCommand implements Runnable {
           return 0;
         }
         System.out.printf(
-            "%-32s  %9s  %-24s  %5s  %-6s  %s%n",
+            "%-32s  %9s  %-30s  %5s  %-6s  %s%n",
             "KEY", "SIZE", "LAST USED", "RUNS", "IN USE", "PACKAGES");
         for (EnvironmentInfo e : list.environments()) {
           System.out.printf(
-              "%-32s  %9s  %-24s  %5d  %-6s  %s%n",
+              "%-32s  %9s  %-30s  %5d  %-6s  %s%n",
               e.key(),
               size(e.sizeBytes()),
               e.lastUsedAt(),
@@ -64,7 +64,10 @@ final class EnvsCommand implements Runnable {
               TerminalText.escape(String.join(" ", e.requirements())));
         }
         System.out.printf(
-            "(%d environments, %s)%n", list.environments().size(), size(list.totalBytes()));
+            "(%d environment%s, %s)%n",
+            list.environments().size(),
+            list.environments().size() == 1 ? "" : "s",
+            size(list.totalBytes()));
         return 0;
       }
     }

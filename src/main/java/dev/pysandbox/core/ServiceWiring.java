@@ -70,6 +70,7 @@ final class ServiceWiring {
   final TrajectoryLog trajectory;
   final EgressWays egress;
   final Environments environments;
+  final SpareSandboxes spares;
   private final DeadServerCleanup cleanup;
   private final boolean readOnly;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
@@ -171,6 +172,7 @@ final class ServiceWiring {
     this.egress = new EgressWays(config, securityEvents, instances.id());
     this.environments =
         new Environments(config, layout, backend, backend::interpreter, egress::forBuild, time);
+    this.spares = new SpareSandboxes(pool::take, pools.blocking, pools.timer, time);
   }
 
   /**
@@ -221,6 +223,10 @@ final class ServiceWiring {
       use.put(u.key(), u);
     }
     java.util.List<Environments.Ready> candidates = visibleEnvironments(tenant, use);
+    java.util.Set<String> keys = new java.util.HashSet<>();
+    candidates.forEach(e -> keys.add(e.key()));
+    // A spare sandbox (started ahead of the next one-shot run) is no use of its environment.
+    spares.drop(spec -> spec.environment() != null && keys.contains(spec.environment().key()));
     java.util.Map<String, Long> removed = environments.clean(candidates, olderThanDays, dryRun);
     java.time.Instant cutoff = time.instant().minus(java.time.Duration.ofDays(olderThanDays));
     java.util.List<String> kept =
@@ -364,6 +370,7 @@ final class ServiceWiring {
     backend.stopping();
     runs.interruptAll(reason);
     sessions.closeAll();
+    spares.close();
     pool.close();
     analysis.close();
     environments.close();

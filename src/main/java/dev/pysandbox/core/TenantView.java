@@ -301,19 +301,37 @@ final class TenantView implements SandboxService {
     if (Tier.NETWORK_EGRESS.equals(tier.network())) {
       spec = spec.withEgress(core.egress.forSession(tenant, null, null));
     }
-    AutoCloseable use = env == null ? null : core.environments.use(env);
     Sandbox sandbox;
+    AutoCloseable use = null;
     try {
-      sandbox = core.pool.take(spec);
+      if (env != null && spec.egress() == null) {
+        // Not the pool's kind: a spare of this environment, started after the last such run.
+        SpareSandboxes.Started taken = core.spares.take(spec, () -> core.environments.use(env));
+        sandbox = taken.sandbox();
+        use = taken.held();
+      } else {
+        use = env == null ? null : core.environments.use(env);
+        try {
+          sandbox = core.pool.take(spec);
+        } catch (PysandboxException e) {
+          close(use);
+          throw e;
+        }
+        AutoCloseable held = use;
+        if (held != null) {
+          sandbox.exited().whenComplete((x, err) -> close(held));
+        }
+      }
     } catch (PysandboxException e) {
-      close(use);
       runs.fail(run, "no sandbox could be started: " + e.getMessage());
       throw e;
     }
-    if (use != null) {
-      sandbox.exited().whenComplete((x, err) -> close(use));
+    try {
+      return runs.oneShot(run, sandbox, code, timeout);
+    } finally {
+      // The run is over and its sandbox on its way out: the environment is no longer in use.
+      close(use);
     }
-    return runs.oneShot(run, sandbox, code, timeout);
   }
 
   private static void close(AutoCloseable use) {
@@ -655,10 +673,22 @@ final class TenantView implements SandboxService {
           d.contentType(),
           d.status());
     } catch (java.io.IOException e) {
+      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
+      if (why.contains("exceeded the limit")) {
+        throw new PysandboxException(
+            dev.pysandbox.api.ErrorCode.ARTIFACT_TOO_LARGE,
+            "could not download "
+                + PysandboxException.quote(url)
+                + ": "
+                + why
+                + " (download_max_mb and upload_max_bytes bound it)");
+      }
+      // A 4xx will answer the same again; a 5xx, a broken or timed-out transfer may not.
+      boolean again = !why.matches("(?s).*answered HTTP 4\\d\\d.*");
       throw new PysandboxException(
           dev.pysandbox.api.ErrorCode.INVALID_ARGUMENT,
-          "could not download " + PysandboxException.quote(url) + ": " + e.getMessage(),
-          true);
+          "could not download " + PysandboxException.quote(url) + ": " + why,
+          again);
     } finally {
       if (temp != null) {
         try {

@@ -182,7 +182,19 @@ final class Downloader {
         if (PolicyRefusal.in(e) == null && isTimeout(e)) {
           throw timedOut(timeout, e);
         }
-        throw e;
+        if (total > maxBytes || PolicyRefusal.in(e) != null) {
+          throw e;
+        }
+        // Jetty's message for a body cut short is a dump of its connection: say what happened.
+        throw new IOException(
+            "download of "
+                + uri
+                + " broke off after "
+                + total
+                + " bytes ("
+                + e.getClass().getSimpleName()
+                + ")",
+            e);
       } finally {
         exchange.finish();
       }

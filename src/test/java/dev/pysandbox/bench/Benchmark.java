@@ -71,6 +71,10 @@ public final class Benchmark {
       AuditBench.run(dataDir, warmCalls);
       return;
     }
+    if ("packages".equals(System.getProperty("bench.only"))) {
+      PackagesBench.run(dataDir, calls, warmCalls);
+      return;
+    }
     if ("analysis".equals(System.getProperty("bench.only"))) {
       AnalysisBench.run(dataDir, warmCalls);
       return;

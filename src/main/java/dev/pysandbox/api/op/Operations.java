@@ -57,8 +57,9 @@ public final class Operations {
           "Run Python code",
           "Run Python 3 code in an isolated sandbox and return stdout, stderr, the value of the"
               + " trailing expression, errors with a traceback, display outputs (charts as"
-              + " images) and the files written to /mnt/data. The sandbox has no network (no"
-              + " pip install, no downloads) and no host files (but in the filesystem tier, the"
+              + " images) and the files written to /mnt/data. The sandbox has no network (for a"
+              + " package it lacks give packages; for a file, download_file; the network tier"
+              + " reaches allowed hosts) and no host files (but in the filesystem tier, the"
               + " directories the server shows read-only at /mnt/host/<name>); numpy, pandas,"
               + " matplotlib and"
               + " Debian's Python packages are there (check_setup lists them with versions);"
