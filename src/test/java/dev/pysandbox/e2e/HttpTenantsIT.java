@@ -193,6 +193,10 @@ class HttpTenantsIT {
       "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":"
           + "\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"it\",\"version\":\"1\"}}}";
 
+  /** A download no host of this server's (empty) network_allow lets through. */
+  static final Body DOWNLOAD =
+      Body.json("{\"url\":\"http://example.com/f.txt\",\"filename\":\"got.txt\"}");
+
   /** Every route there is; the test checks the REST rows against the OpenAPI document. */
   static List<Row> routes(String run, String session) {
     Set<Integer> ok = Set.of(200);
@@ -281,6 +285,16 @@ class HttpTenantsIT {
             Body.json("{}"),
             Set.of(403)),
         rest("GET", api + "/security-events", "/security-events", Body.NONE, ok),
+        rest("GET", api + "/environments", "/environments", Body.NONE, ok),
+        // dry_run is the default: the matrix removes nothing.
+        rest(
+            "POST",
+            api + "/environments/clean",
+            "/environments/clean",
+            Body.json("{\"older_than_days\":0}"),
+            ok),
+        // This server allows no host (network_allow is empty): the route's own answer is 403.
+        rest("POST", s + "/download", "/sessions/{session_id}/download", DOWNLOAD, Set.of(403)),
         new Row("GET", api + "/openapi.json", "/openapi.json", Body.NONE, true, ok),
         own("POST", "/mcp", Body.mcp(INITIALIZE), ok),
         // Without an MCP session the SDK refuses these: its answer, not ours.
@@ -558,8 +572,9 @@ class HttpTenantsIT {
       }
     }
 
-    // An upload names a session to use or create, as run_python does: bob's upload makes bob's
-    // own session of that name, just as it does for a name nobody has, and leaves alice's alone.
+    // An upload (and a download) names a session to use or create, as run_python does: bob's
+    // upload makes bob's own session of that name, just as it does for a name nobody has, and
+    // leaves alice's alone; bob's download is refused alike for both names (no host is allowed).
     String fresh = "nobody-had-this";
     List<Probe> uploads =
         List.of(
@@ -569,7 +584,8 @@ class HttpTenantsIT {
                 s + "/files?overwrite=true",
                 sid,
                 fresh,
-                Body.multipart("up.txt", "bob's, by form")));
+                Body.multipart("up.txt", "bob's, by form")),
+            new Probe("POST", s + "/download", sid, fresh, DOWNLOAD));
     for (Probe p : uploads) {
       HttpResponse<String> theirs = send(base, p.method(), p.path(), bob, p.body());
       HttpResponse<String> unknown = send(base, p.method(), p.unknownPath(), bob, p.body());
