@@ -683,9 +683,19 @@ final class Environments implements AutoCloseable {
 
   /** Whether a sandbox of this process or of another server uses it now. */
   boolean inUse(String key) {
+    return inUse(key, 0);
+  }
+
+  /**
+   * Whether a sandbox uses it now, not counting {@code spares} uses of this process (spare
+   * sandboxes started ahead of a run: no run has them yet). While this process holds it only for
+   * spares, another server's use cannot be seen (the lock is ours) and counts as none.
+   */
+  boolean inUse(String key, int spares) {
     synchronized (inUse) {
-      if (inUse.containsKey(key)) {
-        return true;
+      Use mine = inUse.get(key);
+      if (mine != null) {
+        return mine.count > spares;
       }
       try (FileChannel ch =
           FileChannel.open(

@@ -200,7 +200,12 @@ final class ServiceWiring {
               env.createdAt().toString(),
               last.toString(),
               u == null ? 0 : u.runs(),
-              environments.inUse(env.key()),
+              environments.inUse(
+                  env.key(),
+                  spares.count(
+                      spec ->
+                          spec.environment() != null
+                              && spec.environment().key().equals(env.key()))),
               env.envHash(),
               env.pipFreeze()));
       total += env.sizeBytes();

@@ -203,6 +203,13 @@ final class SpareSandboxes implements AutoCloseable {
     }
   }
 
+  /** How many spares (ready or starting) have a spec matching. */
+  synchronized int count(java.util.function.Predicate<SandboxSpec> which) {
+    return (int)
+        (spares.keySet().stream().filter(which).count()
+            + starting.keySet().stream().filter(which).count());
+  }
+
   /** How many spares are ready now (for tests). */
   synchronized int size() {
     return spares.size();

@@ -74,7 +74,7 @@ class EnvsCliIT {
         .isEqualTo(wheelFetches);
 
     ServerProcess.Result list = ok(data, "envs", "list");
-    assertThat(list.stdout()).contains(key).contains("tinypkg==1.0").contains("(1 environments");
+    assertThat(list.stdout()).contains(key).contains("tinypkg==1.0").contains("(1 environment,");
     JsonNode listed = JSON.readTree(ok(data, "envs", "list", "--json").stdout());
     assertThat(listed.path("environments")).hasSize(1);
     assertThat(listed.path("environments").get(0).path("key").asText()).isEqualTo(key);

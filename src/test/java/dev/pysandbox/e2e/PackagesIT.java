@@ -474,8 +474,7 @@ class PackagesIT {
         call(
             "download_file",
             Map.of("session_id", "dl", "url", originUrl("/data.txt"), "filename", "data.txt"));
-    // TODO(product): DownloadResult's javadoc says path is "/mnt/data/<filename>"; the server
-    // answers "data.txt" (relative, as upload_file's path is). One of the two should change.
+    // Relative to /mnt/data, as upload_file's path is.
     assertThat(got.path("path").asText()).isEqualTo("data.txt");
     assertThat(got.path("size_bytes").asLong()).isEqualTo(ORIGIN_BODY.length());
     assertThat(got.path("sha256").asText())
@@ -513,18 +512,19 @@ class PackagesIT {
             "download_file",
             Map.of("session_id", "dl-fail", "url", originUrl("/missing"), "filename", "m.txt"));
     assertThat(missing.path("message").asText()).contains(originUrl("/missing")).contains("404");
-    // TODO(product): a 404 comes back as invalid_argument with retryable=true; the same call
-    // cannot succeed later, so retryable should be false (and the code arguably not
-    // invalid_argument). Not asserted until the product decides.
+    // The same call would get the same 404: not worth retrying.
+    assertThat(missing.path("code").asText()).isEqualTo("invalid_argument");
+    assertThat(missing.path("retryable").asBoolean()).isFalse();
 
     JsonNode cut =
         error(
             "download_file",
             Map.of("session_id", "dl-fail", "url", originUrl("/cut-short"), "filename", "c.txt"));
-    assertThat(cut.path("message").asText()).contains(originUrl("/cut-short"));
-    // TODO(product): the message then holds Jetty's internal object dump
-    // ("oejcti.HttpConnectionOverHTTP@...") instead of saying the body ended after 10 of 1000
-    // bytes. Not asserted until it is fixed.
+    assertThat(cut.path("message").asText())
+        .contains(originUrl("/cut-short"))
+        .contains("broke off after")
+        .doesNotContain("@");
+    assertThat(cut.path("retryable").asBoolean()).isTrue();
 
     assertThat(call("list_artifacts", Map.of("session_id", "dl-fail")).toString())
         .doesNotContain("m.txt")
