@@ -101,8 +101,25 @@ final class PackagesBench {
           withEnv.add(timed(() -> oneShot(s, List.of("tinypkg==1.0"))));
         }
       }
-      report("one-shot print(1), no packages (pooled sandbox)", without, null);
-      report("one-shot print(1), cached environment", withEnv, without);
+      report("one-shot print(1), no packages, back to back", without, null);
+      report("one-shot print(1), cached environment, back to back", withEnv, without);
+      // With a pause before each call (not timed), as an agent calls: the pool and the spare
+      // have had time to start the next sandbox.
+      List<Long> pausedEnv = new ArrayList<>();
+      List<Long> pausedNone = new ArrayList<>();
+      int paused = Math.max(1, Math.min(per, 20));
+      for (int b = 0; b < blocks; b++) {
+        for (int i = 0; i < paused; i++) {
+          Thread.sleep(300);
+          pausedNone.add(timed(() -> oneShot(s, List.of())));
+        }
+        for (int i = 0; i < paused; i++) {
+          Thread.sleep(300);
+          pausedEnv.add(timed(() -> oneShot(s, List.of("tinypkg==1.0"))));
+        }
+      }
+      report("one-shot print(1), no packages, 300 ms apart", pausedNone, null);
+      report("one-shot print(1), cached environment, 300 ms apart", pausedEnv, pausedNone);
 
       // Warm runs in sessions.
       s.createSession("bench_pk", null, LimitRequest.DEFAULTS, null, List.of("tinypkg==1.0"));
@@ -161,7 +178,7 @@ final class PackagesBench {
       delta = String.format("  (p50 %+.3f ms)", (p(v, 50) - p(b, 50)) / 1e6);
     }
     System.out.printf(
-        "%-50s p50 %.3f ms  p99 %.3f ms%s%n", what + ":", p(v, 50) / 1e6, p(v, 99) / 1e6, delta);
+        "%-56s p50 %.3f ms  p99 %.3f ms%s%n", what + ":", p(v, 50) / 1e6, p(v, 99) / 1e6, delta);
   }
 
   private static long p(long[] sorted, int percentile) {
