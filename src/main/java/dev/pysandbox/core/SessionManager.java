@@ -140,16 +140,8 @@ final class SessionManager {
       return s;
     } finally {
       if (!made[0] && extras.use() != null) {
-        closeQuietly(extras.use());
+        dev.pysandbox.util.Closeables.quietly(extras.use(), log);
       }
-    }
-  }
-
-  private static void closeQuietly(AutoCloseable c) {
-    try {
-      c.close();
-    } catch (Exception e) {
-      log.debug("releasing an environment's use", e);
     }
   }
 
@@ -219,7 +211,9 @@ final class SessionManager {
       Sandbox sandbox = pool.take(spec);
       made[0] = true;
       if (extras.use() != null) {
-        sandbox.exited().whenComplete((x, e) -> closeQuietly(extras.use()));
+        sandbox
+            .exited()
+            .whenComplete((x, e) -> dev.pysandbox.util.Closeables.quietly(extras.use(), log));
       }
       created.sandbox.complete(sandbox);
       // A sandbox that dies between calls makes its session dead at once (a run in flight says

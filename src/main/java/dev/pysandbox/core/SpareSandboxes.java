@@ -229,14 +229,7 @@ final class SpareSandboxes implements AutoCloseable {
   }
 
   private static void release(AutoCloseable held) {
-    if (held == null) {
-      return;
-    }
-    try {
-      held.close();
-    } catch (Exception e) {
-      log.debug("releasing what a sandbox held", e);
-    }
+    dev.pysandbox.util.Closeables.quietly(held, log);
   }
 
   @Override

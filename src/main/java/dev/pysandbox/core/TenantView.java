@@ -335,14 +335,7 @@ final class TenantView implements SandboxService {
   }
 
   private static void close(AutoCloseable use) {
-    if (use == null) {
-      return;
-    }
-    try {
-      use.close();
-    } catch (Exception e) {
-      log.debug("releasing an environment's use", e);
-    }
+    dev.pysandbox.util.Closeables.quietly(use, log);
   }
 
   /** A session's tier is its own for its whole life: a call naming another is refused. */
