@@ -224,6 +224,12 @@ final class Approvals {
             .riskFindings(verdict.findings())
             .approvalId(approvalId)
             .tier(tier)
+            // The packages asked for, so that the approved run gets them (its environment is
+            // built when it runs).
+            .packages(
+                dev.pysandbox.packages.Requirements.parse(request.packages()).stream()
+                    .map(dev.pysandbox.packages.Requirement::canonical)
+                    .toList())
             .viewCommand("pysandbox approvals show " + approvalId)
             .build();
     Approval approval =

@@ -169,4 +169,75 @@ class EnvironmentBuildsTest {
       s.closeSession("held");
     }
   }
+
+  @Test
+  void aBuildLargerThanEnvMaxMb_fails_andLeavesNothing() throws Exception {
+    // 3 MiB of incompressible text in the module: the wheel stays large, the environment too.
+    java.util.Random random = new java.util.Random(7);
+    StringBuilder big = new StringBuilder("DATA = '''");
+    for (int i = 0; i < 3 * 1024 * 1024; i++) {
+      big.append((char) ('a' + random.nextInt(26)));
+    }
+    big.append("'''\n");
+    TinyWheels.build(wheels, "bigpkg", "1.0", big.toString());
+    try (SimpleIndex index = SimpleIndex.serve(wheels);
+        DefaultSandboxService s =
+            TestServices.start(
+                dataDir,
+                Map.of(
+                    "pool_size",
+                    "0",
+                    "index_url",
+                    index.url().toString(),
+                    "network_allow_private",
+                    "true",
+                    "env_max_mb",
+                    "1"))) {
+      assertThatThrownBy(() -> run(s, "print(1)", List.of("bigpkg")))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.ENVIRONMENT_FAILED);
+                assertThat(e.retryable()).isFalse();
+              })
+          .hasMessageContaining("env_max_mb");
+      try (Stream<Path> left = Files.list(dataDir.resolve("sandbox/envs"))) {
+        assertThat(left.map(p -> p.getFileName().toString())).allMatch(n -> n.equals(".locks"));
+      }
+    }
+  }
+
+  @Test
+  void aRerun_keepsTheOriginalsPackages_orTakesNewOnes() throws Exception {
+    TinyWheels.build(wheels, "tinypkg", "1.0");
+    TinyWheels.build(wheels, "tinypkg", "2.0");
+    try (SimpleIndex index = SimpleIndex.serve(wheels);
+        DefaultSandboxService s =
+            TestServices.start(
+                dataDir,
+                Map.of(
+                    "pool_size",
+                    "0",
+                    "index_url",
+                    index.url().toString(),
+                    "network_allow_private",
+                    "true"))) {
+      String code = "import tinypkg; print(tinypkg.hello())";
+      RunRecord first = run(s, code, List.of("tinypkg==1.0"));
+      RunRecord again =
+          s.rerun(
+              new dev.pysandbox.api.RerunRequest(first.runId(), null, null, null, null),
+              dev.pysandbox.api.RunListener.NONE);
+      assertThat(again.stdout()).contains(TinyWheels.greeting("tinypkg", "1.0"));
+      assertThat(s.getRun(again.runId(), false).environment())
+          .isEqualTo(s.getRun(first.runId(), false).environment());
+      RunRecord newer =
+          s.rerun(
+              new dev.pysandbox.api.RerunRequest(
+                  first.runId(), null, null, null, null, List.of("tinypkg==2.0")),
+              dev.pysandbox.api.RunListener.NONE);
+      assertThat(newer.stdout()).contains(TinyWheels.greeting("tinypkg", "2.0"));
+      assertThat(s.diffRuns(newer.runId(), first.runId()).summary()).isNotBlank();
+    }
+  }
 }

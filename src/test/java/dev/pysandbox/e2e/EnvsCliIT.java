@@ -129,4 +129,26 @@ class EnvsCliIT {
         .contains("nosuchpkg")
         .doesNotContain("Exception");
   }
+
+  @Test
+  void twoProcesses_buildingOneEnvironment_atOnce_buildItOnce(@TempDir Path data) throws Exception {
+    TinyWheels.build(wheels, "twopkg", "1.0");
+    int before = index.requests("/files/twopkg");
+    var pool = java.util.concurrent.Executors.newFixedThreadPool(2);
+    try {
+      var a = pool.submit(() -> pysandbox(data, "envs", "build", "twopkg==1.0", "--json"));
+      var b = pool.submit(() -> pysandbox(data, "envs", "build", "twopkg==1.0", "--json"));
+      ServerProcess.Result ra = a.get(240, TimeUnit.SECONDS);
+      ServerProcess.Result rb = b.get(240, TimeUnit.SECONDS);
+      assertThat(ra.exit()).as(ra.stderr()).isZero();
+      assertThat(rb.exit()).as(rb.stderr()).isZero();
+      String keyA = JSON.readTree(ra.stdout()).path("key").asText();
+      assertThat(JSON.readTree(rb.stdout()).path("key").asText()).isEqualTo(keyA).hasSize(32);
+    } finally {
+      pool.shutdownNow();
+    }
+    assertThat(index.requests("/files/twopkg") - before)
+        .as("two servers sharing the data directory built it once")
+        .isEqualTo(1);
+  }
 }
