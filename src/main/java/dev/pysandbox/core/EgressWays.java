@@ -93,15 +93,22 @@ final class EgressWays implements AutoCloseable {
   /** The way out of an environment build: the index hosts only. */
   SandboxSpec.Egress forBuild(String tenant) {
     EgressPolicy policy = buildPolicy();
-    return way(policy, listener(tenant, null, "environment_build"));
+    return way(policy, listener(tenant, null, () -> null, "environment_build"));
   }
 
   /**
    * The way out of a network-tier sandbox: {@code network_allow}, or the narrower policy a session
    * asked for.
+   *
+   * @param runId the run the sandbox runs when an attempt ends (for its security event), or null
    */
-  SandboxSpec.Egress forSession(String tenant, String sessionId, EgressPolicy narrowed) {
-    return way(narrowed == null ? network : narrowed, listener(tenant, sessionId, "network_tier"));
+  SandboxSpec.Egress forSession(
+      String tenant,
+      String sessionId,
+      EgressPolicy narrowed,
+      java.util.function.Supplier<String> runId) {
+    return way(
+        narrowed == null ? network : narrowed, listener(tenant, sessionId, runId, "network_tier"));
   }
 
   /**
@@ -151,14 +158,15 @@ final class EgressWays implements AutoCloseable {
               maxBytes,
               Duration.ofSeconds(Math.max(30, config.timeoutMaxSeconds())),
               out,
-              listener(tenant, sessionId, "download_file"));
+              listener(tenant, sessionId, () -> null, "download_file"));
     } catch (EgressProxy.EgressRefused e) {
       throw new PysandboxException(
           ErrorCode.FORBIDDEN, "refused by pysandbox's network policy: " + e.reason());
     }
   }
 
-  private EgressListener listener(String tenant, String sessionId, String via) {
+  private EgressListener listener(
+      String tenant, String sessionId, java.util.function.Supplier<String> runId, String via) {
     return (EgressAttempt a) -> {
       Map<String, Object> detail = new LinkedHashMap<>();
       detail.put("via", via);
@@ -173,7 +181,7 @@ final class EgressWays implements AutoCloseable {
           tenant,
           a.allowed() ? SecurityEvent.Kind.NETWORK_ALLOWED : SecurityEvent.Kind.NETWORK_DENIED,
           sessionId,
-          null,
+          runId.get(),
           detail);
     };
   }
@@ -184,6 +192,11 @@ final class EgressWays implements AutoCloseable {
     if (proxy != null) {
       proxy.close();
       proxy = null;
+      try {
+        java.nio.file.Files.deleteIfExists(socketDir); // empty once every door is closed
+      } catch (IOException e) {
+        // a door's socket is still there: the next start-up's directory is another one
+      }
     }
   }
 }

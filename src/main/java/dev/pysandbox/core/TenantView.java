@@ -223,9 +223,18 @@ final class TenantView implements SandboxService {
     return new SessionManager.Extras(
         env,
         Tier.NETWORK_EGRESS.equals(tier.network())
-            ? core.egress.forSession(tenant, sessionId, null)
+            ? core.egress.forSession(tenant, sessionId, null, runningIn(sessionId))
             : null,
         env == null ? null : core.environments.use(env));
+  }
+
+  /** The run a session is running now, asked when a network attempt of its sandbox ends. */
+  private java.util.function.Supplier<String> runningIn(String sessionId) {
+    SessionKey key = new SessionKey(tenant, sessionId);
+    return () -> {
+      Session s = core.sessions.find(key);
+      return s == null ? null : s.runningRunId();
+    };
   }
 
   /** Opens the session (a new one with the extras it needs), or finds it as it is. */
@@ -299,7 +308,8 @@ final class TenantView implements SandboxService {
       spec = spec.withEnvironment(env.mount());
     }
     if (Tier.NETWORK_EGRESS.equals(tier.network())) {
-      spec = spec.withEgress(core.egress.forSession(tenant, null, null));
+      String runId = run.build().runId();
+      spec = spec.withEgress(core.egress.forSession(tenant, null, null, () -> runId));
     }
     Sandbox sandbox;
     AutoCloseable use = null;
@@ -589,7 +599,7 @@ final class TenantView implements SandboxService {
               new SessionManager.Extras(
                   env,
                   Tier.NETWORK_EGRESS.equals(t.network())
-                      ? core.egress.forSession(tenant, id, narrowed)
+                      ? core.egress.forSession(tenant, id, narrowed, runningIn(id))
                       : null,
                   env == null ? null : core.environments.use(env)));
     } else if (narrowed != null) {
@@ -641,6 +651,16 @@ final class TenantView implements SandboxService {
     UploadRequest.requireFilename(filename);
     java.net.URI uri = DownloadUrls.parse(url);
     core.requireBackend();
+    Session open = core.sessions.find(new SessionKey(tenant, sessionId));
+    if (open != null && !Boolean.TRUE.equals(overwrite) && open.files().containsKey(filename)) {
+      // Known now, before fetching anything (the write checks again, by descriptor).
+      throw new PysandboxException(
+          dev.pysandbox.api.ErrorCode.FILE_EXISTS,
+          filename
+              + " already exists in session '"
+              + sessionId
+              + "'; pass overwrite=true to replace it");
+    }
     java.nio.file.Path temp = null;
     try {
       java.nio.file.Files.createDirectories(core.layout.runtimeDir());

@@ -64,11 +64,15 @@ class NetworkTierTest {
                 "true"));
   }
 
+  static final java.util.concurrent.atomic.AtomicInteger originRequests =
+      new java.util.concurrent.atomic.AtomicInteger();
+
   private static HttpServer serve(String body) throws Exception {
     HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     s.createContext(
         "/",
         x -> {
+          originRequests.incrementAndGet();
           byte[] b = body.getBytes(StandardCharsets.UTF_8);
           x.getResponseHeaders().add("Content-Type", "text/csv");
           x.sendResponseHeaders(200, b.length);
@@ -131,6 +135,9 @@ class NetworkTierTest {
               .listSecurityEvents(new SecurityEventQuery(null, null, "net1", 100, null))
               .events();
       assertThat(events).anyMatch(e -> e.kind().equals("network_allowed"));
+      assertThat(events)
+          .as("an attempt made while a run is in flight names the run")
+          .anyMatch(e -> r.runId().equals(e.runId()));
       assertThat(events.stream().filter(e -> e.kind().equals("network_denied")).count())
           .isGreaterThanOrEqualTo(3);
     } finally {
@@ -206,6 +213,16 @@ class NetworkTierTest {
       assertThat(d.sha256()).hasSize(64);
       assertThat(run("print(open('/mnt/data/data.csv').read())", "dl1").stdout())
           .contains("hello from the origin");
+      int before = originRequests.get();
+      assertThatThrownBy(
+              () ->
+                  service.downloadFile(
+                      "dl1", "http://127.0.0.1:" + port + "/data.csv", "data.csv", false))
+          .satisfies(
+              e -> assertThat(((PysandboxException) e).code()).isEqualTo(ErrorCode.FILE_EXISTS));
+      assertThat(originRequests.get())
+          .as("nothing fetched for a file that exists")
+          .isEqualTo(before);
       assertThatThrownBy(
               () ->
                   service.downloadFile(
