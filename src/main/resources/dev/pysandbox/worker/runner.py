@@ -518,6 +518,8 @@ class Runner:
 
     def execute(self, msg):
         code = msg.get("code", "")
+        if _EGRESS:
+            _ensure_forwarder()
         self.cell += 1
         filename = "<cell-%d>" % self.cell
         self.sources[filename] = code
@@ -774,23 +776,39 @@ class Runner:
                 continue  # an interrupt that arrived between requests
 
 
+_EGRESS = None
+_FORWARDER = None
+
+
 def _start_forwarder(egress):
     """The sandbox's only way out: a forwarder from 127.0.0.1:<port> to the egress proxy's socket,
     started before anything else and waited for until it listens. The code may kill it (it runs as
-    the code's user); it then only loses its own network."""
+    the code's user), and so may the idle-output guard (kill(-1)): before each execution the runner
+    starts it again if it is gone."""
+    global _EGRESS, _FORWARDER
     import subprocess
 
-    forwarder = subprocess.Popen(
+    _EGRESS = egress
+    _FORWARDER = subprocess.Popen(
         [sys.executable, "-I", "-S", egress["forwarder"], str(egress["port"]), egress["socket"]],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
         close_fds=True,
     )
-    ready = forwarder.stdout.readline()
-    forwarder.stdout.close()
+    ready = _FORWARDER.stdout.readline()
+    _FORWARDER.stdout.close()
     if ready.strip() != b"ready":
         raise SystemExit("the egress forwarder did not start")
+
+
+def _ensure_forwarder():
+    try:
+        if _FORWARDER is not None and _FORWARDER.poll() is None:
+            return
+        _start_forwarder(_EGRESS)
+    except BaseException:  # noqa: BLE001 - the run goes on without a way out, as it would anyway
+        pass
 
 
 def main():

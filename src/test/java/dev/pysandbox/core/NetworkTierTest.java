@@ -146,6 +146,38 @@ class NetworkTierTest {
   }
 
   @Test
+  void aForwarderTheCodeKilled_isBackForTheNextRun() {
+    service.createSession("net4", null, LimitRequest.DEFAULTS, "network", List.of());
+    try {
+      RunRecord killed =
+          run(
+              "import os, signal, time\n"
+                  + "n = 0\n"
+                  + "for p in os.listdir('/proc'):\n"
+                  + "    if p.isdigit():\n"
+                  + "        try:\n"
+                  + "            args = open('/proc/%s/cmdline' % p, 'rb').read().split(bytes(1))\n"
+                  + "            if any(a.endswith(b'egress_forward.py') for a in args):\n"
+                  + "                os.kill(int(p), signal.SIGKILL); n += 1\n"
+                  + "        except OSError:\n"
+                  + "            pass\n"
+                  + "time.sleep(0.2)\n"
+                  + FETCH
+                  + "print(n, fetch('http://127.0.0.1:"
+                  + port
+                  + "/')[0])",
+              "net4");
+      assertThat(killed.stdout())
+          .as("%s %s", killed.error(), killed.message())
+          .matches("[1-9] 0\\s*");
+      RunRecord next = run(FETCH + "print(fetch('http://127.0.0.1:" + port + "/'))", "net4");
+      assertThat(next.stdout()).contains("200").contains("hello from the origin");
+    } finally {
+      service.closeSession("net4");
+    }
+  }
+
+  @Test
   void aConnectTunnel_toAnAllowedHost_carriesBytesBothWays() {
     service.createSession("net2", null, LimitRequest.DEFAULTS, "network", List.of());
     try {
