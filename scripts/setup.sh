@@ -20,7 +20,7 @@ packages+=(python3-nbformat)
 # The run-diff tests check pysandbox's unified diffs against GNU diff and patch.
 packages+=(diffutils patch)
 # Package environments: python3 -m venv and pip build them (in a sandbox, through the egress proxy).
-packages+=(python3-venv python3-pip)
+packages+=(python3-venv python3-pip ca-certificates)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 if [[ "${1:-}" == "--bench" ]]; then

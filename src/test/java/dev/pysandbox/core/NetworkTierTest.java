@@ -124,6 +124,14 @@ class NetworkTierTest {
                   + "print(fetch('http://169.254.169.254/latest/meta-data/'))\n",
               "net1");
       String[] lines = r.stdout().split("\n");
+      assertThat(
+              run(
+                      "import ssl; print(len(ssl.create_default_context(cafile="
+                          + "'/etc/ssl/certs/ca-certificates.crt').get_ca_certs()) > 10)",
+                      "net1")
+                  .stdout())
+          .as("the CA certificates are there for TLS through the proxy")
+          .contains("True");
       assertThat(lines[0]).contains("200").contains("hello from the origin");
       assertThat(lines[1]).contains("403").contains("Refused by pysandbox's network policy");
       assertThat(lines[1]).doesNotContain("you should not see this");

@@ -113,6 +113,10 @@ final class BwrapCommand {
           SandboxSpec.Environment.TARGET);
     }
     if (extras.egressSocket() != null) {
+      // The system's CA certificates, so that TLS through the proxy (pip and HTTPS clients) can
+      // check the hosts it reaches; public data, shown only to sandboxes with a way out.
+      add(a, "--ro-bind-try", "/etc/ssl", "/etc/ssl");
+      add(a, "--ro-bind-try", "/etc/ca-certificates", "/etc/ca-certificates");
       add(a, "--bind", extras.egressSocket().toString(), SandboxSpec.Egress.SOCKET);
       add(a, "--ro-bind", lib.resolve(extras.forwarderName()).toString(), FORWARDER);
     }
