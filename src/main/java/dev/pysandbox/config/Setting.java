@@ -9,7 +9,7 @@ import java.util.Locale;
 public enum Setting {
   DATA_DIR("data_dir", "~/.pysandbox", "Run history (SQLite), run files, workspaces."),
   PYTHON("python", "/usr/bin/python3", "Interpreter run inside the sandbox (absolute path)."),
-  BACKEND("backend", "auto", "Sandbox backend: auto or bwrap."),
+  BACKEND("backend", "auto", "Sandbox backend: auto (bwrap; docker is not built yet) or bwrap."),
   BWRAP("bwrap", "/usr/bin/bwrap", "The bubblewrap binary."),
   SANDBOX_USER(
       "sandbox_user",

@@ -5,8 +5,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.ApiKeys;
-import dev.pysandbox.store.jdbc.JdbcApiKeys;
-import dev.pysandbox.store.jdbc.JdbcRunStore;
+import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -45,7 +44,6 @@ public final class ApiKeysFactory {
           e);
     }
     ServiceWiring.restrict(config.dataDir());
-    JdbcRunStore.useNativeDirectory(layout.nativeDir());
-    return JdbcApiKeys.openSqlite(layout.database(), clock, lookOnly);
+    return StoreFactory.openApiKeys(layout, clock, lookOnly);
   }
 }

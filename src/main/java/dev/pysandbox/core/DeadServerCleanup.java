@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
-import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.backend.SandboxBackend;
+import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
 import java.io.IOException;
@@ -42,14 +43,14 @@ final class DeadServerCleanup {
   }
 
   /** Kills the sandbox processes dead servers left, and deletes their workspaces. */
-  void reapSandboxes(BwrapBackend backend) {
+  void reapSandboxes(SandboxBackend backend) {
     int killed = backend.reapOrphans(instances::isAlive);
     if (killed > 0) {
       log.warn("killed {} sandbox processes left by stopped servers", killed);
     }
     try (var dirs = Files.list(layout.workspacesDir())) {
       for (Path dir : dirs.toList()) {
-        String instance = BwrapBackend.instanceOf(dir.getFileName().toString());
+        String instance = SandboxIds.instanceOf(dir.getFileName().toString());
         if (instance != null && !instances.isAlive(instance)) {
           WorkspaceFiles.deleteTree(dir);
         }

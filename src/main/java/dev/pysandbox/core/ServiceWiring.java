@@ -3,13 +3,14 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.Backends;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.SessionKey;
-import dev.pysandbox.store.jdbc.JdbcRunStore;
+import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
@@ -50,7 +51,7 @@ final class ServiceWiring {
 
   final CorePools pools;
   final StoreHandle store;
-  final BwrapBackend backend;
+  final SandboxBackend backend;
   final SandboxSpecs specs;
   final WarmPool pool;
   final RequestValidator validator;
@@ -85,7 +86,6 @@ final class ServiceWiring {
     Files.createDirectories(config.dataDir());
     restrict(config.dataDir());
     NativeFs.useDirectory(layout.nativeDir());
-    JdbcRunStore.useNativeDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.cleanup = new DeadServerCleanup(layout, instances);
     this.pools = new CorePools();
@@ -93,10 +93,10 @@ final class ServiceWiring {
     if (readOnly) {
       // Looking needs no sandbox: no hub socket, no launcher, no seccomp filter, no cgroup.
       this.hub = null;
-      this.backend = BwrapBackend.inspectOnly(config, layout);
+      this.backend = Backends.inspect(config, layout);
     } else {
       this.hub = WorkerHub.open(socketPath(layout, instances.id()));
-      this.backend = new BwrapBackend(config, layout, hub, instances.id(), pools.blocking);
+      this.backend = Backends.select(config, layout, hub, instances.id(), pools.blocking);
     }
     this.specs = new SandboxSpecs(config);
     this.pool =
@@ -107,7 +107,7 @@ final class ServiceWiring {
             config.startupTimeoutSeconds(),
             pools.timer,
             time);
-    backend.onLauncherLost(pool::refillNow);
+    backend.onSandboxesLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
     this.sessions =
@@ -282,7 +282,7 @@ final class ServiceWiring {
   }
 
   private RunStore openStore() {
-    RunStore s = JdbcRunStore.openSqlite(layout.database(), time, readOnly);
+    RunStore s = StoreFactory.openRunStore(layout, time, readOnly);
     return readOnly ? s : cleanup.recordLost(s);
   }
 

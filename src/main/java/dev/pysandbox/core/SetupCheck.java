@@ -1,61 +1,24 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.SetupReport;
-import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
-import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.TimeSource;
-import java.io.IOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 
 /** Builds the {@code check_setup} / {@code doctor} report: what works, what is missing, the fix. */
 final class SetupCheck {
   private SetupCheck() {}
 
-  /**
-   * When the server runs as root, sandboxes run as other users: a host directory of {@code
-   * fs_mounts} they cannot enter (others lack x on it or on a directory above, or r on it) would
-   * fail the start of every sandbox of a tier that shows it.
-   */
-  private static void unreachable(String name, Path dir, List<String> problems) {
-    try {
-      for (Path p = dir; p != null; p = p.getParent()) {
-        Set<PosixFilePermission> perms = Files.getPosixFilePermissions(p);
-        boolean ok =
-            perms.contains(PosixFilePermission.OTHERS_EXECUTE)
-                && (!p.equals(dir) || perms.contains(PosixFilePermission.OTHERS_READ));
-        if (!ok) {
-          problems.add(
-              "fs_mounts "
-                  + name
-                  + "="
-                  + dir
-                  + ": the sandboxes' users cannot "
-                  + (p.equals(dir) ? "list " + p : "enter " + p)
-                  + " (others need "
-                  + (p.equals(dir) ? "r-x" : "--x")
-                  + "), so sandboxes of a tier that shows it fail to start");
-          return;
-        }
-      }
-    } catch (IOException | UnsupportedOperationException e) {
-      problems.add("fs_mounts " + name + "=" + dir + ": cannot read its permissions: " + e);
-    }
-  }
-
   static SetupReport report(
       PysandboxConfig config,
-      BwrapBackend backend,
+      SandboxBackend backend,
       WarmPool pool,
       int openSessions,
       Optional<String> storeProblem,
@@ -97,18 +60,8 @@ final class SetupCheck {
     limits.put("sandbox_max", config.maxLimits().describe());
     Map<String, Object> confinement = backend.confinement().orElse(Map.of());
     limits.put("confinement", confinement);
-    if (confinement.get("cgroups") instanceof String c && c.startsWith("none")) {
-      problems.add(
-          "no cgroup per sandbox ("
-              + c.substring("none: ".length())
-              + "): memory, processes and CPU are bounded by rlimits only, and a run stopped by"
-              + " them cannot be told apart; run the server as root, or under systemd with"
-              + " Delegate=yes (cgroup v2)");
-    }
+    problems.addAll(backend.setupProblems());
     Map<String, Object> tiers = config.tiers().describe(config.maxLimits());
-    if (HostUser.currentUid() == 0) {
-      config.tiers().hostMounts().forEach((name, dir) -> unreachable(name, dir, problems));
-    }
     Map<String, Object> poolInfo = new LinkedHashMap<>();
     poolInfo.put("size", pool.size());
     poolInfo.put("ready", pool.readyCount());
@@ -137,7 +90,9 @@ final class SetupCheck {
     return new SetupReport(
         why.isEmpty() && storeProblem.isEmpty(),
         config.dataDir().toString(),
-        List.of(new SetupReport.BackendStatus(backend.name(), why.isEmpty(), why.orElse(null))),
+        backend.attempts().stream()
+            .map(a -> new SetupReport.BackendStatus(a.name(), a.works(), a.failure()))
+            .toList(),
         interpreter,
         backend.sandboxUsers().orElse(null),
         limits,

@@ -85,6 +85,16 @@ class WarmPoolTest {
     }
 
     @Override
+    public Optional<dev.pysandbox.backend.InterpreterInfo> interpreter() {
+      return Optional.empty();
+    }
+
+    @Override
+    public int reapOrphans(java.util.function.Predicate<String> instanceAlive) {
+      return 0;
+    }
+
+    @Override
     public void close() {}
   }
 

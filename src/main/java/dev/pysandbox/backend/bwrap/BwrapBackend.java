@@ -9,6 +9,7 @@ import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
+import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -70,7 +71,7 @@ public final class BwrapBackend implements SandboxBackend {
 
   private volatile Setup setup;
   private Path networkFilter;
-  private volatile Runnable onLauncherLost = () -> {};
+  private volatile Runnable onSandboxesLost = () -> {};
   private String unavailable;
   private LauncherClient launcher;
   private volatile boolean closed;
@@ -164,13 +165,13 @@ public final class BwrapBackend implements SandboxBackend {
     return Optional.ofNullable(unavailable);
   }
 
-  /** The interpreter sandboxes run, once set-up has succeeded. */
+  @Override
   public Optional<InterpreterInfo> interpreter() {
     Setup s = setup;
     return s == null ? Optional.empty() : Optional.of(s.python());
   }
 
-  /** Who sandboxes run as on the host, for check_setup; empty before set-up. */
+  @Override
   public Optional<String> sandboxUsers() {
     Setup s = setup;
     return s == null ? Optional.empty() : Optional.of(users(s));
@@ -304,7 +305,7 @@ public final class BwrapBackend implements SandboxBackend {
     return s;
   }
 
-  /** How sandboxes are bounded on this host, for check_setup and doctor; empty before set-up. */
+  @Override
   public Optional<Map<String, Object>> confinement() {
     Setup s = setup;
     if (s == null) {
@@ -347,12 +348,23 @@ public final class BwrapBackend implements SandboxBackend {
   }
 
   /**
-   * Runs {@code action} whenever the launcher helper dies unasked, taking every sandbox with it
-   * (the warm pool refills at once, forgetting any backoff). Runs after the sandboxes' exits have
-   * completed and a new launcher has been started.
+   * {@inheritDoc}
+   *
+   * <p>Here: the launcher helper died unasked, taking every sandbox with it; runs once their exits
+   * have completed and a new launcher has been started.
    */
-  public void onLauncherLost(Runnable action) {
-    this.onLauncherLost = Objects.requireNonNull(action, "action");
+  @Override
+  public void onSandboxesLost(Runnable action) {
+    this.onSandboxesLost = Objects.requireNonNull(action, "action");
+  }
+
+  /**
+   * The cgroups that are missing, and {@code fs_mounts} directories that sandboxes cannot reach.
+   */
+  @Override
+  public List<String> setupProblems() {
+    Setup s = setup;
+    return BwrapSetupCheck.problems(config, s == null ? null : s.cgroups());
   }
 
   private synchronized LauncherClient launcher() {
@@ -397,7 +409,7 @@ public final class BwrapBackend implements SandboxBackend {
           } catch (RuntimeException e) {
             log.error("cannot restart the sandbox launcher: {}", e.getMessage());
           }
-          onLauncherLost.run();
+          onSandboxesLost.run();
         });
   }
 
@@ -413,7 +425,7 @@ public final class BwrapBackend implements SandboxBackend {
           new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, reason.get()));
     }
     Setup s = setup;
-    String id = "sbx-" + instanceId + "-" + Long.toHexString(counter.incrementAndGet());
+    String id = SandboxIds.of(instanceId, counter.incrementAndGet());
     Path workspace = layout.workspacesDir().resolve(id);
     boolean root = HostUser.currentUid() == 0;
     HostUser user;
@@ -651,17 +663,18 @@ public final class BwrapBackend implements SandboxBackend {
   }
 
   /**
-   * Kills sandboxes that server processes now dead left behind, found by their command lines.
+   * {@inheritDoc}
    *
-   * @param instanceAlive tells whether a server instance id belongs to a live server
-   * @return how many processes were killed
+   * <p>Here: their processes, found by their command lines, their cgroups and, as root, their
+   * workspace images.
    */
+  @Override
   public int reapOrphans(Predicate<String> instanceAlive) {
     Path root = visibleSandboxRoot(layout, HostUser.currentUid() == 0).resolve("workspaces");
     String marker = root + "/sbx-";
     int killed = 0;
     for (long pid : ProcessTable.withCommandLineContaining(marker)) {
-      String instance = instanceOf(commandLineAfter(pid, marker));
+      String instance = SandboxIds.instanceOf(commandLineAfter(pid, marker));
       if (instance != null && !instanceAlive.test(instance)) {
         ProcessTable.killNow(pid);
         killed++;
@@ -691,15 +704,6 @@ public final class BwrapBackend implements SandboxBackend {
     } catch (IOException e) {
       return null;
     }
-  }
-
-  /** The server instance a sandbox id or workspace name belongs to, or {@code null}. */
-  public static String instanceOf(String sandboxId) {
-    if (sandboxId == null || !sandboxId.startsWith("sbx-")) {
-      return null;
-    }
-    String[] parts = sandboxId.split("[-/ ]");
-    return parts.length >= 3 ? parts[1] : null;
   }
 
   /**

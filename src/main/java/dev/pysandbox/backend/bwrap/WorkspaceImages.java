@@ -1,5 +1,6 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.util.Futures;
 import java.io.IOException;
@@ -245,7 +246,7 @@ final class WorkspaceImages {
         if (under == null || under.contains("/")) {
           continue;
         }
-        String instance = BwrapBackend.instanceOf(under.replaceFirst("^(probe|spare)-", "sbx-"));
+        String instance = SandboxIds.instanceOf(under.replaceFirst("^(probe|spare)-", "sbx-"));
         if (instance != null && !instanceAlive.test(instance)) {
           found.add(Path.of(point));
         }
@@ -276,7 +277,7 @@ final class WorkspaceImages {
               !pid.matches("[0-9]{1,10}")
                   || ProcessHandle.of(Long.parseLong(pid)).map(p -> !p.isAlive()).orElse(true);
         } else {
-          String instance = BwrapBackend.instanceOf(name.replaceFirst("^(probe|spare)-", "sbx-"));
+          String instance = SandboxIds.instanceOf(name.replaceFirst("^(probe|spare)-", "sbx-"));
           dead = instance != null && !instanceAlive.test(instance);
         }
         if (dead && deleteQuietly(f)) {
