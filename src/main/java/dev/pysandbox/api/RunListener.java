@@ -42,4 +42,11 @@ public interface RunListener {
   default ApprovalDecision askApproval(Approval approval) {
     return null;
   }
+
+  /**
+   * One line of what the server does before the run starts (building the package environment it
+   * asked for: pip's output, which may take minutes), for a face to show as progress. Called on the
+   * caller's thread or the build's, before {@link #started}; must not block.
+   */
+  default void preparing(String line) {}
 }

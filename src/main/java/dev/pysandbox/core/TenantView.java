@@ -134,6 +134,7 @@ final class TenantView implements SandboxService {
         tier,
         request.tier(),
         wanted(request.packages(), request.code()),
+        listener,
         (s, env) ->
             core.runs.begin(
                 tenant,
@@ -171,6 +172,7 @@ final class TenantView implements SandboxService {
           tier,
           stored.sessionId() == null ? null : stored.tier(),
           wanted(stored.packages(), stored.code()),
+          logged,
           (s, env) -> {
             RunRecord.Builder b = core.runs.beginApproved(tenant, stored, s, logged);
             Environments.Ready e = s != null ? s.env : env;
@@ -209,17 +211,23 @@ final class TenantView implements SandboxService {
   }
 
   /** The environment for these requirements, built first if need be; null for none. */
-  private Environments.Ready environment(List<Requirement> wanted) {
+  private Environments.Ready environment(List<Requirement> wanted, RunListener progress) {
     if (wanted.isEmpty()) {
       return null;
     }
     return core.environments.ensure(
-        wanted, tenant, line -> log.debug("environment build: {}", line));
+        wanted,
+        tenant,
+        line -> {
+          log.debug("environment build: {}", line);
+          progress.preparing(line);
+        });
   }
 
   /** A new session's environment, its use and, in an egress tier, its way out. */
-  private SessionManager.Extras extras(List<Requirement> wanted, Tier tier, String sessionId) {
-    Environments.Ready env = environment(wanted);
+  private SessionManager.Extras extras(
+      List<Requirement> wanted, Tier tier, String sessionId, RunListener progress) {
+    Environments.Ready env = environment(wanted, progress);
     return new SessionManager.Extras(
         env,
         Tier.NETWORK_EGRESS.equals(tier.network())
@@ -239,13 +247,18 @@ final class TenantView implements SandboxService {
 
   /** Opens the session (a new one with the extras it needs), or finds it as it is. */
   private Session openSession(
-      String sessionId, Integer ttl, Limits limits, Tier tier, List<Requirement> wanted) {
+      String sessionId,
+      Integer ttl,
+      Limits limits,
+      Tier tier,
+      List<Requirement> wanted,
+      RunListener progress) {
     SessionKey key = new SessionKey(tenant, sessionId);
     Session s = core.sessions.find(key);
     if (s != null) {
       return s;
     }
-    return core.sessions.open(key, ttl, limits, tier, extras(wanted, tier, sessionId));
+    return core.sessions.open(key, ttl, limits, tier, extras(wanted, tier, sessionId, progress));
   }
 
   /** A session's packages are its own for its whole life: a call asking for others is refused. */
@@ -278,11 +291,12 @@ final class TenantView implements SandboxService {
       Tier tier,
       String requestedTier,
       List<Requirement> wanted,
+      RunListener progress,
       Beginner beginner) {
     RunExecutor runs = core.runs;
     if (sessionId != null) {
       // A session made by this call (run_python on a new session_id) gets the request's tier.
-      Session s = openSession(sessionId, null, tier.limits(), tier, wanted);
+      Session s = openSession(sessionId, null, tier.limits(), tier, wanted, progress);
       requireSameTier(s, requestedTier);
       requirePackages(s, wanted);
       String[] began = new String[1];
@@ -301,7 +315,7 @@ final class TenantView implements SandboxService {
         }
       }
     }
-    Environments.Ready env = environment(wanted);
+    Environments.Ready env = environment(wanted, progress);
     RunRecord.Builder run = beginner.begin(null, env);
     SandboxSpec spec = core.specs.of(tier, oneShotLimits == null ? tier.limits() : oneShotLimits);
     if (env != null) {
@@ -385,6 +399,11 @@ final class TenantView implements SandboxService {
     @Override
     public dev.pysandbox.api.ApprovalDecision askApproval(dev.pysandbox.api.Approval approval) {
       return listener.askApproval(approval);
+    }
+
+    @Override
+    public void preparing(String line) {
+      listener.preparing(line);
     }
   }
 
@@ -589,7 +608,7 @@ final class TenantView implements SandboxService {
     SessionKey key = new SessionKey(tenant, id);
     Session s = core.sessions.find(key);
     if (s == null) {
-      Environments.Ready env = environment(reqs);
+      Environments.Ready env = environment(reqs, RunListener.NONE);
       s =
           core.sessions.open(
               key,

@@ -142,12 +142,33 @@ final class RunProgress implements RunListener, AutoCloseable {
     if (call != null) {
       call.whenCancelled(() -> cancelQuietly(runId));
     }
+    startTicking();
+  }
+
+  private void startTicking() {
     if (token != null && exchange != null) {
       synchronized (this) {
-        if (!closed) {
+        if (!closed && ticker == null) {
           ticker = TICKS.scheduleAtFixedRate(this::tick, 1, 1, TimeUnit.SECONDS);
         }
       }
+    }
+  }
+
+  /**
+   * A line of the environment build before the run: the progress notifications start now and carry
+   * it as their message, and, with log lines asked for, it is a {@code notifications/message} of
+   * logger {@code environment}.
+   */
+  @Override
+  public void preparing(String line) {
+    String l = lastLineOf(line);
+    if (l != null) {
+      lastLine = l;
+    }
+    startTicking();
+    if (logLines) {
+      log("environment", McpSchema.LoggingLevel.INFO, line);
     }
   }
 
@@ -182,7 +203,14 @@ final class RunProgress implements RunListener, AutoCloseable {
    * warning), one per line, at most {@link #MAX_LOG_LINES_PER_SECOND} a second: past that, lines
    * are dropped and the next message says how many.
    */
-  private synchronized void log(boolean stdout, String text) {
+  private void log(boolean stdout, String text) {
+    log(
+        stdout ? "stdout" : "stderr",
+        stdout ? McpSchema.LoggingLevel.INFO : McpSchema.LoggingLevel.WARNING,
+        text);
+  }
+
+  private synchronized void log(String logger, McpSchema.LoggingLevel level, String text) {
     long now = System.nanoTime();
     if (now - windowStart > 1_000_000_000L) {
       windowStart = now;
@@ -205,10 +233,7 @@ final class RunProgress implements RunListener, AutoCloseable {
       sentInWindow++;
       try {
         exchange.loggingNotification(
-            McpSchema.LoggingMessageNotification.builder(
-                    stdout ? McpSchema.LoggingLevel.INFO : McpSchema.LoggingLevel.WARNING, data)
-                .logger(stdout ? "stdout" : "stderr")
-                .build());
+            McpSchema.LoggingMessageNotification.builder(level, data).logger(logger).build());
       } catch (RuntimeException e) {
         log.debug("log notification not sent: {}", e.toString());
       }

@@ -239,6 +239,35 @@ class PackagesTest {
     assertThat(r.stdout()).doesNotContain("open");
   }
 
+  @Test
+  void theBuild_isToldToTheCallersListener_beforeTheRunStarts() throws Exception {
+    TinyWheels.build(wheels, "toldpkg", "1.0");
+    List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+    List<String> order = new java.util.concurrent.CopyOnWriteArrayList<>();
+    RunRecord r =
+        service.run(
+            new ExecutionRequest(
+                "import toldpkg", null, null, 120, null, null, false, List.of("toldpkg==1.0")),
+            new dev.pysandbox.api.RunListener() {
+              @Override
+              public void started(String runId) {
+                order.add("started");
+              }
+
+              @Override
+              public void preparing(String line) {
+                lines.add(line);
+                if (!order.contains("preparing")) {
+                  order.add("preparing");
+                }
+              }
+            });
+    assertThat(r.status()).isEqualTo(RunStatus.SUCCEEDED);
+    assertThat(lines).anyMatch(l -> l.contains("building environment"));
+    assertThat(lines).anyMatch(l -> l.contains("toldpkg"));
+    assertThat(order).containsExactly("preparing", "started");
+  }
+
   private List<Path> leftovers() throws java.io.IOException {
     Path envs = dataDir.resolve("sandbox/envs");
     try (var s = Files.list(envs)) {
