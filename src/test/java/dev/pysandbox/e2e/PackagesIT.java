@@ -61,6 +61,8 @@ class PackagesIT {
   static HttpServer origin;
   static final AtomicInteger originRequests = new AtomicInteger();
   static McpSyncClient client;
+  static final List<io.modelcontextprotocol.spec.McpSchema.ProgressNotification> progress =
+      new CopyOnWriteArrayList<>();
   static final List<String> serverStderr = new CopyOnWriteArrayList<>();
 
   @BeforeAll
@@ -120,7 +122,11 @@ class PackagesIT {
           }
         };
     transport.setStdErrorHandler(serverStderr::add);
-    client = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(150)).build();
+    client =
+        McpClient.sync(transport)
+            .requestTimeout(Duration.ofSeconds(150))
+            .progressConsumer(progress::add)
+            .build();
     client.initialize();
   }
 
@@ -185,6 +191,38 @@ class PackagesIT {
   static final String HELLO = "import tinypkg\nprint(tinypkg.hello())";
 
   // -- packages ----------------------------------------------------------------------------------
+
+  @Test
+  void aSlowEnvironmentBuild_sendsProgress_withPipsLines_beforeTheRunStarts() throws Exception {
+    TinyWheels.build(wheels, "progresspkg", "1.0");
+    index.stall(1500); // every index request waits: the build takes a few seconds
+    try {
+      String token = "build-" + System.nanoTime();
+      CallToolResult r =
+          client.callTool(
+              CallToolRequest.builder("run_python")
+                  .arguments(
+                      Map.of(
+                          "code",
+                          "import progresspkg; print(progresspkg.hello())",
+                          "packages",
+                          List.of("progresspkg==1.0")))
+                  .progressToken(token)
+                  .build());
+      assertThat(r.isError()).as(String.valueOf(r.structuredContent())).isFalse();
+      List<String> messages =
+          progress.stream()
+              .filter(p -> token.equals(p.progressToken()))
+              .map(p -> String.valueOf(p.message()))
+              .toList();
+      assertThat(messages).as("progress while pip works").isNotEmpty();
+      assertThat(messages)
+          .anyMatch(
+              m -> m.contains("progresspkg") || m.contains("environment") || m.contains("Collect"));
+    } finally {
+      index.stall(0);
+    }
+  }
 
   @Test
   void oneShotRun_withAPackage_printsItsGreeting_recordsItsEnvironment_andCannotWriteIntoIt() {
