@@ -37,6 +37,21 @@ class EnvironmentBuildsTest {
     return s.run(new ExecutionRequest(code, null, null, 120, null, null, false, packages));
   }
 
+  /**
+   * A server with no warm pool that builds from {@code index} (on loopback, so private addresses
+   * are allowed), with {@code more} settings (key, value, ...).
+   */
+  private DefaultSandboxService startWith(SimpleIndex index, String... more) {
+    Map<String, String> settings = new java.util.HashMap<>();
+    settings.put("pool_size", "0");
+    settings.put("index_url", index.url().toString());
+    settings.put("network_allow_private", "true");
+    for (int i = 0; i + 1 < more.length; i += 2) {
+      settings.put(more[i], more[i + 1]);
+    }
+    return TestServices.start(dataDir, settings);
+  }
+
   /** Sandboxes run as other host users: the wheelhouse must be theirs to read. */
   private void readableWheelhouse() throws Exception {
     Files.setPosixFilePermissions(wheels, PosixFilePermissions.fromString("rwxr-xr-x"));
@@ -83,18 +98,7 @@ class EnvironmentBuildsTest {
     TinyWheels.build(wheels, "slowpkg", "1.0");
     try (SimpleIndex index = SimpleIndex.serve(wheels)) {
       index.stall(60_000);
-      try (DefaultSandboxService s =
-          TestServices.start(
-              dataDir,
-              Map.of(
-                  "pool_size",
-                  "0",
-                  "index_url",
-                  index.url().toString(),
-                  "network_allow_private",
-                  "true",
-                  "env_build_timeout",
-                  "10"))) {
+      try (DefaultSandboxService s = startWith(index, "env_build_timeout", "10")) {
         long t0 = System.nanoTime();
         assertThatThrownBy(() -> run(s, "print(1)", List.of("slowpkg")))
             .isInstanceOfSatisfying(
@@ -118,16 +122,7 @@ class EnvironmentBuildsTest {
     TinyWheels.build(wheels, "tinypkg", "1.0");
     TinyWheels.build(wheels, "tinypkg", "2.0");
     try (SimpleIndex index = SimpleIndex.serve(wheels);
-        DefaultSandboxService s =
-            TestServices.start(
-                dataDir,
-                Map.of(
-                    "pool_size",
-                    "0",
-                    "index_url",
-                    index.url().toString(),
-                    "network_allow_private",
-                    "true"))) {
+        DefaultSandboxService s = startWith(index)) {
       assertThat(run(s, "print(1)", List.of("tinypkg==1.0")).status())
           .isEqualTo(RunStatus.SUCCEEDED);
       s.createSession("held", null, LimitRequest.DEFAULTS, null, List.of("tinypkg==2.0"));
@@ -181,18 +176,7 @@ class EnvironmentBuildsTest {
     big.append("'''\n");
     TinyWheels.build(wheels, "bigpkg", "1.0", big.toString());
     try (SimpleIndex index = SimpleIndex.serve(wheels);
-        DefaultSandboxService s =
-            TestServices.start(
-                dataDir,
-                Map.of(
-                    "pool_size",
-                    "0",
-                    "index_url",
-                    index.url().toString(),
-                    "network_allow_private",
-                    "true",
-                    "env_max_mb",
-                    "1"))) {
+        DefaultSandboxService s = startWith(index, "env_max_mb", "1")) {
       assertThatThrownBy(() -> run(s, "print(1)", List.of("bigpkg")))
           .isInstanceOfSatisfying(
               PysandboxException.class,
@@ -212,16 +196,7 @@ class EnvironmentBuildsTest {
     TinyWheels.build(wheels, "tinypkg", "1.0");
     TinyWheels.build(wheels, "tinypkg", "2.0");
     try (SimpleIndex index = SimpleIndex.serve(wheels);
-        DefaultSandboxService s =
-            TestServices.start(
-                dataDir,
-                Map.of(
-                    "pool_size",
-                    "0",
-                    "index_url",
-                    index.url().toString(),
-                    "network_allow_private",
-                    "true"))) {
+        DefaultSandboxService s = startWith(index)) {
       String code = "import tinypkg; print(tinypkg.hello())";
       RunRecord first = run(s, code, List.of("tinypkg==1.0"));
       RunRecord again =
