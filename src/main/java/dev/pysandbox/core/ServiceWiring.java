@@ -72,6 +72,7 @@ final class ServiceWiring {
   final EgressWays egress;
   final Environments environments;
   final SpareSandboxes spares;
+  final Downloads downloads;
   private final DeadServerCleanup cleanup;
   private final boolean readOnly;
   private final CompletableFuture<Void> housekeeping = new CompletableFuture<>();
@@ -173,6 +174,13 @@ final class ServiceWiring {
     this.environments =
         new Environments(config, layout, backend, backend::interpreter, egress::forBuild, time);
     this.spares = new SpareSandboxes(pool::take, pools.blocking, pools.timer, time);
+    this.downloads =
+        new Downloads(
+            layout,
+            Math.min(config.downloadMaxBytes(), config.uploadMaxBytes()),
+            egress,
+            sessions,
+            uploads);
   }
 
   /**

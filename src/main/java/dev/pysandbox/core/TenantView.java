@@ -224,14 +224,21 @@ final class TenantView implements SandboxService {
         });
   }
 
-  /** A new session's environment, its use and, in an egress tier, its way out. */
+  /**
+   * A new session's environment, its use and, in an egress tier, its way out ({@code network_allow}
+   * or {@code narrowed}).
+   */
   private SessionManager.Extras extras(
-      List<Requirement> wanted, Tier tier, String sessionId, RunListener progress) {
+      List<Requirement> wanted,
+      Tier tier,
+      String sessionId,
+      dev.pysandbox.egress.EgressPolicy narrowed,
+      RunListener progress) {
     Environments.Ready env = environment(wanted, progress);
     return new SessionManager.Extras(
         env,
         Tier.NETWORK_EGRESS.equals(tier.network())
-            ? core.egress.forSession(tenant, sessionId, null, runningIn(sessionId))
+            ? core.egress.forSession(tenant, sessionId, narrowed, runningIn(sessionId))
             : null,
         env == null ? null : core.environments.use(env));
   }
@@ -252,13 +259,15 @@ final class TenantView implements SandboxService {
       Limits limits,
       Tier tier,
       List<Requirement> wanted,
+      dev.pysandbox.egress.EgressPolicy narrowed,
       RunListener progress) {
     SessionKey key = new SessionKey(tenant, sessionId);
     Session s = core.sessions.find(key);
     if (s != null) {
       return s;
     }
-    return core.sessions.open(key, ttl, limits, tier, extras(wanted, tier, sessionId, progress));
+    return core.sessions.open(
+        key, ttl, limits, tier, extras(wanted, tier, sessionId, narrowed, progress));
   }
 
   /** A session's packages are its own for its whole life: a call asking for others is refused. */
@@ -296,7 +305,7 @@ final class TenantView implements SandboxService {
     RunExecutor runs = core.runs;
     if (sessionId != null) {
       // A session made by this call (run_python on a new session_id) gets the request's tier.
-      Session s = openSession(sessionId, null, tier.limits(), tier, wanted, progress);
+      Session s = openSession(sessionId, null, tier.limits(), tier, wanted, null, progress);
       requireSameTier(s, requestedTier);
       requirePackages(s, wanted);
       String[] began = new String[1];
@@ -605,26 +614,11 @@ final class TenantView implements SandboxService {
       narrowed = core.egress.narrow(networkAllow);
     }
     core.requireBackend();
-    SessionKey key = new SessionKey(tenant, id);
-    Session s = core.sessions.find(key);
-    if (s == null) {
-      Environments.Ready env = environment(reqs, RunListener.NONE);
-      s =
-          core.sessions.open(
-              key,
-              ttlMinutes,
-              wanted,
-              t,
-              new SessionManager.Extras(
-                  env,
-                  Tier.NETWORK_EGRESS.equals(t.network())
-                      ? core.egress.forSession(tenant, id, narrowed, runningIn(id))
-                      : null,
-                  env == null ? null : core.environments.use(env)));
-    } else if (narrowed != null) {
+    if (narrowed != null && core.sessions.find(new SessionKey(tenant, id)) != null) {
       throw PysandboxException.invalid(
           "session '" + id + "' exists already: its network_allow was fixed when it was created");
     }
+    Session s = openSession(id, ttlMinutes, wanted, t, reqs, narrowed, RunListener.NONE);
     requireSameTier(s, tier);
     requirePackages(s, reqs);
     core.sessions.ready(s);
@@ -666,70 +660,9 @@ final class TenantView implements SandboxService {
   @Override
   public dev.pysandbox.api.DownloadResult downloadFile(
       String sessionId, String url, String filename, Boolean overwrite) {
-    Ids.requireSessionId(sessionId);
-    UploadRequest.requireFilename(filename);
-    java.net.URI uri = DownloadUrls.parse(url);
     core.requireBackend();
-    Session open = core.sessions.find(new SessionKey(tenant, sessionId));
-    if (open != null && !Boolean.TRUE.equals(overwrite) && open.files().containsKey(filename)) {
-      // Known now, before fetching anything (the write checks again, by descriptor).
-      throw new PysandboxException(
-          dev.pysandbox.api.ErrorCode.FILE_EXISTS,
-          filename
-              + " already exists in session '"
-              + sessionId
-              + "'; pass overwrite=true to replace it");
-    }
-    java.nio.file.Path temp = null;
-    try {
-      java.nio.file.Files.createDirectories(core.layout.runtimeDir());
-      temp = java.nio.file.Files.createTempFile(core.layout.runtimeDir(), "download-", ".part");
-      long max = Math.min(core.config.downloadMaxBytes(), core.config.uploadMaxBytes());
-      dev.pysandbox.egress.EgressProxy.Download d;
-      try (java.io.OutputStream out = java.nio.file.Files.newOutputStream(temp)) {
-        d = core.egress.download(uri, max, out, tenant, sessionId);
-      }
-      UploadResult written;
-      try (InputStream in = java.nio.file.Files.newInputStream(temp)) {
-        written =
-            core.uploads.uploadStream(
-                tenant, sessionId, filename, in, max, Boolean.TRUE.equals(overwrite));
-      }
-      return new dev.pysandbox.api.DownloadResult(
-          written.sessionId(),
-          written.path(),
-          uri.toString(),
-          d.finalUrl().toString(),
-          written.sizeBytes(),
-          written.sha256(),
-          d.contentType(),
-          d.status());
-    } catch (java.io.IOException e) {
-      String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
-      if (why.contains("exceeded the limit")) {
-        throw new PysandboxException(
-            dev.pysandbox.api.ErrorCode.ARTIFACT_TOO_LARGE,
-            "could not download "
-                + PysandboxException.quote(url)
-                + ": "
-                + why
-                + " (download_max_mb and upload_max_bytes bound it)");
-      }
-      // A 4xx will answer the same again; a 5xx, a broken or timed-out transfer may not.
-      boolean again = !why.matches("(?s).*answered HTTP 4\\d\\d.*");
-      throw new PysandboxException(
-          dev.pysandbox.api.ErrorCode.INVALID_ARGUMENT,
-          "could not download " + PysandboxException.quote(url) + ": " + why,
-          again);
-    } finally {
-      if (temp != null) {
-        try {
-          java.nio.file.Files.deleteIfExists(temp);
-        } catch (java.io.IOException e) {
-          log.debug("removing {}", temp, e);
-        }
-      }
-    }
+    return core.downloads.download(
+        tenant, sessionId, url, filename, Boolean.TRUE.equals(overwrite));
   }
 
   // -- files and context -------------------------------------------------------------------------

@@ -68,19 +68,22 @@ final class Downloader {
       }
       if (status < 200 || status > 299) {
         hop.end();
-        throw new IOException("GET " + current + " answered HTTP " + status);
+        throw new EgressProxy.DownloadFailed(
+            "GET " + current + " answered HTTP " + status, status, false);
       }
       long declared = response.getHeaders().getLongField(HttpHeader.CONTENT_LENGTH);
       if (declared > maxBytes) {
         hop.end();
-        throw new IOException(
+        throw new EgressProxy.DownloadFailed(
             "download of "
                 + current
                 + " is "
                 + declared
                 + " bytes, over the limit of "
                 + maxBytes
-                + " bytes");
+                + " bytes",
+            0,
+            true);
       }
       long bytes = hop.copyBody(out, maxBytes, timeout);
       return new EgressProxy.Download(
@@ -173,8 +176,8 @@ final class Downloader {
           exchange.addIn(n);
           if (total > maxBytes) {
             request.abort(new IOException("over the limit"));
-            throw new IOException(
-                "download of " + uri + " exceeded the limit of " + maxBytes + " bytes");
+            throw new EgressProxy.DownloadFailed(
+                "download of " + uri + " exceeded the limit of " + maxBytes + " bytes", 0, true);
           }
           out.write(buffer, 0, n);
         }
@@ -182,7 +185,7 @@ final class Downloader {
         if (PolicyRefusal.in(e) == null && isTimeout(e)) {
           throw timedOut(timeout, e);
         }
-        if (total > maxBytes || PolicyRefusal.in(e) != null) {
+        if (e instanceof EgressProxy.DownloadFailed || PolicyRefusal.in(e) != null) {
           throw e;
         }
         // Jetty's message for a body cut short is a dump of its connection: say what happened.

@@ -294,6 +294,34 @@ public final class EgressProxy implements AutoCloseable {
    */
   public record Download(int status, String contentType, long bytes, URI finalUrl) {}
 
+  /**
+   * A download the origin answered but that cannot be had as asked: its final status is not 2xx
+   * ({@link #status()}), or its body is larger than allowed ({@link #tooLarge()}). Asking again
+   * gets the same answer unless the status is a server error. Other {@link IOException}s of {@link
+   * #download} (a broken transfer, a timeout) may go away.
+   */
+  public static final class DownloadFailed extends IOException {
+    private static final long serialVersionUID = 1L;
+    private final int status;
+    private final boolean tooLarge;
+
+    DownloadFailed(String message, int status, boolean tooLarge) {
+      super(message);
+      this.status = status;
+      this.tooLarge = tooLarge;
+    }
+
+    /** The final HTTP status, or 0 when the failure was the body's size. */
+    public int status() {
+      return status;
+    }
+
+    /** Whether the body was (or was declared) larger than the limit. */
+    public boolean tooLarge() {
+      return tooLarge;
+    }
+  }
+
   /** A download refused by the policy; {@link #reason()} says why, fit to show a user. */
   public static final class EgressRefused extends Exception {
     private final String reason;

@@ -70,6 +70,13 @@ class NetworkTierTest {
   private static HttpServer serve(String body) throws Exception {
     HttpServer s = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
     s.createContext(
+        "/big",
+        x -> {
+          // Declares more than download_max_mb (50 MiB) and sends nothing: refused on the header.
+          x.sendResponseHeaders(200, 60L << 20);
+          x.close();
+        });
+    s.createContext(
         "/",
         x -> {
           originRequests.incrementAndGet();
@@ -270,6 +277,15 @@ class NetworkTierTest {
           .satisfies(
               e -> assertThat(((PysandboxException) e).code()).isEqualTo(ErrorCode.FORBIDDEN))
           .hasMessageContaining("network policy");
+      assertThatThrownBy(
+              () -> service.downloadFile("dl1", "http://127.0.0.1:" + port + "/big", "b", false))
+          .isInstanceOfSatisfying(
+              PysandboxException.class,
+              e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.ARTIFACT_TOO_LARGE);
+                assertThat(e.retryable()).isFalse();
+              })
+          .hasMessageContaining("over the limit");
       assertThatThrownBy(() -> service.downloadFile("dl1", "file:///etc/passwd", "p", false))
           .satisfies(
               e ->
