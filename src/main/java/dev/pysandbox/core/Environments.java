@@ -156,11 +156,6 @@ final class Environments implements AutoCloseable {
     this.clock = clock;
   }
 
-  /** Where environments lie. */
-  Path root() {
-    return root;
-  }
-
   /** Whether packages can be had at all: an index or a wheelhouse is configured. */
   Optional<String> unavailableReason() {
     if (config.indexUrl() == null && config.findLinks() == null) {

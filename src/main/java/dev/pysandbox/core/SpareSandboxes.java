@@ -210,11 +210,6 @@ final class SpareSandboxes implements AutoCloseable {
             + starting.keySet().stream().filter(which).count());
   }
 
-  /** How many spares are ready now (for tests). */
-  synchronized int size() {
-    return spares.size();
-  }
-
   private void discard(Sandbox s, String why) {
     Runnable end =
         () -> {
