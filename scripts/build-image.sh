@@ -20,10 +20,15 @@ die() { say "$*"; exit 1; }
 
 suite=bookworm
 packages=(python3 python3-numpy python3-pandas python3-matplotlib)
+# python3-fonttools (for matplotlib) depends on "python3-scipy | python3-munkres" and
+# "python3-ufolib2 | python3-defcon"; scipy brings pythran, gcc and boost (1.2 GB instead of
+# ~400 MB). debootstrap always takes the first alternative, so it makes only the base and apt,
+# inside the root, installs the rest with these small alternatives marked first.
+alternatives=(python3-munkres python3-defcon)
 version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' pom.xml | head -n 1)
 [[ -n $version ]] || die "no <version> in pom.xml"
 image=${1:-pysandbox-python:$(printf '%s' "$version" | tr -c 'A-Za-z0-9_.-' '_')}
-recipe=$( (cat "${BASH_SOURCE[0]}"; printf '%s\n' "$suite" "${packages[@]}") | sha256sum | cut -c1-16)
+recipe=$( (cat "${BASH_SOURCE[0]}"; printf '%s\n' "$suite" "${packages[@]}" "${alternatives[@]}") | sha256sum | cut -c1-16)
 
 [[ -n ${DOCKER_HOST:-} ]] || die "DOCKER_HOST is not set (eval \"\$(scripts/podman-service.sh start DIR)\")"
 command -v docker >/dev/null || die "the docker CLI (a client) is needed to import the image"
@@ -58,13 +63,21 @@ if [[ ! -f $tarball ]]; then
   trap 'rm -rf "$root" "$tarball.part"' EXIT
   say "debootstrap $suite (minbase + ${packages[*]}) from $mirror"
   started=$SECONDS
-  include=$(IFS=,; printf '%s' "${packages[*]}")
-  if ! debootstrap --variant=minbase --include="$include" --cache-dir="$cache/debootstrap-debs" \
+  if ! debootstrap --variant=minbase --include=python3 --cache-dir="$cache/debootstrap-debs" \
     "$suite" "$root" "$mirror" >"$root.log" 2>&1; then
     tail -n 20 "$root.log" >&2
     die "debootstrap failed (log: $root.log)"
   fi
+  # apt in the root, with the .debs it fetches kept beside debootstrap's for the next build.
+  cp -n "$cache"/debootstrap-debs/*.deb "$root"/var/cache/apt/archives/ 2>/dev/null || true
+  if ! chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin DEBIAN_FRONTEND=noninteractive \
+    sh -c 'apt-get update -q && apt-get install -y -q --no-install-recommends "$@"' sh \
+    "${alternatives[@]}" "${packages[@]}" >>"$root.log" 2>&1; then
+    tail -n 20 "$root.log" >&2
+    die "apt-get install in the root failed (log: $root.log)"
+  fi
   rm -f "$root.log"
+  cp -n "$root"/var/cache/apt/archives/*.deb "$cache/debootstrap-debs/" 2>/dev/null || true
   # What only apt needs; the image never runs apt.
   rm -rf "$root"/var/cache/apt/archives/*.deb "$root"/var/lib/apt/lists/* "$root"/var/log/* \
     "$root"/usr/share/doc "$root"/usr/share/man "$root"/usr/share/info
@@ -76,6 +89,7 @@ if [[ ! -f $tarball ]]; then
 fi
 
 say "importing $image into $DOCKER_HOST"
+previous=$(docker image inspect --format '{{ .Id }}' "$image" 2>/dev/null || true)
 started=$SECONDS
 docker import \
   --change "LABEL dev.pysandbox.recipe=$recipe" \
@@ -87,4 +101,8 @@ docker import \
   "$tarball" "$image" >/dev/null
 have=$(docker image inspect --format '{{ index .Config.Labels "dev.pysandbox.recipe" }}' "$image" 2>/dev/null || true)
 [[ $have == "$recipe" ]] || die "imported $image but the engine reports recipe '$have', not $recipe"
+# The image it replaces would stay behind untagged; a container still using it keeps it.
+if [[ -n $previous ]] && ! docker image inspect "$image" --format '{{ .Id }}' | grep -qx "$previous"; then
+  docker image rm "$previous" >/dev/null 2>&1 || say "kept the previous image $previous (in use)"
+fi
 say "$image imported in $((SECONDS - started)) s (recipe $recipe)"

@@ -55,10 +55,13 @@ start() {
   nofile=$(ulimit -Hn); nproc=$(ulimit -Hu)
   [[ $nofile == unlimited || $nofile -gt 1048576 ]] && nofile=1048576
   [[ $nproc == unlimited || $nproc -gt 1048576 ]] && nproc=1048576
-  # Soft limits well under the hard ones; a container's own --ulimit or pids limit goes lower.
+  # At most 4096 and never above the hard limits; a container's own --ulimit or pids limit goes
+  # lower. Soft equal to hard: Podman 4.3 reads default_ulimits "soft:hard" as hard:soft (seen
+  # in inspect: Soft 20000, Hard 4096 from "nofile=4096:20000"), and runc then fails with EINVAL.
+  nofile=$((nofile < 4096 ? nofile : 4096)); nproc=$((nproc < 4096 ? nproc : 4096))
   cat >"$dir/containers.conf" <<EOF
 [containers]
-default_ulimits = ["nofile=$((nofile < 4096 ? nofile : 4096)):$nofile", "nproc=$((nproc < 4096 ? nproc : 4096)):$nproc"]
+default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 log_driver = "k8s-file"
 
 [engine]
