@@ -83,6 +83,7 @@ if [[ ! -f $tarball ]]; then
     "$root"/usr/share/doc "$root"/usr/share/man "$root"/usr/share/info
   tar --numeric-owner -C "$root" -cf "$tarball.part" .
   mv "$tarball.part" "$tarball"
+  find "$cache/images" -maxdepth 1 -name "rootfs-$suite-*.tar" ! -name "${tarball##*/}" -delete # older recipes
   rm -rf "$root"
   trap - EXIT
   say "root built in $((SECONDS - started)) s: $tarball ($(du -h "$tarball" | cut -f1))"

@@ -79,9 +79,11 @@ graphroot = "$store/storage"
 runroot = "$run_dir/storage"
 EOF
   rm -f "$sock"
-  # setsid: its own process group, so stop can end the service and whatever it forked.
-  CONTAINERS_CONF=$dir/containers.conf CONTAINERS_STORAGE_CONF=$dir/storage.conf \
-    setsid podman system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 </dev/null &
+  # setsid: its own process group, so stop can end the service and whatever it forked. In DIR:
+  # a container's conmon inherits the working directory and writes an "oom" file there when the
+  # container is OOM-killed. Conmons also inherit CONTAINERS_CONF, by which stop finds them.
+  (cd "$dir" && CONTAINERS_CONF=$dir/containers.conf CONTAINERS_STORAGE_CONF=$dir/storage.conf \
+    exec setsid podman system service --time=0 "unix://$sock" >"$dir/podman.log" 2>&1 </dev/null) &
   echo $! >"$pidfile"
   for _ in $(seq 1 100); do
     if answers; then print_env; return; fi
@@ -101,6 +103,21 @@ stop() {
     kill -KILL -- "-$pid" 2>/dev/null || true
   fi
   rm -f "$pidfile" "$sock"
+  # Conmons outlive the service: an exec's for exit_command_delay (10 s), a container's while it
+  # runs. With the service gone nobody collects their exit codes, so end them now: the
+  # container's processes first (KILL), then conmon (TERM). Tests remove their containers before
+  # this; what a killed test left is in the store as a dead container, removed by its label.
+  local left=() p c
+  for p in $(pgrep -x conmon || true); do
+    { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qxF "CONTAINERS_CONF=$dir/containers.conf" && left+=("$p")
+  done
+  for p in "${left[@]}"; do
+    for c in $(pgrep -P "$p" || true); do kill -KILL "$c" 2>/dev/null || true; done
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  for p in "${left[@]}"; do
+    for _ in $(seq 1 30); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  done
 }
 
 case $cmd in
