@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs what pysandbox needs (Debian/Ubuntu packages, the sandbox user) and builds it.
-# Idempotent: what is already there is left alone. Usage: scripts/setup.sh [--bench]
-#   --bench  also installs what the benchmark compares against (hyperfine, Jupyter).
+# Idempotent: what is already there is left alone. Usage: scripts/setup.sh [--bench] [--containers]
+#   --bench       also installs what the benchmark compares against (hyperfine, Jupyter).
+#   --containers  also installs what the container backend's tests need: Podman (its Docker API,
+#                 scripts/podman-service.sh) with runc, and debootstrap (scripts/build-image.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -23,9 +25,20 @@ packages+=(diffutils patch)
 packages+=(python3-venv python3-pip ca-certificates)
 # Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
-if [[ "${1:-}" == "--bench" ]]; then
-  packages+=(hyperfine python3-ipykernel python3-jupyter-client)
-fi
+for arg in "$@"; do
+  case $arg in
+    --bench) packages+=(hyperfine python3-ipykernel python3-jupyter-client) ;;
+    # runc, not crun: crun refuses this kind of host's cgroup v1/v2 hybrid. uidmap (newuidmap)
+    # is a dependency Podman needs for user namespaces. Not slirp4netns or fuse-overlayfs: the
+    # service runs as root with --network none and the kernel's overlay (rootless would need them).
+    # The docker CLI is only the client the scripts use; a machine without it gets Debian's.
+    --containers)
+      packages+=(podman runc uidmap debootstrap curl)
+      command -v docker >/dev/null 2>&1 || packages+=(docker.io)
+      ;;
+    *) say "unknown option: $arg"; exit 2 ;;
+  esac
+done
 
 missing=()
 for p in "${packages[@]}"; do
