@@ -1,6 +1,7 @@
 package dev.pysandbox.backend;
 
 import dev.pysandbox.backend.bwrap.BwrapBackend;
+import dev.pysandbox.backend.docker.DockerBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.worker.WorkerHub;
@@ -15,9 +16,6 @@ import java.util.concurrent.Executor;
  * it failed. The one place that knows which backends exist.
  */
 public final class Backends {
-  /** What {@code auto} says of the docker backend until it is built. */
-  static final String DOCKER_NOT_BUILT = "not available in this build";
-
   private Backends() {}
 
   /**
@@ -38,7 +36,9 @@ public final class Backends {
     Objects.requireNonNull(hub, "hub");
     return choose(
         config,
-        new Candidate("bwrap", () -> new BwrapBackend(config, layout, hub, instanceId, blocking)));
+        new Candidate("bwrap", () -> new BwrapBackend(config, layout, hub, instanceId, blocking)),
+        new Candidate(
+            "docker", () -> new DockerBackend(config, layout, hub, instanceId, blocking)));
   }
 
   /**
@@ -47,16 +47,20 @@ public final class Backends {
    * sandbox.
    */
   public static SandboxBackend inspect(PysandboxConfig config, DataLayout layout) {
-    return choose(config, new Candidate("bwrap", () -> BwrapBackend.inspectOnly(config, layout)));
+    return choose(
+        config,
+        new Candidate("bwrap", () -> BwrapBackend.inspectOnly(config, layout)),
+        new Candidate("docker", () -> DockerBackend.inspectOnly(config, layout)));
   }
 
-  private static SandboxBackend choose(PysandboxConfig config, Candidate bwrap) {
+  private static SandboxBackend choose(PysandboxConfig config, Candidate bwrap, Candidate docker) {
     return switch (config.backend()) {
       case "bwrap" -> bwrap.build().get();
-      case "auto" -> new AutoBackend(List.of(bwrap, new Candidate("docker", DOCKER_NOT_BUILT)));
+      case "docker" -> docker.build().get();
+      case "auto" -> new AutoBackend(List.of(bwrap, docker));
       default ->
           throw new IllegalArgumentException(
-              "backend=" + config.backend() + ": no such backend (auto or bwrap)");
+              "backend=" + config.backend() + ": no such backend (auto, bwrap or docker)");
     };
   }
 }

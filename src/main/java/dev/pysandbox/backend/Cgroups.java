@@ -176,6 +176,94 @@ public final class Cgroups {
     }
   }
 
+  /**
+   * The groups another process belongs to (a container's init, whose engine made its cgroup), to
+   * read what every process in them used; empty when they cannot be found or read from here (an
+   * engine on another host, another cgroup namespace).
+   */
+  public static Optional<Member> ofProcess(long pid) {
+    try {
+      Map<String, String> paths = new LinkedHashMap<>();
+      for (String line : Files.readAllLines(Path.of("/proc/" + pid + "/cgroup"))) {
+        String[] f = line.split(":", 3);
+        if (f.length == 3) {
+          for (String c : f[1].split(",")) {
+            paths.put(f[0].equals("0") && c.isEmpty() ? "unified" : c, f[2]);
+          }
+        }
+      }
+      if (paths.containsKey("memory")) {
+        Optional<Path> mem = v1Mount("memory");
+        Optional<Path> pids = v1Mount("pids");
+        Optional<Path> acct = v1Mount("cpuacct");
+        if (mem.isEmpty() || pids.isEmpty() || !paths.containsKey("pids")) {
+          return Optional.empty();
+        }
+        Member m =
+            new Member(
+                false,
+                under(mem.get(), paths.get("memory")),
+                under(pids.get(), paths.get("pids")),
+                acct.isPresent() && paths.containsKey("cpuacct")
+                    ? under(acct.get(), paths.get("cpuacct"))
+                    : null);
+        return Files.isDirectory(m.memory) ? Optional.of(m) : Optional.empty();
+      }
+      if (paths.containsKey("unified")) {
+        Path d = under(Path.of("/sys/fs/cgroup"), paths.get("unified"));
+        return Files.isRegularFile(d.resolve("memory.current"))
+            ? Optional.of(new Member(true, d, d, d))
+            : Optional.empty();
+      }
+      return Optional.empty();
+    } catch (IOException e) {
+      return Optional.empty();
+    }
+  }
+
+  /** The groups of a process found by {@link #ofProcess}: read, never changed but the peak. */
+  public static final class Member {
+    private final boolean v2;
+    private final Path memory;
+    private final Path pids;
+    private final Path cpu;
+
+    private Member(boolean v2, Path memory, Path pids, Path cpu) {
+      this.v2 = v2;
+      this.memory = memory;
+      this.pids = pids;
+      this.cpu = cpu;
+    }
+
+    /** Current counters; peak memory since the last {@link #resetPeak} (v1). */
+    public ResourceUsage usage() {
+      if (v2) {
+        return new ResourceUsage(
+            readLong(memory, "memory.peak", readLong(memory, "memory.current", 0)),
+            keyed(memory, "cpu.stat", "usage_usec") * 1000,
+            keyed(memory, "memory.events", "oom_kill"),
+            keyed(memory, "pids.events", "max"));
+      }
+      return new ResourceUsage(
+          readLong(memory, "memory.max_usage_in_bytes", 0),
+          cpu == null ? 0 : readLong(cpu, "cpuacct.usage", 0),
+          Math.max(keyed(memory, "memory.oom_control", "oom_kill"), 0),
+          keyed(pids, "pids.events", "max"));
+    }
+
+    /** Starts a new peak-memory measurement (v1; v2 keeps the lifetime peak). */
+    public void resetPeak() {
+      if (!v2) {
+        writeQuietly(memory, "memory.max_usage_in_bytes", "0");
+      }
+    }
+
+    /** Whether the groups are still there (they go with the container). */
+    public boolean exists() {
+      return Files.isDirectory(memory);
+    }
+  }
+
   private static Map<String, String> ownPaths() throws IOException {
     Map<String, String> out = new LinkedHashMap<>();
     for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {

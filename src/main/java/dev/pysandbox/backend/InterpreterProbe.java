@@ -73,25 +73,7 @@ public final class InterpreterProbe {
         p.destroyForcibly();
         throw new IOException(new String(out, StandardCharsets.UTF_8).strip());
       }
-      String text = new String(out, StandardCharsets.UTF_8).strip();
-      JsonNode json = Json.mapper().readTree(text.substring(text.lastIndexOf('\n') + 1));
-      List<String> path = new ArrayList<>();
-      json.path("path").forEach(n -> path.add(n.asText()));
-      Map<String, String> packages = new LinkedHashMap<>();
-      for (Map.Entry<String, JsonNode> e : json.path("packages").properties()) {
-        packages.put(e.getKey(), e.getValue().isNull() ? null : e.getValue().asText());
-      }
-      List<String> distributions = new ArrayList<>();
-      json.path("distributions").forEach(n -> distributions.add(n.asText()));
-      return new InterpreterInfo(
-          python,
-          json.path("version").asText(),
-          Path.of(json.path("executable").asText()),
-          Path.of(json.path("base_prefix").asText()),
-          List.copyOf(path),
-          packages,
-          List.copyOf(distributions),
-          InterpreterInfo.envHashOf(distributions));
+      return parse(python, new String(out, StandardCharsets.UTF_8));
     } catch (IOException e) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
@@ -101,6 +83,41 @@ public final class InterpreterProbe {
       Thread.currentThread().interrupt();
       throw new PysandboxException(ErrorCode.INTERNAL, "interrupted while probing " + python, e);
     }
+  }
+
+  /** The probe, for an interpreter run elsewhere (in a container): {@code python3 -I -c SCRIPT}. */
+  public static String script() {
+    return SCRIPT;
+  }
+
+  /**
+   * What the probe printed (its last line is the answer), as facts about {@code python}.
+   *
+   * @throws IOException when the last line is not the probe's answer
+   */
+  public static InterpreterInfo parse(Path python, String printed) throws IOException {
+    String text = printed.strip();
+    JsonNode json = Json.mapper().readTree(text.substring(text.lastIndexOf('\n') + 1));
+    if (!json.path("version").isTextual()) {
+      throw new IOException("the probe did not answer: " + text);
+    }
+    List<String> path = new ArrayList<>();
+    json.path("path").forEach(n -> path.add(n.asText()));
+    Map<String, String> packages = new LinkedHashMap<>();
+    for (Map.Entry<String, JsonNode> e : json.path("packages").properties()) {
+      packages.put(e.getKey(), e.getValue().isNull() ? null : e.getValue().asText());
+    }
+    List<String> distributions = new ArrayList<>();
+    json.path("distributions").forEach(n -> distributions.add(n.asText()));
+    return new InterpreterInfo(
+        python,
+        json.path("version").asText(),
+        Path.of(json.path("executable").asText()),
+        Path.of(json.path("base_prefix").asText()),
+        List.copyOf(path),
+        packages,
+        List.copyOf(distributions),
+        InterpreterInfo.envHashOf(distributions));
   }
 
   private static String pythonList(List<String> names) {

@@ -76,6 +76,16 @@ public final class ProcessTable {
     }
   }
 
+  /** The inode of a process's PID namespace, or -1 when it is gone or not ours to look at. */
+  public static long pidNamespaceOf(long pid) {
+    try {
+      Object ino = Files.getAttribute(PROC.resolve(pid + "/ns/pid"), "unix:ino");
+      return ino instanceof Long l ? l : -1;
+    } catch (IOException | UnsupportedOperationException | SecurityException e) {
+      return -1;
+    }
+  }
+
   /** True when the process exists, is alive, and is in the given PID namespace. */
   public static boolean isAliveIn(long pid, long namespaceInode) {
     try {

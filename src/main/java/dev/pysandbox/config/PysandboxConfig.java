@@ -36,6 +36,9 @@ public final class PysandboxConfig {
   private final Path python;
   private final Path bwrap;
   private final String backend;
+  private final String dockerHost;
+  private final String dockerImage;
+  private final String dockerRuntime;
   private final String sandboxUser;
   private final UidRange sandboxUidRange;
   private final boolean diskQuotaFs;
@@ -91,7 +94,16 @@ public final class PysandboxConfig {
     this.dataDir = path(Setting.DATA_DIR, false);
     this.python = path(Setting.PYTHON, true);
     this.bwrap = path(Setting.BWRAP, true);
-    this.backend = oneOf(Setting.BACKEND, "auto", "bwrap");
+    this.backend = oneOf(Setting.BACKEND, "auto", "bwrap", "docker");
+    this.dockerHost = dockerHost(raw(Setting.DOCKER_HOST).trim());
+    this.dockerImage = string(Setting.DOCKER_IMAGE);
+    if (!dockerImage.matches("[A-Za-z0-9][A-Za-z0-9._/:@-]{0,254}")) {
+      throw bad(Setting.DOCKER_IMAGE, "'" + dockerImage + "' is not an image reference");
+    }
+    this.dockerRuntime = raw(Setting.DOCKER_RUNTIME).trim();
+    if (!dockerRuntime.matches("[A-Za-z0-9._-]{0,64}")) {
+      throw bad(Setting.DOCKER_RUNTIME, "'" + dockerRuntime + "' is not a runtime name");
+    }
     this.sandboxUser = string(Setting.SANDBOX_USER);
     if ("root".equals(sandboxUser) || "0".equals(sandboxUser)) {
       throw bad(Setting.SANDBOX_USER, "must not be root");
@@ -619,6 +631,50 @@ public final class PysandboxConfig {
 
   public String backend() {
     return backend;
+  }
+
+  /** The docker backend's engine: a {@code unix://} URI. */
+  public String dockerHost() {
+    return dockerHost;
+  }
+
+  /** The docker backend's image. */
+  public String dockerImage() {
+    return dockerImage;
+  }
+
+  /** The docker backend's OCI runtime, or empty for the engine's default. */
+  public String dockerRuntime() {
+    return dockerRuntime;
+  }
+
+  /**
+   * The configured engine, checked here; with none configured, {@code DOCKER_HOST} or Docker's
+   * default, which the docker backend checks when it is used (a {@code tcp://} DOCKER_HOST meant
+   * for other tools must not stop a server that uses bwrap).
+   */
+  private String dockerHost(String configured) {
+    if (configured.isEmpty()) {
+      String env = System.getenv("DOCKER_HOST");
+      return env == null || env.isBlank() ? "unix:///var/run/docker.sock" : env.trim();
+    }
+    if (!localEngine(configured)) {
+      throw bad(
+          Setting.DOCKER_HOST,
+          "'"
+              + configured
+              + "': the docker backend needs an engine on this host (its containers bind host"
+              + " directories), as unix:///path/to/socket");
+    }
+    return configured;
+  }
+
+  /** Whether an engine URI is a Unix socket on this host (what the docker backend can use). */
+  public static boolean localEngine(String uri) {
+    return uri.startsWith("unix:///")
+        && uri.length() <= 8 + 107
+        && !uri.contains("..")
+        && uri.chars().noneMatch(c -> c < 0x20 || c == 0x7f);
   }
 
   public String sandboxUser() {

@@ -9,8 +9,29 @@ import java.util.Locale;
 public enum Setting {
   DATA_DIR("data_dir", "~/.pysandbox", "Run history (SQLite), run files, workspaces."),
   PYTHON("python", "/usr/bin/python3", "Interpreter run inside the sandbox (absolute path)."),
-  BACKEND("backend", "auto", "Sandbox backend: auto (bwrap; docker is not built yet) or bwrap."),
+  BACKEND(
+      "backend",
+      "auto",
+      "Sandbox backend: bwrap, docker (containers through the Docker Engine API: Docker or"
+          + " Podman), or auto (bwrap when it works on this host, else docker when its engine"
+          + " answers)."),
   BWRAP("bwrap", "/usr/bin/bwrap", "The bubblewrap binary."),
+  DOCKER_HOST(
+      "docker_host",
+      "",
+      "The engine the docker backend talks to, a unix:// socket on this host (its containers bind"
+          + " host directories); empty: the DOCKER_HOST environment variable, else"
+          + " unix:///var/run/docker.sock."),
+  DOCKER_IMAGE(
+      "docker_image",
+      "pysandbox-python:" + dev.pysandbox.api.Version.VALUE,
+      "Image of the docker backend's containers: any image with python3 (scripts/build-image.sh"
+          + " builds the default from Debian's packages, without a registry)."),
+  DOCKER_RUNTIME(
+      "docker_runtime",
+      "",
+      "OCI runtime of the docker backend's containers: empty for the engine's default (runc), or"
+          + " one the engine knows, e.g. runsc (gVisor)."),
   SANDBOX_USER(
       "sandbox_user",
       "pysandbox",

@@ -20,12 +20,15 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -63,9 +66,17 @@ public final class WorkerHub implements Closeable {
   private final ByteBuffer drainBuffer = ByteBuffer.allocateDirect(64 * 1024);
   private volatile boolean running = true;
 
-  /** What a socket is to the hub: a connection still saying hello, or a bound channel. */
+  /**
+   * What a socket is to the hub: a connection still saying hello, or a bound channel. A hello that
+   * came through a {@link Door} may only name the door's sandbox.
+   */
   private static final class Hello {
     final ByteBuffer buf = ByteBuffer.allocate(MAX_HELLO);
+    final WorkerConnection only;
+
+    Hello(WorkerConnection only) {
+      this.only = only;
+    }
   }
 
   private record Endpoint(WorkerConnection connection, WorkerConnection.Channel channel) {}
@@ -137,6 +148,123 @@ public final class WorkerHub implements Closeable {
   /** Number of connections registered and not yet closed. */
   public int size() {
     return expected.size();
+  }
+
+  /**
+   * Opens a door for one sandbox: a listening socket of its own at {@code socket} (mode 0666, in a
+   * directory the caller made and binds into the sandbox), through which the sandbox's runner
+   * connects itself instead of inheriting connected sockets, as a container must. Connections
+   * through it may only introduce themselves as {@code c} (with its token); it takes at most {@link
+   * Door#MAX_CONNECTIONS} and closes (its socket file deleted) once the runner is ready, when the
+   * connection closes, or when the caller closes it, whichever comes first.
+   */
+  public Door openDoor(WorkerConnection c, Path socket) throws IOException {
+    if (socket.toString().getBytes(StandardCharsets.UTF_8).length > 107) {
+      throw new IOException("socket path too long for a Unix socket: " + socket);
+    }
+    ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
+    Door door = new Door(c, socket, listener);
+    try {
+      Files.deleteIfExists(socket);
+      listener.bind(UnixDomainSocketAddress.of(socket), Door.MAX_CONNECTIONS);
+      listener.configureBlocking(false);
+      Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
+    } catch (IOException | RuntimeException e) {
+      door.close();
+      throw e;
+    }
+    CompletableFuture<Void> registered = new CompletableFuture<>();
+    execute(
+        () -> {
+          try {
+            if (!door.closed) {
+              door.key = listener.register(selector, SelectionKey.OP_ACCEPT, door);
+            }
+            registered.complete(null);
+          } catch (IOException | RuntimeException e) {
+            registered.completeExceptionally(e);
+          }
+        });
+    try {
+      registered.get(5, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      door.close();
+      throw new IOException("interrupted opening the door of " + c.sandboxId(), e);
+    } catch (ExecutionException | TimeoutException e) {
+      door.close();
+      throw new IOException("cannot open the door of " + c.sandboxId() + ": " + e, e);
+    }
+    c.ready().whenComplete((r, err) -> door.close());
+    c.closed().whenComplete((r, err) -> door.close());
+    return door;
+  }
+
+  /** One sandbox's own listening socket (see {@link #openDoor}). */
+  public final class Door implements Closeable {
+    /** Connections a door accepts in all: three channels, and a few retries. */
+    static final int MAX_CONNECTIONS = 8;
+
+    private final WorkerConnection connection;
+    private final Path socket;
+    private final ServerSocketChannel listener;
+    private SelectionKey key;
+    private int accepted;
+    private volatile boolean closed;
+
+    private Door(WorkerConnection connection, Path socket, ServerSocketChannel listener) {
+      this.connection = connection;
+      this.socket = socket;
+      this.listener = listener;
+    }
+
+    /** The socket file on the host. */
+    public Path socket() {
+      return socket;
+    }
+
+    /** Hub thread: takes what waits, up to the door's limit. */
+    private void accept() throws IOException {
+      SocketChannel s;
+      while (!closed && (s = listener.accept()) != null) {
+        if (++accepted > MAX_CONNECTIONS) {
+          log.warn(
+              "sandbox {}: its door took {} connections; closing it",
+              connection.sandboxId(),
+              accepted - 1);
+          closeQuietly(s);
+          close();
+          return;
+        }
+        s.configureBlocking(false);
+        s.register(selector, SelectionKey.OP_READ, new Hello(connection));
+      }
+    }
+
+    /** Stops listening and deletes the socket file; connections already made stay. Idempotent. */
+    @Override
+    public void close() {
+      if (closed) {
+        return;
+      }
+      closed = true;
+      execute(
+          () -> {
+            if (key != null) {
+              key.cancel();
+            }
+            try {
+              listener.close();
+            } catch (IOException e) {
+              log.debug("closing the door of {}", connection.sandboxId(), e);
+            }
+          });
+      try {
+        Files.deleteIfExists(socket);
+      } catch (IOException e) {
+        log.debug("deleting {}", socket, e);
+      }
+    }
   }
 
   void forget(WorkerConnection c) {
@@ -233,10 +361,14 @@ public final class WorkerHub implements Closeable {
 
   private void handle(SelectionKey key) throws IOException {
     if (key.isAcceptable()) {
+      if (key.attachment() instanceof Door door) {
+        door.accept();
+        return;
+      }
       SocketChannel s;
       while ((s = server.accept()) != null) {
         s.configureBlocking(false);
-        s.register(selector, SelectionKey.OP_READ, new Hello());
+        s.register(selector, SelectionKey.OP_READ, new Hello(null));
       }
       return;
     }
@@ -294,7 +426,7 @@ public final class WorkerHub implements Closeable {
     }
     byte[] line = new byte[newline];
     hello.buf.get(0, line);
-    Endpoint endpoint = bind(line);
+    Endpoint endpoint = bind(line, hello.only);
     if (endpoint == null) {
       key.cancel();
       closeQuietly(s);
@@ -323,12 +455,12 @@ public final class WorkerHub implements Closeable {
     }
   }
 
-  private Endpoint bind(byte[] line) {
+  private Endpoint bind(byte[] line, WorkerConnection only) {
     try {
       JsonNode hello = JSON.readTree(line);
       WorkerConnection c = expected.get(hello.path("sandbox").asText(""));
       byte[] token = hello.path("token").asText("").getBytes(StandardCharsets.US_ASCII);
-      if (c == null || !MessageDigest.isEqual(c.token(), token)) {
+      if (c == null || (only != null && c != only) || !MessageDigest.isEqual(c.token(), token)) {
         log.warn("rejected a worker connection with an unknown sandbox or token");
         return null;
       }

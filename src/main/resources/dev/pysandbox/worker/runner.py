@@ -811,8 +811,36 @@ def _ensure_forwarder():
         pass
 
 
+def _connect(way):
+    """In a container nothing is inherited: connect the three channels to the server's door (a Unix
+    socket bound into the sandbox), introduce each with the sandbox's id and one-time token, and
+    put them where a launcher would have (fd 3 control, 1 stdout, 2 stderr; 0 is /dev/null)."""
+    import socket
+
+    socks = {}
+    for channel in ("ctl", "out", "err"):
+        s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        s.connect(way["socket"])
+        hello = '{"sandbox": %s, "token": %s, "channel": "%s"}\n' % (
+            json_dumps(way["sandbox"]), json_dumps(way["token"]), channel)
+        s.sendall(hello.encode())
+        socks[channel] = s
+    null = posix.open("/dev/null", posix.O_RDWR)
+    # Lift every source above the targets first, so that no dup2 clobbers another source.
+    sources = [(0, _high_fd(null, 16)), (1, _high_fd(socks["out"].fileno(), 16)),
+               (2, _high_fd(socks["err"].fileno(), 16)), (3, _high_fd(socks["ctl"].fileno(), 16))]
+    posix.close(null)
+    for s in socks.values():
+        s.close()
+    for target, fd in sources:
+        posix.dup2(fd, target, inheritable=target != 3)
+        posix.close(fd)
+
+
 def main():
     options = json_loads(sys.argv[1]) if len(sys.argv) > 1 else {}
+    if options.get("connect"):
+        _connect(options.pop("connect"))
     for entry in options.get("path", []):
         if entry not in sys.path:
             sys.path.append(entry)

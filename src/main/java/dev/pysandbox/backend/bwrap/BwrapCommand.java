@@ -1,13 +1,10 @@
 package dev.pysandbox.backend.bwrap;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
-import com.fasterxml.jackson.databind.ObjectMapper;
-import dev.pysandbox.api.Json;
 import dev.pysandbox.backend.InterpreterInfo;
+import dev.pysandbox.backend.RunnerLaunch;
 import dev.pysandbox.backend.SandboxSpec;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -22,14 +19,10 @@ final class BwrapCommand {
   /** The uid and gid the code sees inside; unprivileged, and distinct from overflow 65534. */
   static final int SANDBOX_UID = 1000;
 
-  static final String WORKSPACE = "/mnt/data";
-  static final String RUNNER = "/opt/pysandbox/runner.py";
-
-  /** The code analyser, next to the runner, which loads it for the {@code analyze} operation. */
-  static final String ANALYZER = "/opt/pysandbox/analyzer.py";
-
-  /** The egress forwarder, started by the runner in sandboxes that have a way out. */
-  static final String FORWARDER = "/opt/pysandbox/egress_forward.py";
+  static final String WORKSPACE = RunnerLaunch.WORKSPACE;
+  static final String RUNNER = RunnerLaunch.RUNNER;
+  static final String ANALYZER = RunnerLaunch.ANALYZER;
+  static final String FORWARDER = RunnerLaunch.FORWARDER;
 
   /**
    * What a sandbox has beyond the common allow-list, as bwrap (running as the sandbox's user) can
@@ -54,8 +47,6 @@ final class BwrapCommand {
           "/etc/mime.types",
           "/etc/python3",
           "/etc/python3.11");
-
-  private static final ObjectMapper JSON = Json.mapper();
 
   private BwrapCommand() {}
 
@@ -145,35 +136,11 @@ final class BwrapCommand {
 
   /** The only environment the code sees: nothing of the server's. */
   static Map<String, String> environment() {
-    return environment(null, false);
+    return RunnerLaunch.environment(null, false);
   }
 
-  /**
-   * The only environment the code sees: nothing of the server's; the package environment's {@code
-   * bin} first on {@code PATH}; the proxy variables when the sandbox has a way out.
-   */
   static Map<String, String> environment(SandboxSpec.Environment packages, boolean egress) {
-    Map<String, String> env = new LinkedHashMap<>();
-    env.put(
-        "PATH",
-        (packages == null ? "" : SandboxSpec.Environment.TARGET + "/bin:")
-            + "/usr/local/bin:/usr/bin:/bin");
-    env.put("HOME", "/tmp");
-    env.put("TMPDIR", "/tmp");
-    env.put("LANG", "C.UTF-8");
-    env.put("USER", "sandbox");
-    env.put("MPLBACKEND", "Agg");
-    env.put("MPLCONFIGDIR", "/tmp/.matplotlib");
-    env.put("PYTHONDONTWRITEBYTECODE", "1");
-    if (egress) {
-      String proxy = "http://127.0.0.1:" + SandboxSpec.Egress.PORT;
-      for (String name : List.of("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy")) {
-        env.put(name, proxy);
-      }
-      env.put("NO_PROXY", "");
-      env.put("no_proxy", "");
-    }
-    return env;
+    return RunnerLaunch.environment(packages, egress);
   }
 
   /** Interpreter directories outside /usr (a Python built under /opt, say) must be bound too. */
@@ -195,33 +162,7 @@ final class BwrapCommand {
   }
 
   private static String runnerOptions(InterpreterInfo python, SandboxSpec spec, boolean egress) {
-    Map<String, Object> options = new LinkedHashMap<>();
-    options.put("path", python.sysPath());
-    SandboxSpec.Environment env = spec.environment();
-    if (env != null && env.sitePackages() != null) {
-      options.put("site", env.sitePackages());
-    }
-    if (egress) {
-      Map<String, Object> way = new LinkedHashMap<>();
-      way.put("forwarder", FORWARDER);
-      way.put("port", SandboxSpec.Egress.PORT);
-      way.put("socket", SandboxSpec.Egress.SOCKET);
-      options.put("egress", way);
-    }
-    options.put("preload", spec.preload());
-    SandboxSpec.Imports imports = spec.imports();
-    if (!imports.isNone()) {
-      Map<String, Object> policy = new LinkedHashMap<>();
-      policy.put("tier", imports.tier());
-      policy.put("deny", imports.deny());
-      policy.put("allow", imports.allow());
-      options.put("imports", policy);
-    }
-    try {
-      return JSON.writeValueAsString(options);
-    } catch (JsonProcessingException e) {
-      throw new IllegalStateException(e);
-    }
+    return RunnerLaunch.options(python.sysPath(), spec, egress, null);
   }
 
   private static void add(List<String> argv, String... parts) {

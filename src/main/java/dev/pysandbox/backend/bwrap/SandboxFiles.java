@@ -17,7 +17,7 @@ import java.util.Map;
  * (each named by its content hash, so that a new version never replaces a file a running sandbox
  * reads) and a stub {@code /etc} that names the sandbox user and nothing of the host.
  */
-final class SandboxFiles {
+public final class SandboxFiles {
   static final Map<String, String> ETC =
       Map.of(
           "passwd",
@@ -38,14 +38,14 @@ final class SandboxFiles {
    *
    * @return the installed file's name
    */
-  static String installScript(String resource, String stem, Path dir) {
+  public static String installScript(String resource, String stem, Path dir) {
     byte[] content = resource(resource);
     String name = stem + "-" + Sha256.hex(content).substring(0, 16) + ".py";
     writeIfChanged(dir.resolve(name), content);
     return name;
   }
 
-  static void installEtc(Path libDir) {
+  public static void installEtc(Path libDir) {
     Path etc = libDir.resolve("etc");
     for (Map.Entry<String, String> e : ETC.entrySet()) {
       writeIfChanged(etc.resolve(e.getKey()), e.getValue().getBytes(StandardCharsets.UTF_8));
