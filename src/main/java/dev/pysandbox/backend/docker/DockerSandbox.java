@@ -172,6 +172,7 @@ final class DockerSandbox implements Sandbox {
     if (group != null && group.exists()) {
       lastUsage = group.usage();
     }
+    long t0 = System.nanoTime();
     SandboxExit exit;
     if (byServer) {
       exit = new SandboxExit(null, 9, true);
@@ -183,7 +184,12 @@ final class DockerSandbox implements Sandbox {
     if (failure != null && !byServer && exit.code() == null && exit.signal() == null) {
       exit = new SandboxExit(null, null, false, failure);
     }
-    log.debug("sandbox {} ended ({}): {}", id, reason, exit.describe());
+    log.debug(
+        "sandbox {} ended ({}): {} in {} ms",
+        id,
+        reason,
+        exit.describe(),
+        (System.nanoTime() - t0) / 1_000_000);
     exited.complete(exit);
   }
 
