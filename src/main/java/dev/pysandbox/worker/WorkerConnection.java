@@ -62,10 +62,16 @@ public final class WorkerConnection {
   /** Control bytes per request (or per idle time) that are not frames of the request in flight. */
   static final long MAX_IGNORED_BYTES = 8 * MIB;
 
+  /**
+   * A runner's channels; {@code LIFE} is optional: a connection on which nothing is said, held by
+   * whatever in the sandbox must know when the server is gone or done with it (a container's init
+   * kills every process and ends when it closes, as bwrap's {@code --die-with-parent} does).
+   */
   enum Channel {
     CTL,
     OUT,
-    ERR
+    ERR,
+    LIFE
   }
 
   private final String sandboxId;
@@ -81,6 +87,7 @@ public final class WorkerConnection {
   private SocketChannel ctl;
   private SocketChannel out;
   private SocketChannel err;
+  private SocketChannel life;
   private SelectionKey ctlKey;
   private SelectionKey outKey;
   private SelectionKey errKey;
@@ -278,6 +285,7 @@ public final class WorkerConnection {
           case CTL -> ctl;
           case OUT -> out;
           case ERR -> err;
+          case LIFE -> life;
         };
     if (existing != null || closed.isDone()) {
       return false;
@@ -295,6 +303,7 @@ public final class WorkerConnection {
         err = socket;
         errKey = key;
       }
+      case LIFE -> life = socket;
     }
     maybeReady();
     return true;
@@ -311,6 +320,7 @@ public final class WorkerConnection {
       case OUT -> onOutput(true, data);
       case ERR -> onOutput(false, data);
       case CTL -> onControlBytes(data);
+      case LIFE -> data.position(data.limit()); // says nothing that matters; read and dropped
     }
   }
 
@@ -644,6 +654,7 @@ public final class WorkerConnection {
     hub.closeQuietly(ctl);
     hub.closeQuietly(out);
     hub.closeQuietly(err);
+    hub.closeQuietly(life);
     closed.complete(reason);
     boolean violated = violation != null;
     if (!ready.isDone()) {

@@ -469,6 +469,7 @@ public final class WorkerHub implements Closeable {
             case "ctl" -> WorkerConnection.Channel.CTL;
             case "out" -> WorkerConnection.Channel.OUT;
             case "err" -> WorkerConnection.Channel.ERR;
+            case "life" -> WorkerConnection.Channel.LIFE;
             default -> null;
           };
       return channel == null ? null : new Endpoint(c, channel);

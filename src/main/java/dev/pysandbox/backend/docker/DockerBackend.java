@@ -8,6 +8,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Ulimit;
 import com.github.dockerjava.api.model.Volume;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.Json;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.HostUser;
@@ -417,6 +418,7 @@ public final class DockerBackend implements SandboxBackend {
       String options =
           RunnerLaunch.options(s.python().sysPath(), spec, spec.egress() != null, connect);
       String python = s.python().realExecutable().toString();
+      String life = Json.mapper().writeValueAsString(connect);
       HostConfig host = confined(spec.limits(), binds);
       containerId =
           s.engine()
@@ -428,6 +430,7 @@ public final class DockerBackend implements SandboxBackend {
                               "-I",
                               "-S",
                               INIT,
+                              life,
                               python,
                               "-I",
                               "-S",
