@@ -1,11 +1,13 @@
 package dev.pysandbox.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.TestServices;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -35,14 +37,22 @@ class BackendsTest {
 
   @Test
   void auto_whenNoneWorks_listsEveryAttemptAndWhy() {
-    try (SandboxBackend b = inspect(Map.of("bwrap", dataDir.resolve("no-bwrap").toString()))) {
+    try (SandboxBackend b =
+        inspect(
+            Map.of(
+                "bwrap",
+                dataDir.resolve("no-bwrap").toString(),
+                "docker_host",
+                "unix://" + dataDir.resolve("no-engine.sock")))) {
       assertThat(b.unavailableReason())
           .hasValueSatisfying(
               why ->
                   assertThat(why)
                       .startsWith("no sandbox backend works here: bwrap: ")
                       .contains("apt-get install bubblewrap")
-                      .endsWith("; docker: not available in this build"));
+                      .contains(
+                          "; docker: no engine at unix://" + dataDir.resolve("no-engine.sock"))
+                      .contains("scripts/podman-service.sh"));
       assertThat(b.attempts())
           .extracting(BackendAttempt::name, BackendAttempt::works)
           .containsExactly(
@@ -63,6 +73,55 @@ class BackendsTest {
               why -> assertThat(why).startsWith("bwrap: ").doesNotContain("docker"));
       assertThat(b.attempts()).extracting(BackendAttempt::name).containsExactly("bwrap");
     }
+  }
+
+  @Test
+  void dockerNamed_withoutAnEngine_saysHowToGetOne_andStartsNothing() {
+    try (SandboxBackend b =
+        inspect(
+            Map.of("backend", "docker", "docker_host", "unix://" + dataDir.resolve("none.sock")))) {
+      assertThat(b.name()).isEqualTo("docker");
+      assertThat(b.unavailableReason())
+          .hasValueSatisfying(
+              why ->
+                  assertThat(why)
+                      .startsWith("docker: no engine at unix://")
+                      .contains("DOCKER_HOST")
+                      .doesNotContain("bwrap"));
+      assertThat(b.attempts()).extracting(BackendAttempt::name).containsExactly("docker");
+      assertThat(b.interpreter()).isEmpty();
+    }
+  }
+
+  @Test
+  void dockerHost_mustBeASocketOnThisHost_andTheImageAReference() {
+    for (String host : List.of("tcp://10.0.0.1:2375", "unix://relative.sock", "ssh://h")) {
+      assertThatThrownBy(() -> TestServices.config(dataDir, Map.of("docker_host", host)))
+          .as(host)
+          .hasMessageContaining("docker_host")
+          .hasMessageContaining("unix:///path/to/socket");
+    }
+    for (String image : List.of("a b", "-rm", "x;y", "")) {
+      assertThatThrownBy(() -> TestServices.config(dataDir, Map.of("docker_image", image)))
+          .as(image)
+          .hasMessageContaining("docker_image");
+    }
+    assertThatThrownBy(() -> TestServices.config(dataDir, Map.of("docker_runtime", "../runc")))
+        .hasMessageContaining("docker_runtime");
+    PysandboxConfig ok =
+        TestServices.config(
+            dataDir,
+            Map.of(
+                "backend",
+                "docker",
+                "docker_host",
+                "unix:///run/podman/podman.sock",
+                "docker_image",
+                "registry.example/team/py:3.11@sha256:" + "a".repeat(64),
+                "docker_runtime",
+                "runsc"));
+    assertThat(ok.dockerHost()).isEqualTo("unix:///run/podman/podman.sock");
+    assertThat(ok.dockerRuntime()).isEqualTo("runsc");
   }
 
   @Test

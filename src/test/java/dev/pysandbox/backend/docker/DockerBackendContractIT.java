@@ -1,7 +1,12 @@
 package dev.pysandbox.backend.docker;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
+
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.backend.BackendAttempt;
+import dev.pysandbox.backend.Backends;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxBackendContract;
 import dev.pysandbox.config.DataLayout;
@@ -14,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -47,6 +53,29 @@ class DockerBackendContractIT extends SandboxBackendContract {
   @Override
   protected Limits defaultLimits() {
     return config().defaultLimits();
+  }
+
+  @Test
+  void auto_withoutBwrap_takesDocker_andReportsBothAttempts() {
+    TestEngine engine = TestEngine.get();
+    PysandboxConfig config =
+        TestServices.config(
+            dataDir,
+            Map.of(
+                "backend", "auto",
+                "bwrap", dataDir.resolve("no-bwrap").toString(),
+                "docker_host", engine.dockerHost(),
+                "docker_image", engine.image()));
+    try (SandboxBackend b = Backends.inspect(config, new DataLayout(config.dataDir()))) {
+      assertThat(b.unavailableReason()).isEmpty();
+      assertThat(b.name()).isEqualTo("docker");
+      assertThat(b.attempts())
+          .extracting(BackendAttempt::name, BackendAttempt::works)
+          .containsExactly(tuple("bwrap", false), tuple("docker", true));
+      assertThat(b.interpreter())
+          .hasValueSatisfying(p -> assertThat(p.packages()).containsKey("numpy"));
+      assertThat(b.confinement().orElseThrow().toString()).contains("network none");
+    }
   }
 
   @Override
