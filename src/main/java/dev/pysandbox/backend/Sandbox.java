@@ -1,7 +1,7 @@
 package dev.pysandbox.backend;
 
 import dev.pysandbox.api.Limits;
-import dev.pysandbox.worker.WorkerConnection;
+import dev.pysandbox.worker.Worker;
 import java.nio.file.Path;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -42,8 +42,8 @@ public interface Sandbox {
    */
   HostUser hostUser();
 
-  /** The runner's end of the worker protocol. */
-  WorkerConnection worker();
+  /** The runner's end of the worker protocol, over whatever the backend carries it on. */
+  Worker worker();
 
   /**
    * Kills every process of the sandbox (SIGKILL, no grace), waits for them to be gone and checks

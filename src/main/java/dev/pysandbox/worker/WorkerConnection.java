@@ -45,7 +45,7 @@ import org.slf4j.LoggerFactory;
  * <p>(Long because it is one state machine: the request in flight, its frames, its output and the
  * limits on all three share one lock.)
  */
-public final class WorkerConnection {
+public final class WorkerConnection implements Worker {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
   private static final ObjectMapper JSON = Json.mapper();
   private static final long MIB = 1024 * 1024;
@@ -154,6 +154,7 @@ public final class WorkerConnection {
     this.stderr = new OutputCapture(outputLimit);
   }
 
+  @Override
   public String sandboxId() {
     return sandboxId;
   }
@@ -163,15 +164,18 @@ public final class WorkerConnection {
   }
 
   /** Completes with the runner's {@code ready} frame once all three channels are connected. */
+  @Override
   public CompletableFuture<ObjectNode> ready() {
     return ready;
   }
 
   /** Completes with a reason when the control channel closes; never completes exceptionally. */
+  @Override
   public CompletableFuture<String> closed() {
     return closed;
   }
 
+  @Override
   public boolean isOpen() {
     return !closed.isDone();
   }
@@ -182,6 +186,7 @@ public final class WorkerConnection {
    *
    * @throws IllegalStateException when another request is in flight or the connection is closed
    */
+  @Override
   public CompletableFuture<WorkerReply> request(String op, ObjectNode payload) {
     return request(op, payload, RequestListener.NONE);
   }
@@ -190,6 +195,7 @@ public final class WorkerConnection {
    * {@link #request(String, ObjectNode)}, telling {@code listener} the request's output as it
    * arrives (output that arrived before the request leads its answer but is not told).
    */
+  @Override
   public CompletableFuture<WorkerReply> request(
       String op, ObjectNode payload, RequestListener listener) {
     Pending p;
@@ -226,6 +232,7 @@ public final class WorkerConnection {
   }
 
   /** Asks the runner to raise KeyboardInterrupt in the request that is running, if any. */
+  @Override
   public void interrupt() {
     String id;
     synchronized (this) {
@@ -240,6 +247,7 @@ public final class WorkerConnection {
   }
 
   /** The output of the request in flight so far (or of the idle time since the last one). */
+  @Override
   public synchronized WorkerReply partial() {
     if (current != null) {
       return current.reply(JSON.createObjectNode());
@@ -252,6 +260,7 @@ public final class WorkerConnection {
    * Bytes written to stdout and stderr by the request in flight (or since the last one), kept or
    * not; cheap enough to poll.
    */
+  @Override
   public synchronized long outputBytes() {
     return current != null
         ? current.out.total() + current.err.total() - current.idleBytes
@@ -263,16 +272,19 @@ public final class WorkerConnection {
    * request began (they lead that request's captured output, and are not counted against its own
    * output limit by {@link #outputBytes}).
    */
+  @Override
   public synchronized long idleOutputBytes() {
     return requestIdleBytes;
   }
 
   /** How this sandbox broke the protocol (it was cut off for it), or {@code null}. */
+  @Override
   public String protocolViolation() {
     return violation;
   }
 
   /** Closes the sockets; a request in flight fails with {@link WorkerLostException}. */
+  @Override
   public void close(String reason) {
     hub.execute(() -> lost(reason));
   }

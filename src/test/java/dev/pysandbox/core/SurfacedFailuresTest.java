@@ -26,7 +26,7 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
 import dev.pysandbox.util.TimeSource;
-import dev.pysandbox.worker.WorkerConnection;
+import dev.pysandbox.worker.Worker;
 import dev.pysandbox.worker.WorkerHub;
 import dev.pysandbox.worker.WorkerReply;
 import java.io.IOException;
@@ -287,7 +287,7 @@ class SurfacedFailuresTest {
     }
 
     @Override
-    public WorkerConnection worker() {
+    public Worker worker() {
       return real.worker();
     }
 

@@ -95,7 +95,7 @@ class WorkerProtocolTest {
       assertThat(r.frame().path("result").path("text/plain").asText())
           .isEqualTo(Integer.toString(i * 2));
     }
-    assertThat(sandbox.worker().ignoredLines()).isZero();
+    assertThat(((WorkerConnection) sandbox.worker()).ignoredLines()).isZero();
   }
 
   @Test
