@@ -102,7 +102,8 @@ public final class DockerBackend implements SandboxBackend {
       HostUser user,
       Path lib,
       Map<String, String> files,
-      Path doors) {}
+      Path doors,
+      Map<Boolean, String> seccomp) {}
 
   public DockerBackend(
       PysandboxConfig config,
@@ -174,9 +175,12 @@ public final class DockerBackend implements SandboxBackend {
     }
     DockerEngine engine = new DockerEngine(host, 32);
     String engineName;
+    boolean inlineProfile;
     try {
       engine.ping();
-      engineName = engine.describe();
+      var version = engine.version();
+      engineName = DockerEngine.describe(version);
+      inlineProfile = DockerSeccomp.takesInlineProfile(version);
     } catch (RuntimeException e) {
       engine.close();
       throw unavailable("the engine at " + host + " does not answer: " + e.getMessage());
@@ -240,9 +244,22 @@ public final class DockerBackend implements SandboxBackend {
       engine.close();
       throw unavailable("cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage());
     }
+    Map<Boolean, String> seccomp = new LinkedHashMap<>();
+    if (config.seccomp() && !inspectOnly) {
+      try {
+        // Both variants now: a failure says so at set-up, not at some later start.
+        for (boolean network : List.of(false, true)) {
+          seccomp.put(
+              network, DockerSeccomp.securityOpt(config.python(), layout, network, inlineProfile));
+        }
+      } catch (PysandboxException e) {
+        engine.close();
+        throw e;
+      }
+    }
     InterpreterInfo python;
     try {
-      python = probe(engine, image, user, lib, files);
+      python = probe(engine, image, user, lib, files, seccomp.get(false));
     } catch (PysandboxException e) {
       engine.close();
       throw e;
@@ -255,7 +272,7 @@ public final class DockerBackend implements SandboxBackend {
         python.version(),
         config.dockerRuntime().isEmpty() ? "the engine's default" : config.dockerRuntime(),
         user.uid());
-    return new Setup(engine, engineName, python, user, lib, files, doors);
+    return new Setup(engine, engineName, python, user, lib, files, doors, seccomp);
   }
 
   private static int currentGid() {
@@ -269,7 +286,12 @@ public final class DockerBackend implements SandboxBackend {
 
   /** Runs the interpreter probe in a container of the image, confined like a sandbox. */
   private InterpreterInfo probe(
-      DockerEngine engine, String image, HostUser user, Path lib, Map<String, String> files) {
+      DockerEngine engine,
+      String image,
+      HostUser user,
+      Path lib,
+      Map<String, String> files,
+      String seccomp) {
     String id = null;
     try {
       id =
@@ -280,8 +302,7 @@ public final class DockerBackend implements SandboxBackend {
                       .withUser(user.uid() + ":" + user.gid())
                       .withEnv(env(RunnerLaunch.environment(null, false)))
                       .withLabels(labels("probe"))
-                      .withHostConfig(
-                          confined(config.defaultLimits(), List.of()).withBinds(etc(lib, files))));
+                      .withHostConfig(confined(config.defaultLimits(), etc(lib, files), seccomp)));
       engine.start(id);
       Integer code = engine.await(id, 60);
       String printed = engine.logs(id, 200);
@@ -339,6 +360,12 @@ public final class DockerBackend implements SandboxBackend {
         "container",
         "network none, every capability dropped, no-new-privileges, read-only root, tmpfs /tmp,"
             + " memory (swap = memory), pids and CPU limits from the engine");
+    m.put(
+        "seccomp",
+        !config.seccomp()
+            ? "the engine's default profile (seccomp=false)"
+            : "pysandbox's profile (the bwrap filter's rules as an allow-list)"
+                + (s.seccomp().isEmpty() ? ", made when a server starts" : ""));
     m.put("disk_quota", "measured while a run is in flight (the workspace is a host directory)");
     return Optional.of(m);
   }
@@ -419,7 +446,7 @@ public final class DockerBackend implements SandboxBackend {
           RunnerLaunch.options(s.python().sysPath(), spec, spec.egress() != null, connect);
       String python = s.python().realExecutable().toString();
       String life = Json.mapper().writeValueAsString(connect);
-      HostConfig host = confined(spec.limits(), binds);
+      HostConfig host = confined(spec.limits(), binds, s.seccomp().get(spec.egress() != null));
       containerId =
           s.engine()
               .create(
@@ -537,9 +564,12 @@ public final class DockerBackend implements SandboxBackend {
   }
 
   /** The confinement every container gets, with its limits and binds. */
-  private HostConfig confined(Limits limits, List<Bind> binds) {
+  private HostConfig confined(Limits limits, List<Bind> binds, String seccomp) {
     List<String> security = new ArrayList<>();
     security.add("no-new-privileges");
+    if (seccomp != null) {
+      security.add(seccomp);
+    }
     HostConfig host =
         HostConfig.newHostConfig()
             .withNetworkMode("none")

@@ -61,9 +61,13 @@ final class DockerEngine implements AutoCloseable {
     return host;
   }
 
+  /** What {@code GET /version} answers. */
+  com.github.dockerjava.api.model.Version version() {
+    return client.versionCmd().exec();
+  }
+
   /** The engine's name and version, e.g. {@code Podman Engine 4.3.1 (API 1.41)}. */
-  String describe() {
-    var v = client.versionCmd().exec();
+  static String describe(com.github.dockerjava.api.model.Version v) {
     String name =
         v.getComponents() == null || v.getComponents().isEmpty()
             ? "Docker Engine"

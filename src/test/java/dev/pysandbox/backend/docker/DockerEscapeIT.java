@@ -203,10 +203,17 @@ class DockerEscapeIT {
                   + "t('host', lambda: socket.create_connection(('127.0.0.1', "
                   + listener.getLocalPort()
                   + "), timeout=3))\n"
-                  + "print(sorted(n for _, n in socket.if_nameindex()))\n",
+                  + "t('netlink', lambda: socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0))\n"
+                  + "t('inet6', lambda: socket.socket(socket.AF_INET6, socket.SOCK_DGRAM))\n"
+                  + "t('unix', lambda: socket.socket(socket.AF_UNIX, socket.SOCK_STREAM))\n"
+                  + "print(open('/proc/self/status').read().count('Seccomp:\\t2'))\n",
               30);
       assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-      assertThat(r.stdout()).isEqualTo("urlopen DENIED\nraw DENIED\nhost DENIED\n['lo']\n");
+      assertThat(r.stdout())
+          .as("as on bwrap: the seccomp profile is the bwrap filter's rules")
+          .isEqualTo(
+              "urlopen DENIED\nraw DENIED\nhost DENIED\nnetlink DENIED\ninet6 DENIED\n"
+                  + "unix ALLOWED\n1\n");
     }
   }
 
