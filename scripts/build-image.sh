@@ -42,9 +42,17 @@ command -v python3 >/dev/null || die "python3 is not installed (scripts/setup.sh
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/build-image.XXXXXX")
 cleanup=("$scratch")
-# --one-file-system: a root that debootstrap left with /proc or /sys mounted (killed part-way)
-# loses its files, never those of the mounts.
-remove() { [[ $# -eq 0 ]] || rm -rf --one-file-system "$@" 2>/dev/null || true; }
+# remove PATH...: a root that debootstrap left with /proc or /sys mounted (killed part-way) is
+# unmounted first, and --one-file-system never goes into a mount that stayed.
+remove() {
+  local path mnt
+  for path in "$@"; do
+    while read -r _ mnt _; do
+      if [[ $mnt == "$path"/* ]]; then umount -l "$mnt" 2>/dev/null || true; fi
+    done </proc/self/mounts
+    rm -rf --one-file-system "$path" 2>/dev/null || true
+  done
+}
 trap 'remove "${cleanup[@]}"' EXIT
 trap 'exit 143' TERM # so that a stopped build (scripts/test.sh) cleans up too
 trap 'exit 130' INT
@@ -111,13 +119,8 @@ fi
 # Roots of builds that were killed, and logs of failed ones: the lock is free only when no build
 # runs on this cache.
 for stale in "$cache"/images/rootfs.*; do
-  if [[ -d $stale ]]; then
-    while read -r _ mnt _; do
-      if [[ $mnt == "$stale"/* ]]; then umount -l "$mnt" 2>/dev/null || true; fi
-    done </proc/self/mounts
-    say "removing $stale (a build that did not finish)"
-  fi
-  remove "$stale"
+  if [[ -d $stale ]]; then say "removing $stale (a build that did not finish)"; fi
+  if [[ -e $stale ]]; then remove "$stale"; fi
 done
 
 if [[ ! -f $tarball ]]; then

@@ -24,15 +24,22 @@ build_pid=
 finish() {
   local status=$?
   trap - EXIT INT TERM HUP
-  if [[ -n $build_pid ]] && kill -0 "$build_pid" 2>/dev/null; then
+  # The whole process group: its leader ends at once, debootstrap and dpkg take a while, and
+  # build-image.sh removes its half-made root (and debootstrap unmounts its /proc) after them.
+  if [[ -n $build_pid ]] && kill -0 -- "-$build_pid" 2>/dev/null; then
     say "stopping the image build"
     kill -TERM -- "-$build_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do kill -0 "$build_pid" 2>/dev/null || break; sleep 0.1; done
+    for _ in $(seq 1 150); do kill -0 -- "-$build_pid" 2>/dev/null || break; sleep 0.2; done
     kill -KILL -- "-$build_pid" 2>/dev/null || true
   fi
-  if [[ -f $build_status && $(head -n 1 "$build_status") != 0 ]]; then
-    say "the image build failed; the end of its log:"
-    tail -n 20 "$build_log" >&2 || true
+  if [[ -f $build_status ]]; then
+    local code seconds
+    { read -r code; read -r _; read -r seconds; } <"$build_status" || true
+    say "the image build exited $code after ${seconds:-?} s"
+    if [[ $code != 0 ]]; then
+      say "the end of its log:"
+      tail -n 20 "$build_log" >&2 || true
+    fi
   fi
   scripts/podman-service.sh stop "$service_dir" || status=1
   rm -rf "$run_dir"
@@ -46,11 +53,12 @@ trap 'exit 129' HUP
 docker_host=$(scripts/podman-service.sh start "$service_dir" | sed -n 's/^export DOCKER_HOST=//p')
 [[ -n $docker_host ]] || { say "podman-service.sh start printed no DOCKER_HOST"; exit 1; }
 
-# setsid: a process group of its own, which finish ends whole (debootstrap, apt, curl).
-# The status appears at once, by rename: first line the exit status, second the log.
-DOCKER_HOST=$docker_host setsid bash -c '
+# setsid: a process group of its own, which finish ends whole (debootstrap, apt, curl). nice: the
+# unit tests running meanwhile come first. The status appears at once, by rename: first line the
+# exit status, second the log, third the seconds it took.
+DOCKER_HOST=$docker_host setsid nice -n 10 bash -c '
   scripts/build-image.sh >"$1" 2>&1
-  printf "%s\n%s\n" "$?" "$1" >"$2.part" && mv "$2.part" "$2"' \
+  printf "%s\n%s\n%s\n" "$?" "$1" "$SECONDS" >"$2.part" && mv "$2.part" "$2"' \
   build-image "$build_log" "$build_status" </dev/null &
 build_pid=$!
 say "engine $docker_host; building the image in the background (log: $build_log)"
