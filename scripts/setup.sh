@@ -3,7 +3,8 @@
 # Idempotent: what is already there is left alone. Usage: scripts/setup.sh [--bench] [--containers]
 #   --bench       also installs what the benchmark compares against (hyperfine, Jupyter).
 #   --containers  also installs what the container backend's tests need: Podman (its Docker API,
-#                 scripts/podman-service.sh) with runc, and debootstrap (scripts/build-image.sh).
+#                 scripts/podman-service.sh) with runc, and debootstrap and curl
+#                 (scripts/build-image.sh, which needs no docker CLI). scripts/test.sh uses it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -31,11 +32,9 @@ for arg in "$@"; do
     # runc, not crun: crun refuses this kind of host's cgroup v1/v2 hybrid. uidmap (newuidmap)
     # is a dependency Podman needs for user namespaces. Not slirp4netns or fuse-overlayfs: the
     # service runs as root with --network none and the kernel's overlay (rootless would need them).
-    # The docker CLI is only the client the scripts use; a machine without it gets Debian's.
-    --containers)
-      packages+=(podman runc uidmap debootstrap curl)
-      command -v docker >/dev/null 2>&1 || packages+=(docker.io)
-      ;;
+    # curl is the scripts' client for the Engine API (no docker CLI needed); procps has the pgrep
+    # by which podman-service.sh stop finds the service's conmons.
+    --containers) packages+=(podman runc uidmap debootstrap curl procps) ;;
     *) say "unknown option: $arg"; exit 2 ;;
   esac
 done

@@ -1,7 +1,67 @@
 #!/usr/bin/env bash
 # The second command of the README: the same set-up, then every test (real bubblewrap, real
-# Python, real SQLite, a real MCP client over stdio). CI runs exactly this (.ci/run).
+# Python, real SQLite, a real MCP client over stdio, and the container backend's tests on Podman's
+# Docker API). CI runs exactly this (.ci/run). Arguments go to `mvn verify`.
+#
+# The container tests get their engine from here (src/test/java/dev/pysandbox/TestEngine.java):
+# a Podman service in a temporary directory of this run (scripts/podman-service.sh), and the image
+# (scripts/build-image.sh), built in the background while Maven compiles and runs the unit tests.
+# Its exit status appears in PYSANDBOX_TEST_IMAGE_STATUS, which the integration tests wait for.
+# Whatever way this script ends, the build is stopped and the service with it.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
-scripts/setup.sh
-exec mvn -B verify "$@"
+
+say() { printf '[test] %s\n' "$*" >&2; }
+
+scripts/setup.sh --containers
+
+run_dir=$(mktemp -d "${TMPDIR:-/tmp}/pysandbox-test.XXXXXX")
+service_dir=$run_dir/engine
+build_log=$run_dir/image-build.log
+build_status=$run_dir/image-build.status
+build_pid=
+
+finish() {
+  local status=$?
+  trap - EXIT INT TERM HUP
+  # The whole process group: its leader ends at once, debootstrap and dpkg take a while, and
+  # build-image.sh removes its half-made root (and debootstrap unmounts its /proc) after them.
+  if [[ -n $build_pid ]] && kill -0 -- "-$build_pid" 2>/dev/null; then
+    say "stopping the image build"
+    kill -TERM -- "-$build_pid" 2>/dev/null || true
+    for _ in $(seq 1 150); do kill -0 -- "-$build_pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$build_pid" 2>/dev/null || true
+  fi
+  if [[ -f $build_status ]]; then
+    local code seconds
+    { read -r code; read -r _; read -r seconds; } <"$build_status" || true
+    say "the image build exited $code after ${seconds:-?} s"
+    if [[ $code != 0 ]]; then
+      say "the end of its log:"
+      tail -n 20 "$build_log" >&2 || true
+    fi
+  fi
+  scripts/podman-service.sh stop "$service_dir" || status=1
+  rm -rf "$run_dir"
+  exit "$status"
+}
+trap finish EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+docker_host=$(scripts/podman-service.sh start "$service_dir" | sed -n 's/^export DOCKER_HOST=//p')
+[[ -n $docker_host ]] || { say "podman-service.sh start printed no DOCKER_HOST"; exit 1; }
+
+# setsid: a process group of its own, which finish ends whole (debootstrap, apt, curl). nice: the
+# unit tests running meanwhile come first. The status appears at once, by rename: first line the
+# exit status, second the log, third the seconds it took.
+DOCKER_HOST=$docker_host setsid nice -n 10 bash -c '
+  scripts/build-image.sh >"$1" 2>&1
+  printf "%s\n%s\n%s\n" "$?" "$1" "$SECONDS" >"$2.part" && mv "$2.part" "$2"' \
+  build-image "$build_log" "$build_status" </dev/null &
+build_pid=$!
+say "engine $docker_host; building the image in the background (log: $build_log)"
+
+export PYSANDBOX_TEST_DOCKER_HOST=$docker_host PYSANDBOX_TEST_IMAGE_STATUS=$build_status
+mvn -B verify "$@"

@@ -15,15 +15,11 @@ import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Statistics;
 import com.github.dockerjava.api.model.Volume;
-import com.github.dockerjava.core.DefaultDockerClientConfig;
-import com.github.dockerjava.core.DockerClientImpl;
 import com.github.dockerjava.core.InvocationBuilder;
-import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
-import java.io.IOException;
+import dev.pysandbox.TestEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -39,70 +35,43 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The foundation of the container backend (issue 17), on a real engine: Podman's Docker API started
- * by {@code scripts/podman-service.sh} on a socket this test owns, the image imported by {@code
- * scripts/build-image.sh} (cached between runs), and docker-java over the Apache HttpClient 5
- * transport doing what the backend will do: a confined container, its logs and exit code, an exec,
- * one-shot stats, a memory hog past its limit, and clean-up by label. Nothing here skips: a missing
- * podman, runc, debootstrap or docker CLI fails the class in {@link #startEngine}.
+ * The foundation of the container backend (issue 17), on a real engine: Podman's Docker API and the
+ * image {@code scripts/build-image.sh} imports, from {@link TestEngine} (the service and background
+ * build of {@code scripts/test.sh}, or a service of its own when run alone), and docker-java over
+ * the Apache HttpClient 5 transport doing what the backend will do: a confined container, its logs
+ * and exit code, an exec, one-shot stats, a memory hog past its limit, and clean-up by label.
+ * Nothing here skips: a missing podman, runc or debootstrap fails the class in {@link #openEngine}.
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 class DockerEngineIT {
   static final long MIB = 1024L * 1024;
 
-  @TempDir static Path serviceDir;
   @TempDir static Path workspace;
 
-  static String dockerHost;
   static String image;
   static DockerClient docker;
   static final String instance = "it-" + UUID.randomUUID();
   static final List<String> created = new ArrayList<>();
 
   @BeforeAll
-  @Timeout(value = 900, unit = TimeUnit.SECONDS) // a cold image build: debootstrap, then import
-  static void startEngine() throws Exception {
-    String exported =
-        script(Duration.ofSeconds(60), "scripts/podman-service.sh", "start", serviceDir.toString());
-    dockerHost =
-        exported
-            .lines()
-            .filter(l -> l.startsWith("export DOCKER_HOST="))
-            .findFirst()
-            .orElseThrow(() -> new AssertionError("no DOCKER_HOST line in: " + exported))
-            .substring("export DOCKER_HOST=".length());
-    long t0 = System.nanoTime();
-    script(Duration.ofSeconds(840), "scripts/build-image.sh");
-    System.out.printf("build-image.sh: %d ms%n", (System.nanoTime() - t0) / 1_000_000);
-    image = "pysandbox-python:" + projectVersion().replaceAll("[^A-Za-z0-9_.-]", "_");
-
-    DefaultDockerClientConfig config =
-        DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(dockerHost).build();
-    ApacheDockerHttpClient http =
-        new ApacheDockerHttpClient.Builder()
-            .dockerHost(config.getDockerHost())
-            .maxConnections(16)
-            .connectionTimeout(Duration.ofSeconds(10))
-            .responseTimeout(Duration.ofSeconds(60))
-            .build();
-    docker = DockerClientImpl.getInstance(config, http);
+  @Timeout(value = 900, unit = TimeUnit.SECONDS) // TestEngine waits for a cold image build
+  static void openEngine() throws Exception {
+    TestEngine engine = TestEngine.get();
+    image = engine.image();
+    docker = engine.newClient();
     docker.pingCmd().exec();
     Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwxrwxrwx"));
   }
 
   @AfterAll
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
-  static void stopEngine() throws Exception {
-    try {
-      if (docker != null) {
-        for (Container c : byLabel()) {
-          docker.removeContainerCmd(c.getId()).withForce(true).exec();
-        }
-        docker.close();
+  static void removeContainers() throws Exception {
+    if (docker != null) {
+      for (Container c : byLabel()) {
+        docker.removeContainerCmd(c.getId()).withForce(true).exec();
       }
-    } finally {
-      script(Duration.ofSeconds(30), "scripts/podman-service.sh", "stop", serviceDir.toString());
+      docker.close();
     }
   }
 
@@ -309,35 +278,5 @@ class DockerEngineIT {
         .withShowAll(true)
         .withLabelFilter(Map.of("dev.pysandbox.instance", instance))
         .exec();
-  }
-
-  static String projectVersion() throws IOException {
-    String pom = Files.readString(Path.of("pom.xml"));
-    int at = pom.indexOf("<version>");
-    return pom.substring(at + "<version>".length(), pom.indexOf("</version>", at)).strip();
-  }
-
-  /** Runs a script of the repository; a non-zero exit fails the test with its output. */
-  static String script(Duration limit, String... command) throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(false);
-    if (dockerHost != null) {
-      pb.environment().put("DOCKER_HOST", dockerHost);
-    }
-    Path err = Files.createTempFile("script", ".err");
-    pb.redirectError(err.toFile());
-    Process p = pb.start();
-    byte[] out = p.getInputStream().readAllBytes();
-    if (!p.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + ": still running after " + limit);
-    }
-    String stderr = Files.readString(err);
-    Files.delete(err);
-    System.out.print(stderr);
-    if (p.exitValue() != 0) {
-      throw new AssertionError(
-          String.join(" ", command) + " exited " + p.exitValue() + ":\n" + stderr);
-    }
-    return new String(out, UTF_8);
   }
 }
