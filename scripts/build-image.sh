@@ -20,14 +20,16 @@ say() { printf '[build-image] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
 suite=bookworm
-packages=(python3 python3-numpy python3-pandas python3-matplotlib)
+# venv and pip: package environments are built in the container with them (issue 16).
+packages=(python3 python3-numpy python3-pandas python3-matplotlib python3-venv python3-pip)
 # python3-fonttools (for matplotlib) depends on "python3-scipy | python3-munkres" and
 # "python3-ufolib2 | python3-defcon"; scipy brings pythran, gcc and boost (1.2 GB instead of
 # ~400 MB). debootstrap always takes the first alternative, so it makes only the base and apt,
 # inside the root, installs the rest with these small alternatives marked first.
 alternatives=(python3-munkres python3-defcon)
-version=$(sed -n 's|^  <version>\(.*\)</version>|\1|p' pom.xml | head -n 1)
-[[ -n $version ]] || die "no <version> in pom.xml"
+# The version the server names its default image after (docker_image), not the pom's.
+version=$(sed -n 's|.*String VALUE = "\(.*\)";.*|\1|p' src/main/java/dev/pysandbox/api/Version.java | head -n 1)
+[[ -n $version ]] || die "no VALUE in src/main/java/dev/pysandbox/api/Version.java"
 image=${1:-pysandbox-python:$(printf '%s' "$version" | tr -c 'A-Za-z0-9_.-' '_')}
 recipe=$( (cat "${BASH_SOURCE[0]}"; printf '%s\n' "$suite" "${packages[@]}" "${alternatives[@]}") | sha256sum | cut -c1-16)
 

@@ -16,8 +16,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import java.util.stream.Stream;
 
 /**
@@ -299,15 +297,12 @@ public final class TestEngine {
         "no checkout (pom.xml and scripts/podman-service.sh) at or above " + starts);
   }
 
-  /** {@code pysandbox-python:<version>}, named as scripts/build-image.sh names it. */
-  static String defaultImage(Path root) throws IOException {
-    Matcher m =
-        Pattern.compile("(?m)^  <version>(.*)</version>")
-            .matcher(Files.readString(root.resolve("pom.xml"), UTF_8));
-    if (!m.find()) {
-      throw new AssertionError("no <version> in " + root.resolve("pom.xml"));
-    }
-    return "pysandbox-python:" + m.group(1).replaceAll("[^A-Za-z0-9_.-]", "_");
+  /**
+   * The docker backend's default image, {@code pysandbox-python:<Version.VALUE>}, as
+   * scripts/build-image.sh names it.
+   */
+  static String defaultImage(Path root) {
+    return dev.pysandbox.config.Setting.DOCKER_IMAGE.defaultValue();
   }
 
   private static void deleteTree(Path dir) throws IOException {

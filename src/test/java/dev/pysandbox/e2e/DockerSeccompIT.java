@@ -12,14 +12,9 @@ import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
-import com.github.dockerjava.core.DefaultDockerClientConfig;
-import com.github.dockerjava.core.DockerClientImpl;
-import com.github.dockerjava.httpclient5.ApacheDockerHttpClient;
 import dev.pysandbox.backend.docker.DockerSeccomp;
 import dev.pysandbox.config.DataLayout;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -102,7 +97,6 @@ class DockerSeccompIT {
           "out['plot_bytes'] = os.path.getsize('/tmp/plot.png')",
           "print(json.dumps(out))");
 
-  @TempDir static Path serviceDir;
   @TempDir static Path dataDir;
 
   static String dockerHost;
@@ -116,28 +110,10 @@ class DockerSeccompIT {
   @BeforeAll
   @Timeout(value = 900, unit = TimeUnit.SECONDS) // a cold image build: debootstrap, then import
   static void startEngine() throws Exception {
-    String exported =
-        script(Duration.ofSeconds(60), "scripts/podman-service.sh", "start", serviceDir.toString());
-    dockerHost =
-        exported
-            .lines()
-            .filter(l -> l.startsWith("export DOCKER_HOST="))
-            .findFirst()
-            .orElseThrow(() -> new AssertionError("no DOCKER_HOST line in: " + exported))
-            .substring("export DOCKER_HOST=".length());
-    script(Duration.ofSeconds(840), "scripts/build-image.sh");
-    image =
-        "pysandbox-python:" + DockerEngineIT.projectVersion().replaceAll("[^A-Za-z0-9_.-]", "_");
-    DefaultDockerClientConfig config =
-        DefaultDockerClientConfig.createDefaultConfigBuilder().withDockerHost(dockerHost).build();
-    docker =
-        DockerClientImpl.getInstance(
-            config,
-            new ApacheDockerHttpClient.Builder()
-                .dockerHost(config.getDockerHost())
-                .connectionTimeout(Duration.ofSeconds(10))
-                .responseTimeout(Duration.ofSeconds(60))
-                .build());
+    dev.pysandbox.TestEngine engine = dev.pysandbox.TestEngine.get();
+    dockerHost = engine.dockerHost();
+    image = engine.image();
+    docker = engine.newClient();
     inline = DockerSeccomp.takesInlineProfile(docker.versionCmd().exec());
     layout = new DataLayout(dataDir);
   }
@@ -145,20 +121,16 @@ class DockerSeccompIT {
   @AfterAll
   @Timeout(value = 60, unit = TimeUnit.SECONDS)
   static void stopEngine() throws Exception {
-    try {
-      if (docker != null) {
-        for (Container c :
-            docker
-                .listContainersCmd()
-                .withShowAll(true)
-                .withLabelFilter(Map.of("dev.pysandbox.instance", instance))
-                .exec()) {
-          docker.removeContainerCmd(c.getId()).withForce(true).exec();
-        }
-        docker.close();
+    if (docker != null) {
+      for (Container c :
+          docker
+              .listContainersCmd()
+              .withShowAll(true)
+              .withLabelFilter(Map.of("dev.pysandbox.instance", instance))
+              .exec()) {
+        docker.removeContainerCmd(c.getId()).withForce(true).exec();
       }
-    } finally {
-      script(Duration.ofSeconds(30), "scripts/podman-service.sh", "stop", serviceDir.toString());
+      docker.close();
     }
   }
 
@@ -309,29 +281,5 @@ class DockerSeccompIT {
             })
         .awaitCompletion(30, TimeUnit.SECONDS);
     return out.toString();
-  }
-
-  /** Runs a script of the repository; a non-zero exit fails the test with its output. */
-  static String script(Duration limit, String... command) throws Exception {
-    ProcessBuilder pb = new ProcessBuilder(command);
-    if (dockerHost != null) {
-      pb.environment().put("DOCKER_HOST", dockerHost);
-    }
-    Path err = Files.createTempFile("script", ".err");
-    pb.redirectError(err.toFile());
-    Process p = pb.start();
-    byte[] out = p.getInputStream().readAllBytes();
-    if (!p.waitFor(limit.toSeconds(), TimeUnit.SECONDS)) {
-      p.destroyForcibly();
-      throw new AssertionError(String.join(" ", command) + ": still running after " + limit);
-    }
-    String stderr = Files.readString(err);
-    Files.delete(err);
-    System.out.print(stderr);
-    if (p.exitValue() != 0) {
-      throw new AssertionError(
-          String.join(" ", command) + " exited " + p.exitValue() + ":\n" + stderr);
-    }
-    return new String(out, UTF_8);
   }
 }

@@ -3,6 +3,7 @@ package dev.pysandbox.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.BackendAttempt;
@@ -11,7 +12,6 @@ import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxBackendContract;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
-import dev.pysandbox.testing.TestEngine;
 import dev.pysandbox.worker.WorkerHub;
 import java.nio.file.Path;
 import java.util.ArrayList;

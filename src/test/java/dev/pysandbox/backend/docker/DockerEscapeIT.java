@@ -2,6 +2,7 @@ package dev.pysandbox.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
@@ -9,7 +10,6 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.core.DefaultSandboxService;
-import dev.pysandbox.testing.TestEngine;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -37,6 +37,7 @@ class DockerEscapeIT {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
   static DockerEngine engine;
+  static com.sun.net.httpserver.HttpServer origin;
 
   /** Python: {@code t(name, fn)} prints "name ALLOWED", or "name DENIED" when fn raises OSError. */
   private static final String TRY =
@@ -50,7 +51,26 @@ class DockerEscapeIT {
       unit = TimeUnit.SECONDS) // the first test of a clean machine builds the image
   static void start() {
     TestEngine e = TestEngine.get();
+    try {
+      origin =
+          com.sun.net.httpserver.HttpServer.create(
+              new java.net.InetSocketAddress("127.0.0.1", 0), 0);
+    } catch (java.io.IOException ex) {
+      throw new java.io.UncheckedIOException(ex);
+    }
+    origin.createContext(
+        "/",
+        exchange -> {
+          byte[] body = "from the origin".getBytes(java.nio.charset.StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    origin.start();
     Map<String, String> settings = new HashMap<>();
+    settings.put("tiers_allowed", "basic,network");
+    settings.put("network_allow", "127.0.0.1:" + origin.getAddress().getPort());
+    settings.put("network_allow_private", "true");
     settings.put("backend", "docker");
     settings.put("docker_host", e.dockerHost());
     settings.put("docker_image", e.image());
@@ -64,6 +84,9 @@ class DockerEscapeIT {
   static void stop() {
     if (service != null) {
       service.close();
+    }
+    if (origin != null) {
+      origin.stop(0);
     }
     if (engine != null) {
       assertThat(containers()).as("containers left after the server closed").isZero();
@@ -250,6 +273,32 @@ class DockerEscapeIT {
       inSession(id, "x = 41\nopen('/mnt/data/f.txt', 'w').write('kept')", 20);
       RunRecord r = inSession(id, "print(x + 1, open('f.txt').read())", 20);
       assertThat(r.stdout()).isEqualTo("42 kept\n");
+    } finally {
+      service.closeSession(id);
+    }
+  }
+
+  @Test
+  void networkTier_goesOutOnlyThroughTheProxy_toWhatIsAllowed() {
+    String id = service.createSession(null, null, null, "network").sessionId();
+    try {
+      int port = origin.getAddress().getPort();
+      RunRecord r =
+          inSession(
+              id,
+              "import urllib.request\n"
+                  + "print(urllib.request.urlopen('http://127.0.0.1:"
+                  + port
+                  + "/x', timeout=10).read().decode())\n"
+                  + "try:\n"
+                  + "    urllib.request.urlopen('http://127.0.0.1:"
+                  + (port + 1)
+                  + "/', timeout=10)\n"
+                  + "except Exception as e:\n"
+                  + "    print('refused', e)\n",
+              30);
+      assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
+      assertThat(r.stdout()).startsWith("from the origin\nrefused HTTP Error 403");
     } finally {
       service.closeSession(id);
     }
