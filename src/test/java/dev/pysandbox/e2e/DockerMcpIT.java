@@ -43,12 +43,17 @@ class DockerMcpIT {
   @TempDir static Path dataDir;
   @TempDir static Path otherDataDir;
   @TempDir static Path workDir;
+  @TempDir static Path wheels;
   static McpSyncClient client;
   static final List<String> serverStderr = new CopyOnWriteArrayList<>();
 
   @BeforeAll
   @Timeout(value = 900, unit = TimeUnit.SECONDS) // a clean machine builds the image first
-  static void start() {
+  static void start() throws Exception {
+    dev.pysandbox.packages.TinyWheels.build(wheels, "tinypkg", "1.0");
+    // The wheelhouse is bound into the build's container, whose user must read it.
+    Files.setPosixFilePermissions(
+        wheels, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
     client = connect(dataDir, serverStderr);
   }
 
@@ -74,7 +79,11 @@ class DockerMcpIT {
                 "--set",
                 "docker_image=" + engine.image(),
                 "--set",
-                "pool_size=1")
+                "pool_size=1",
+                "--set",
+                "index_url=",
+                "--set",
+                "find_links=" + wheels)
             .build();
     StdioClientTransport transport =
         new StdioClientTransport(params, McpJsonDefaults.getMapper()) {
@@ -140,6 +149,26 @@ class DockerMcpIT {
     JsonNode again = call("run_python", Map.of("session_id", id, "code", "x"));
     assertThat(again.path("result").toString()).contains("41");
     call("close_session", Map.of("session_id", id));
+  }
+
+  @Test
+  void packages_areBuiltInAContainerOfTheImage_andUsedReadOnly() {
+    JsonNode run =
+        call(
+            "run_python",
+            Map.of(
+                "code",
+                "import tinypkg, sys\nprint(tinypkg.hello())\n"
+                    + "try:\n    open(tinypkg.__file__, 'a')\n"
+                    + "except OSError as e:\n    print('read-only', e.errno)",
+                "packages",
+                List.of("tinypkg==1.0")));
+    assertThat(run.path("status").asText()).as(run.toString()).isEqualTo("succeeded");
+    // EACCES or EROFS: the files are the server's and not writable, on a read-only bind.
+    assertThat(run.path("stdout").asText())
+        .matches(
+            dev.pysandbox.packages.TinyWheels.greeting("tinypkg", "1.0") + "\nread-only (13|30)\n");
+    assertThat(run.path("pip_freeze").toString()).contains("tinypkg==1.0");
   }
 
   @Test
