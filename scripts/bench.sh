@@ -29,6 +29,16 @@
 # the same venv + pip install on the host, a one-shot run in a cached environment next to one
 # without packages (BENCH_CALLS), and a warm print(1) in a session with an environment next to one
 # without (BENCH_WARM_CALLS);
+# BENCH_ONLY=backends the bwrap backend next to the docker backend (issue 17), two services in one
+# JVM: create_session from the warm pool and with limits the pool lacks (a sandbox start), the first
+# run in a fresh session, close_session, a one-shot run from a refilled pool (BENCH_BACKEND_RUNS=20
+# each), warm print(1) in a session (BENCH_WARM_CALLS), and the host memory of an idle session
+# (BENCH_IDLE_SESSIONS=10 open: PSS of each sandbox's host processes with its bwrap or conmon, and
+# its memory cgroup), with baselines python3 -c pass, bwrap + python3 and docker run --rm through
+# the API; the engine is DOCKER_HOST (or BENCH_DOCKER_HOST), e.g. from
+# `eval "$(scripts/podman-service.sh start /tmp/benchpod)"`, the image BENCH_DOCKER_IMAGE (default:
+# the server's docker_image); a third column for docker_runtime=runsc when a trial container with
+# that runtime really runs under gVisor, else the reason it is skipped;
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
@@ -53,5 +63,7 @@ exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -D
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" -Dbench.attackSeconds="${BENCH_ATTACK_SECONDS:-5}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -Dbench.httpClients="${BENCH_HTTP_CLIENTS:-16}" \
   -Dbench.httpSeconds="${BENCH_HTTP_SECONDS:-10}" -Dbench.httpLoadCalls="${BENCH_HTTP_LOAD_CALLS:-0}" \
-  -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" -cp target/test-classes:target/pysandbox.jar \
+  -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" \
+  -Dbench.backendRuns="${BENCH_BACKEND_RUNS:-20}" -Dbench.idleSessions="${BENCH_IDLE_SESSIONS:-10}" \
+  -Dbench.dockerHost="${BENCH_DOCKER_HOST:-}" -Dbench.dockerImage="${BENCH_DOCKER_IMAGE:-}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

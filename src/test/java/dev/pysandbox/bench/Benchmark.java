@@ -75,6 +75,14 @@ public final class Benchmark {
       PackagesBench.run(dataDir, calls, warmCalls);
       return;
     }
+    if ("backends".equals(System.getProperty("bench.only"))) {
+      BackendsBench.run(
+          dataDir,
+          Integer.getInteger("bench.backendRuns", 20),
+          warmCalls,
+          Integer.getInteger("bench.idleSessions", 10));
+      return;
+    }
     if ("analysis".equals(System.getProperty("bench.only"))) {
       AnalysisBench.run(dataDir, warmCalls);
       return;
