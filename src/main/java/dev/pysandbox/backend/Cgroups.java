@@ -356,32 +356,25 @@ public final class Cgroups {
 
   /** Current counters; peak memory since the last {@link #resetPeak}. */
   public ResourceUsage usage(String sandboxId) {
-    if (v2) {
-      Path d = bases.get("unified").resolve(sandboxId);
-      return new ResourceUsage(
-          readLong(d, "memory.peak", readLong(d, "memory.current", 0)),
-          keyed(d, "cpu.stat", "usage_usec") * 1000,
-          keyed(d, "memory.events", "oom_kill"),
-          keyed(d, "pids.events", "max"));
-    }
-    Path mem = bases.get("memory").resolve(sandboxId);
-    Path acct = bases.containsKey("cpuacct") ? bases.get("cpuacct").resolve(sandboxId) : null;
-    return new ResourceUsage(
-        readLong(mem, "memory.max_usage_in_bytes", 0),
-        acct == null ? 0 : readLong(acct, "cpuacct.usage", 0),
-        Math.max(keyed(mem, "memory.oom_control", "oom_kill"), 0),
-        keyed(bases.get("pids").resolve(sandboxId), "pids.events", "max"));
+    return member(sandboxId).usage();
   }
 
   /** Starts a new peak-memory measurement (v1; v2 keeps the lifetime peak). */
   public void resetPeak(String sandboxId) {
-    if (!v2) {
-      try {
-        write(bases.get("memory").resolve(sandboxId), "memory.max_usage_in_bytes", "0");
-      } catch (IOException e) {
-        log.debug("cannot reset peak memory of {}", sandboxId, e);
-      }
+    member(sandboxId).resetPeak();
+  }
+
+  /** One sandbox's groups, to read. */
+  private Member member(String sandboxId) {
+    if (v2) {
+      Path d = bases.get("unified").resolve(sandboxId);
+      return new Member(true, d, d, d);
     }
+    return new Member(
+        false,
+        bases.get("memory").resolve(sandboxId),
+        bases.get("pids").resolve(sandboxId),
+        bases.containsKey("cpuacct") ? bases.get("cpuacct").resolve(sandboxId) : null);
   }
 
   /**

@@ -298,7 +298,7 @@ public final class DockerBackend implements SandboxBackend {
           engine.create(
               image,
               cmd ->
-                  cmd.withCmd("python3", "-I", "-c", InterpreterProbe.script())
+                  cmd.withCmd("python3", "-I", "-c", KERNEL_LINE + InterpreterProbe.script())
                       .withUser(user.uid() + ":" + user.gid())
                       .withEnv(env(RunnerLaunch.environment(null, false)))
                       .withLabels(labels("probe"))
@@ -314,6 +314,7 @@ public final class DockerBackend implements SandboxBackend {
                 + ": "
                 + printed.strip());
       }
+      checkRuntime(printed);
       return InterpreterProbe.parse(Path.of("/usr/bin/python3"), printed);
     } catch (IOException | RuntimeException e) {
       throw e instanceof PysandboxException p
@@ -323,6 +324,47 @@ public final class DockerBackend implements SandboxBackend {
       if (id != null) {
         engine.remove(id);
       }
+    }
+  }
+
+  /** Printed first by the probe: the kernel the container runs on. */
+  private static final String KERNEL_LINE =
+      "import sys\nsys.stdout.write('pysandbox-kernel ' + open('/proc/version').read().strip()"
+          + " + '\\n')\n";
+
+  /**
+   * A runtime asked for by name must be the one that ran the probe: a sandboxing runtime (runsc,
+   * kata) runs its own kernel, so a probe that saw the host's kernel ran without it (Podman 4.3's
+   * Docker API accepts any registered runtime's name and runs runc). Fails closed.
+   */
+  private void checkRuntime(String printed) {
+    String runtime = config.dockerRuntime();
+    if (runtime.isEmpty() || runtime.equals("runc") || runtime.equals("crun")) {
+      return;
+    }
+    String seen =
+        printed
+            .lines()
+            .filter(l -> l.startsWith("pysandbox-kernel "))
+            .map(l -> l.substring("pysandbox-kernel ".length()))
+            .findFirst()
+            .orElse("");
+    String host;
+    try {
+      host = Files.readString(Path.of("/proc/version")).strip();
+    } catch (IOException e) {
+      host = "";
+    }
+    if (seen.isEmpty() || seen.equals(host)) {
+      throw unavailable(
+          "docker_runtime="
+              + runtime
+              + " was asked for, but the probe container ran on the host's kernel ("
+              + (seen.isEmpty() ? "it said nothing" : seen)
+              + "): the engine ignored the runtime (Podman 4.3's Docker API does). Use an engine"
+              + " that honours it (Docker with "
+              + runtime
+              + " registered in daemon.json), or leave docker_runtime empty");
     }
   }
 

@@ -78,6 +78,29 @@ class DockerBackendContractIT extends SandboxBackendContract {
     }
   }
 
+  @Test
+  void aRuntimeTheEngineDoesNotHonour_failsClosed() {
+    TestEngine engine = TestEngine.get();
+    PysandboxConfig config =
+        TestServices.config(
+            dataDir,
+            Map.of(
+                "backend",
+                "docker",
+                "docker_host",
+                engine.dockerHost(),
+                "docker_image",
+                engine.image(),
+                "docker_runtime",
+                "runsc"));
+    // Podman 4.3's Docker API runs runc whatever runtime a container names (or refuses one it
+    // does not know): either way no sandbox may start believing it has gVisor.
+    try (SandboxBackend b = Backends.inspect(config, new DataLayout(config.dataDir()))) {
+      assertThat(b.unavailableReason())
+          .hasValueSatisfying(why -> assertThat(why).startsWith("docker: ").contains("runsc"));
+    }
+  }
+
   @Override
   protected void releaseResources() {
     hubs.forEach(WorkerHub::close);
