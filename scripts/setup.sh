@@ -32,8 +32,9 @@ for arg in "$@"; do
     # is a dependency Podman needs for user namespaces. Not slirp4netns or fuse-overlayfs: the
     # service runs as root with --network none and the kernel's overlay (rootless would need them).
     # The docker CLI is only the client the scripts use; a machine without it gets Debian's.
+    # runsc is gVisor (docker_runtime=runsc; podman-service.sh registers it, ptrace platform).
     --containers)
-      packages+=(podman runc uidmap debootstrap curl)
+      packages+=(podman runc uidmap debootstrap curl runsc)
       command -v docker >/dev/null 2>&1 || packages+=(docker.io)
       ;;
     *) say "unknown option: $arg"; exit 2 ;;
