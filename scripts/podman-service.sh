@@ -37,6 +37,28 @@ print_env() {
   printf '# podman CLI: export CONTAINERS_CONF=%s/containers.conf CONTAINERS_STORAGE_CONF=%s/storage.conf\n' "$dir" "$dir"
 }
 
+# gVisor, when Debian's runsc package is installed: an [engine.runtimes] entry "runsc" naming
+# DIR/runsc, a wrapper that gives runsc its flags (containers.conf has no per-runtime flags):
+#   --platform=ptrace  the KVM platform hangs here (/dev/kvm exists, no nested virtualisation)
+#   --network=none     else no container starts, even with network none (podman.log: "setting up
+#                      network: creating interfaces from net namespace ...: cannot run with
+#                      network enabled in root network namespace"); loopback only, as runc's
+#   --host-uds=open    lets a process connect to a Unix socket bind-mounted from the host (the
+#                      worker hub); without it connect() fails with EPERM
+# PYSANDBOX_RUNSC_FLAGS replaces them (add --oci-seccomp to apply the containers' seccomp profile
+# inside gVisor: runsc 20221219 then answers every refused call with EPERM, clone3 included,
+# and the C library can no longer start threads). Podman's Docker API ignores HostConfig.Runtime
+# (the container runs on the default runtime), so a service for gVisor is started with
+# PYSANDBOX_PODMAN_RUNTIME=runsc, which makes runsc the default of that service.
+runsc_runtime() {
+  local runsc=${PYSANDBOX_RUNSC:-/usr/bin/runsc}
+  [[ -x $runsc ]] || return 0
+  local flags=${PYSANDBOX_RUNSC_FLAGS:---platform=ptrace --network=none --host-uds=open}
+  printf '#!/bin/sh\nexec %s %s "$@"\n' "$runsc" "$flags" >"$dir/runsc"
+  chmod 755 "$dir/runsc"
+  printf '\n[engine.runtimes]\nrunsc = ["%s"]\n' "$dir/runsc"
+}
+
 answers() { curl -fsS --max-time 2 --unix-socket "$sock" http://d/_ping >/dev/null 2>&1; }
 
 running_pid() {
@@ -65,13 +87,14 @@ default_ulimits = ["nofile=$nofile:$nofile", "nproc=$nproc:$nproc"]
 log_driver = "k8s-file"
 
 [engine]
-runtime = "runc"
+runtime = "${PYSANDBOX_PODMAN_RUNTIME:-runc}"
 cgroup_manager = "cgroupfs"
 events_logger = "file"
 tmp_dir = "$run_dir/libpod"
 # An exec's conmon otherwise waits 300 s for the API to collect its exit code.
 exit_command_delay = 10
 EOF
+  runsc_runtime >>"$dir/containers.conf"
   cat >"$dir/storage.conf" <<EOF
 [storage]
 driver = "overlay"

@@ -33,8 +33,9 @@ for arg in "$@"; do
     # is a dependency Podman needs for user namespaces. Not slirp4netns or fuse-overlayfs: the
     # service runs as root with --network none and the kernel's overlay (rootless would need them).
     # curl is the scripts' client for the Engine API (no docker CLI needed); procps has the pgrep
-    # by which podman-service.sh stop finds the service's conmons.
-    --containers) packages+=(podman runc uidmap debootstrap curl procps) ;;
+    # by which podman-service.sh stop finds the service's conmons. runsc is gVisor
+    # (docker_runtime=runsc; podman-service.sh registers it, ptrace platform).
+    --containers) packages+=(podman runc uidmap debootstrap curl procps runsc) ;;
     *) say "unknown option: $arg"; exit 2 ;;
   esac
 done
