@@ -52,6 +52,7 @@ public final class TestEngine {
 
   private static TestEngine instance;
   private static AssertionError failure;
+  private static TestEngine gvisor;
 
   private final String dockerHost;
   private final String image;
@@ -79,6 +80,25 @@ public final class TestEngine {
       failure = new AssertionError("the test engine could not be opened: " + e, e);
       throw failure;
     }
+  }
+
+  /**
+   * A second engine of this JVM whose default runtime is gVisor (runsc, registered by
+   * podman-service.sh with {@code PYSANDBOX_PODMAN_RUNTIME=runsc}): Podman's Docker API ignores a
+   * container's own runtime, so gVisor needs a service of its own. It shares the store, so the
+   * image {@link #get} built is there.
+   */
+  public static synchronized TestEngine gvisor() {
+    if (gvisor == null) {
+      TestEngine main = get();
+      try {
+        String host = startOwnService(projectRoot(), "runsc");
+        gvisor = new TestEngine(host, main.image());
+      } catch (Exception e) {
+        throw new AssertionError("the gVisor engine could not be started: " + e, e);
+      }
+    }
+    return gvisor;
   }
 
   /** {@code unix:///…/podman.sock}, as {@code DOCKER_HOST} takes it. */
@@ -124,7 +144,7 @@ public final class TestEngine {
         throw new AssertionError(
             IMAGE_STATUS_ENV + " is set but " + DOCKER_HOST_ENV + " is not: set both or neither");
       }
-      host = startOwnService(root);
+      host = startOwnService(root, null);
       log("podman-service.sh start: %d s", seconds(t0));
       long t1 = System.nanoTime();
       script(root, BUILD, host, "scripts/build-image.sh");
@@ -142,7 +162,7 @@ public final class TestEngine {
   }
 
   /** podman-service.sh in a temporary directory, stopped (and the directory removed) on exit. */
-  private static String startOwnService(Path root) throws Exception {
+  private static String startOwnService(Path root, String runtime) throws Exception {
     Path tmp = Path.of(System.getProperty("java.io.tmpdir"));
     if (tmp.toString().length() > 60) {
       tmp = Path.of("/tmp"); // a Unix socket's path has at most 107 bytes
@@ -161,7 +181,14 @@ public final class TestEngine {
                 },
                 "test-engine-stop"));
     String out =
-        script(root, SERVICE_START, null, "scripts/podman-service.sh", "start", dir.toString());
+        scriptWithRuntime(
+            root,
+            SERVICE_START,
+            null,
+            runtime,
+            "scripts/podman-service.sh",
+            "start",
+            dir.toString());
     return out.lines()
         .filter(l -> l.startsWith("export DOCKER_HOST="))
         .map(l -> l.substring("export DOCKER_HOST=".length()).strip())
@@ -236,6 +263,13 @@ public final class TestEngine {
    */
   static String script(Path root, Duration limit, String dockerHost, String... command)
       throws IOException, InterruptedException {
+    return scriptWithRuntime(root, limit, dockerHost, null, command);
+  }
+
+  /** {@link #script}, the service's default OCI runtime given ({@code null}: runc). */
+  static String scriptWithRuntime(
+      Path root, Duration limit, String dockerHost, String runtime, String... command)
+      throws IOException, InterruptedException {
     Path out = Files.createTempFile("test-engine", ".out");
     Path err = Files.createTempFile("test-engine", ".err");
     try {
@@ -246,6 +280,9 @@ public final class TestEngine {
               .redirectError(err.toFile());
       if (dockerHost != null) {
         pb.environment().put("DOCKER_HOST", dockerHost);
+      }
+      if (runtime != null) {
+        pb.environment().put("PYSANDBOX_PODMAN_RUNTIME", runtime);
       }
       String what = String.join(" ", command);
       Process p = pb.start();

@@ -181,7 +181,7 @@ public abstract class SandboxBackendContract {
   }
 
   @Test
-  void pidsLimit_stopsForking_andTheUsageCountsIt() throws Exception {
+  protected void pidsLimit_stopsForking_andTheUsageCountsIt() throws Exception {
     Limits d = defaultLimits();
     Sandbox s =
         start(backend, new Limits(d.memoryBytes(), 32, d.cpus(), d.diskBytes(), d.tmpBytes()));

@@ -81,6 +81,9 @@ public final class DockerBackend implements SandboxBackend {
   /** Processes of the one host user all containers run as (RLIMIT_NPROC counts them together). */
   static final long HOST_USER_PROCESSES = 8192;
 
+  /** Room in the pids limit for gVisor's own host threads (see {@link #runtimeThreads}). */
+  static final long RUNSC_THREADS = 64;
+
   private static final long KILL_WAIT_SECONDS = 20;
 
   private final PysandboxConfig config;
@@ -620,7 +623,7 @@ public final class DockerBackend implements SandboxBackend {
             .withReadonlyRootfs(true)
             .withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,mode=1777,size=" + limits.tmpBytes()))
             .withBinds(binds)
-            .withPidsLimit((long) limits.pids())
+            .withPidsLimit((long) limits.pids() + runtimeThreads())
             .withMemory(limits.memoryBytes())
             .withMemorySwap(limits.memoryBytes())
             .withNanoCPUs(Math.max(10_000_000L, Math.round(limits.cpus() * 1e9)))
@@ -639,6 +642,16 @@ public final class DockerBackend implements SandboxBackend {
       host = host.withRuntime(config.dockerRuntime());
     }
     return host;
+  }
+
+  /**
+   * Host tasks the runtime itself puts in the container's pids cgroup: gVisor's sentry and gofer
+   * (about 42 threads when idle, on this machine kind), which would otherwise leave a sandbox with
+   * a small pids limit unable to start. The code's own processes and threads live inside gVisor's
+   * kernel, which has no pids limit of its own: on runsc the limit is this much looser.
+   */
+  private long runtimeThreads() {
+    return config.dockerRuntime().equals("runsc") ? RUNSC_THREADS : 0;
   }
 
   private static List<Bind> etc(Path lib, Map<String, String> files) {
