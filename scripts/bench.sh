@@ -38,7 +38,9 @@
 # the API; the engine is DOCKER_HOST (or BENCH_DOCKER_HOST), e.g. from
 # `eval "$(scripts/podman-service.sh start /tmp/benchpod)"`, the image BENCH_DOCKER_IMAGE (default:
 # the server's docker_image); a third column for docker_runtime=runsc when a trial container with
-# that runtime really runs under gVisor, else the reason it is skipped;
+# that runtime really runs under gVisor, on BENCH_GVISOR_HOST if given (Podman's Docker API ignores
+# a container's runtime: `PYSANDBOX_PODMAN_RUNTIME=runsc scripts/podman-service.sh start DIR`
+# starts a service whose default is gVisor), else the reason it is skipped;
 # BENCH_ONLY=sandbox-start what one sandbox start costs (BwrapBackend.start to ready, 100 starts)
 # with each configuration of BENCH_SETS, taking turns, e.g.
 # BENCH_SETS="disk_quota_fs=off,sandbox_uid_range=off;" (the default: plain directory and one
@@ -65,5 +67,5 @@ exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -D
   -Dbench.httpSeconds="${BENCH_HTTP_SECONDS:-10}" -Dbench.httpLoadCalls="${BENCH_HTTP_LOAD_CALLS:-0}" \
   -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" \
   -Dbench.backendRuns="${BENCH_BACKEND_RUNS:-20}" -Dbench.idleSessions="${BENCH_IDLE_SESSIONS:-10}" \
-  -Dbench.dockerHost="${BENCH_DOCKER_HOST:-}" -Dbench.dockerImage="${BENCH_DOCKER_IMAGE:-}" -cp target/test-classes:target/pysandbox.jar \
+  -Dbench.dockerHost="${BENCH_DOCKER_HOST:-}" -Dbench.gvisorHost="${BENCH_GVISOR_HOST:-}" -Dbench.dockerImage="${BENCH_DOCKER_IMAGE:-}" -cp target/test-classes:target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

@@ -126,7 +126,11 @@ final class BackendsBench {
     bwrapSettings.put("backend", "bwrap");
 
     List<Column> columns = new ArrayList<>();
-    try (DockerClient engine = engine(host)) {
+    // Podman's Docker API ignores a container's runtime: gVisor needs a service whose default is
+    // runsc (PYSANDBOX_PODMAN_RUNTIME=runsc scripts/podman-service.sh start DIR).
+    String gvisorHost = System.getProperty("bench.gvisorHost", "");
+    try (DockerClient engine = engine(host);
+        DockerClient gvisorEngine = gvisorHost.isBlank() ? engine(host) : engine(gvisorHost)) {
       columns.add(start("bwrap", dataDir.resolve("backends-bwrap"), bwrapSettings, false));
       columns.add(start("docker", dataDir.resolve("backends-docker"), dockerSettings, true));
       String imageName = columns.get(1).config.dockerImage();
@@ -138,10 +142,13 @@ final class BackendsBench {
           "%n== backends: bwrap vs docker (%s, image %s) — %d runs each, %d warm calls, %d idle"
               + " sessions ==%n",
           engineName, imageName, runs, warmCalls, idleSessions);
-      String skipped = runscTrial(engine, imageName);
+      String skipped = runscTrial(gvisorEngine, imageName);
       if (skipped == null) {
         Map<String, String> runscSettings = new HashMap<>(dockerSettings);
         runscSettings.put("docker_runtime", "runsc");
+        if (!gvisorHost.isBlank()) {
+          runscSettings.put("docker_host", gvisorHost);
+        }
         try {
           columns.add(start("runsc", dataDir.resolve("backends-runsc"), runscSettings, true));
           System.out.println("runsc (gVisor): a trial container ran under gVisor; third column");
@@ -155,7 +162,7 @@ final class BackendsBench {
       measure(columns, runs, warmCalls, idleSessions, engine);
       printTable(columns);
       System.out.println();
-      baselines(dataDir, engine, imageName, columns.size() > 2, runs);
+      baselines(dataDir, engine, columns.size() > 2 ? gvisorEngine : null, imageName, runs);
     } finally {
       for (Column c : columns) {
         c.service.close();
@@ -735,7 +742,8 @@ final class BackendsBench {
   // -----------------------------------------------------------------------------------
 
   private static void baselines(
-      Path dataDir, DockerClient engine, String image, boolean runsc, int runs) throws Exception {
+      Path dataDir, DockerClient engine, DockerClient gvisorEngine, String image, int runs)
+      throws Exception {
     System.out.println("baselines, same run:");
     Benchmark.row(
         "  python3 -c pass (no sandbox, " + runs + " starts)",
@@ -747,10 +755,10 @@ final class BackendsBench {
     Benchmark.row(
         "  docker run --rm IMAGE python3 -c pass (API, " + containers + " runs)",
         dockerRun(engine, image, null, containers));
-    if (runsc) {
+    if (gvisorEngine != null) {
       Benchmark.row(
           "  same, runtime runsc (API, " + containers + " runs)",
-          dockerRun(engine, image, "runsc", containers));
+          dockerRun(gvisorEngine, image, "runsc", containers));
     }
   }
 
