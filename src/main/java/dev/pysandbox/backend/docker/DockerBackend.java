@@ -407,10 +407,12 @@ public final class DockerBackend implements SandboxBackend {
             + " memory (swap = memory), pids and CPU limits from the engine");
     m.put(
         "seccomp",
-        !config.seccomp()
-            ? "the engine's default profile (seccomp=false)"
-            : "pysandbox's profile (the bwrap filter's rules as an allow-list)"
-                + (s.seccomp().isEmpty() ? ", made when a server starts" : ""));
+        config.dockerRuntime().equals("runsc")
+            ? "gVisor's own kernel is the boundary (runsc does not apply a container's profile)"
+            : !config.seccomp()
+                ? "the engine's default profile (seccomp=false)"
+                : "pysandbox's profile (the bwrap filter's rules as an allow-list)"
+                    + (s.seccomp().isEmpty() ? ", made when a server starts" : ""));
     m.put("disk_quota", "measured while a run is in flight (the workspace is a host directory)");
     return Optional.of(m);
   }
