@@ -9,6 +9,7 @@ import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
+import dev.pysandbox.backend.SandboxFiles;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;

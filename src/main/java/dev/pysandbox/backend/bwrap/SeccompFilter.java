@@ -2,6 +2,7 @@ package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.SandboxFiles;
 import dev.pysandbox.config.DataLayout;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

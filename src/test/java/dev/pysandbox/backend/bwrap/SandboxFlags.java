@@ -2,6 +2,7 @@ package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.InterpreterProbe;
+import dev.pysandbox.backend.SandboxFiles;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import java.io.IOException;

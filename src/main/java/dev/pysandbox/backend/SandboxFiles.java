@@ -1,4 +1,4 @@
-package dev.pysandbox.backend.bwrap;
+package dev.pysandbox.backend;
 
 import dev.pysandbox.util.Sha256;
 import java.io.IOException;
