@@ -101,7 +101,10 @@ class DockerMcpIT {
   static JsonNode call(McpSyncClient on, String tool, Map<String, Object> args) {
     CallToolResult r = on.callTool(CallToolRequest.builder(tool).arguments(args).build());
     JsonNode json = JSON.valueToTree(r.structuredContent());
-    assertThat(r.isError()).as("%s %s: %s", tool, args, json).isFalse();
+    String shown = args.toString();
+    assertThat(r.isError())
+        .as("%s %s: %s", tool, shown.length() > 300 ? shown.substring(0, 300) + "…" : shown, json)
+        .isFalse();
     return json;
   }
 
@@ -169,6 +172,37 @@ class DockerMcpIT {
         .matches(
             dev.pysandbox.packages.TinyWheels.greeting("tinypkg", "1.0") + "\nread-only (13|30)\n");
     assertThat(run.path("pip_freeze").toString()).contains("tinypkg==1.0");
+  }
+
+  @Test
+  void aFileOfSeveralMegabytes_goesIntoTheContainer_andOneComesBack() {
+    String id = call("create_session", Map.of()).path("session_id").asText();
+    byte[] big = new byte[8 << 20];
+    new java.util.Random(17).nextBytes(big);
+    call(
+        "upload_file",
+        Map.of(
+            "session_id",
+            id,
+            "filename",
+            "big.bin",
+            "content_base64",
+            java.util.Base64.getEncoder().encodeToString(big)));
+    JsonNode r =
+        call(
+            "run_python",
+            Map.of(
+                "session_id",
+                id,
+                "code",
+                "import hashlib\nb = open('big.bin', 'rb').read()\n"
+                    + "open('out.txt', 'w').write('x' * (3 << 20))\n"
+                    + "print(len(b), hashlib.sha256(b).hexdigest())"));
+    assertThat(r.path("stdout").asText())
+        .isEqualTo((8 << 20) + " " + dev.pysandbox.util.Sha256.hex(big) + "\n");
+    JsonNode out = call("read_artifact", Map.of("session_id", id, "path", "out.txt"));
+    assertThat(out.path("content").asText()).hasSize(3 << 20);
+    call("close_session", Map.of("session_id", id));
   }
 
   @Test

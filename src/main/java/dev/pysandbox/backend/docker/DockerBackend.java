@@ -207,7 +207,7 @@ public final class DockerBackend implements SandboxBackend {
     boolean root = HostUser.currentUid() == 0;
     HostUser user =
         root
-            ? new HostUser("sandbox", SANDBOX_UID, SANDBOX_UID)
+            ? new HostUser(Integer.toString(SANDBOX_UID), SANDBOX_UID, SANDBOX_UID)
             : new HostUser(System.getProperty("user.name"), HostUser.currentUid(), currentGid());
     Path lib = layout.libDir();
     Map<String, String> files = new LinkedHashMap<>();
