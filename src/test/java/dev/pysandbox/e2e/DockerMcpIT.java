@@ -205,6 +205,42 @@ class DockerMcpIT {
     call("close_session", Map.of("session_id", id));
   }
 
+  /**
+   * A run of more than a minute, with no call to the engine meanwhile (its pooled HTTP connections
+   * sit idle as long), then the session's end: the container is killed and removed all the same.
+   */
+  @Test
+  @Timeout(value = 180, unit = TimeUnit.SECONDS)
+  void aRunOfMoreThanAMinute_andTheSessionsEnd_afterTheEngineSatIdle() {
+    String id = call("create_session", Map.of()).path("session_id").asText();
+    long t0 = System.nanoTime();
+    JsonNode r =
+        call(
+            "run_python",
+            Map.of(
+                "session_id",
+                id,
+                "code",
+                "import time\nfor i in range(65):\n    time.sleep(1)\nprint('after', i + 1)",
+                "timeout_seconds",
+                120));
+    assertThat(r.path("status").asText()).as(r.toString()).isEqualTo("succeeded");
+    assertThat(r.path("stdout").asText()).isEqualTo("after 65\n");
+    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0)).isGreaterThanOrEqualTo(65);
+    String identity = new DataLayout(dataDir).identity();
+    int before = containers(identity).size();
+    call("close_session", Map.of("session_id", id));
+    try {
+      Await.until(
+          "the session's container removed after the engine sat idle",
+          Duration.ofSeconds(20),
+          () -> containers(identity).size(),
+          n -> n < before);
+    } catch (InterruptedException e) {
+      throw new AssertionError(e);
+    }
+  }
+
   @Test
   void aSecondServer_onAnotherDataDir_comesAndGoes_withoutTouchingThisOnesContainers()
       throws Exception {
