@@ -3,27 +3,15 @@ package dev.pysandbox.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.TestEngine;
-import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
-import dev.pysandbox.backend.SandboxBackend;
-import dev.pysandbox.backend.SandboxBackendContract;
-import dev.pysandbox.config.DataLayout;
-import dev.pysandbox.config.PysandboxConfig;
-import dev.pysandbox.worker.WorkerHub;
 import dev.pysandbox.worker.WorkerReply;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The backend contract on gVisor: the docker backend with {@code docker_runtime=runsc} on a Podman
@@ -31,38 +19,18 @@ import org.junit.jupiter.api.io.TempDir;
  * runtime, so a service of its own is the way; scripts/podman-service.sh registers runsc with the
  * ptrace platform, no network and host Unix sockets allowed).
  */
-class GvisorBackendContractIT extends SandboxBackendContract {
-  @TempDir static Path dataDir;
-  private final List<WorkerHub> hubs = new ArrayList<>();
-  private final ExecutorService executor = Executors.newCachedThreadPool();
+class GvisorBackendContractIT extends DockerContractBase {
 
-  private PysandboxConfig config() {
+  @Override
+  protected Map<String, String> engineSettings() {
     TestEngine engine = TestEngine.gvisor();
-    return TestServices.config(
-        dataDir,
-        Map.of(
-            "backend",
-            "docker",
-            "docker_host",
-            engine.dockerHost(),
-            "docker_image",
-            engine.image(),
-            "docker_runtime",
-            "runsc"));
-  }
-
-  @Override
-  protected SandboxBackend newBackend(String instanceId) throws Exception {
-    PysandboxConfig config = config();
-    DataLayout layout = new DataLayout(config.dataDir());
-    WorkerHub hub = WorkerHub.open(layout.runtimeDir().resolve("contract-" + instanceId + ".sock"));
-    hubs.add(hub);
-    return new DockerBackend(config, layout, hub, instanceId, executor);
-  }
-
-  @Override
-  protected Limits defaultLimits() {
-    return config().defaultLimits();
+    return Map.of(
+        "docker_host",
+        engine.dockerHost(),
+        "docker_image",
+        engine.image(),
+        "docker_runtime",
+        "runsc");
   }
 
   /**
@@ -95,11 +63,5 @@ class GvisorBackendContractIT extends SandboxBackendContract {
       s.exited().get(10, TimeUnit.SECONDS);
     }
     assertThat(s.usage().orElseThrow().pidsLimitHits()).isGreaterThan(before.pidsLimitHits());
-  }
-
-  @Override
-  protected void releaseResources() {
-    hubs.forEach(WorkerHub::close);
-    executor.shutdownNow();
   }
 }
