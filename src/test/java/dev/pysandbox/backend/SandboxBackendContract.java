@@ -6,12 +6,17 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.Await;
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.worker.WorkerHub;
 import dev.pysandbox.worker.WorkerReply;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -35,7 +40,12 @@ public abstract class SandboxBackendContract {
   protected static final String INSTANCE = "c0ffee01";
 
   protected SandboxBackend backend;
+
+  /** Runs the backends' blocking parts; shut down after them. */
+  protected final ExecutorService executor = Executors.newCachedThreadPool();
+
   private final List<SandboxBackend> backends = new ArrayList<>();
+  private final List<WorkerHub> hubs = new ArrayList<>();
   private final List<Sandbox> started = new ArrayList<>();
 
   /**
@@ -47,9 +57,6 @@ public abstract class SandboxBackendContract {
 
   /** The limits a sandbox gets when a test does not say. */
   protected abstract Limits defaultLimits();
-
-  /** Releases what {@link #newBackend} made besides the backends, once they are closed. */
-  protected void releaseResources() {}
 
   @BeforeAll
   void openBackend() throws Exception {
@@ -69,7 +76,17 @@ public abstract class SandboxBackendContract {
   @AfterAll
   void closeBackends() {
     backends.forEach(SandboxBackend::close);
-    releaseResources();
+    hubs.forEach(WorkerHub::close);
+    executor.shutdownNow();
+  }
+
+  /**
+   * A worker hub for a backend of server instance {@code instanceId}, closed after the backends.
+   */
+  protected WorkerHub hub(DataLayout layout, String instanceId) throws IOException {
+    WorkerHub hub = WorkerHub.open(layout.runtimeDir().resolve("contract-" + instanceId + ".sock"));
+    hubs.add(hub);
+    return hub;
   }
 
   private SandboxBackend backend(String instanceId) throws Exception {

@@ -25,6 +25,7 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.worker.WorkerConnection;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -103,8 +104,7 @@ public final class DockerBackend implements SandboxBackend {
       String engineName,
       InterpreterInfo python,
       HostUser user,
-      Path lib,
-      Map<String, String> files,
+      List<Bind> files,
       Path doors,
       Map<Boolean, String> seccomp) {}
 
@@ -133,7 +133,9 @@ public final class DockerBackend implements SandboxBackend {
   }
 
   /**
-   * A backend for commands that only look: checks the engine and the image, starts no container.
+   * A backend for commands that only look: checks the engine and the image and runs the interpreter
+   * probe in one short-lived container (as a server's set-up does), but makes no door directory, no
+   * seccomp profile and no sandbox.
    */
   public static DockerBackend inspectOnly(PysandboxConfig config, DataLayout layout) {
     return new DockerBackend(config, layout, null, null, Runnable::run, true);
@@ -168,8 +170,7 @@ public final class DockerBackend implements SandboxBackend {
               + " is not an engine on this host: the docker backend binds host directories into"
               + " its containers, so it needs a unix:// socket (set docker_host or DOCKER_HOST)");
     }
-    Path socket = Path.of(host.substring("unix://".length()));
-    if (!Files.exists(socket)) {
+    if (!Files.exists(Path.of(host.substring("unix://".length())))) {
       throw unavailable(
           "no engine at "
               + host
@@ -177,32 +178,33 @@ public final class DockerBackend implements SandboxBackend {
               + " the DOCKER_HOST to use), and set docker_host or DOCKER_HOST");
     }
     DockerEngine engine = new DockerEngine(host, 32);
-    String engineName;
-    boolean inlineProfile;
     try {
-      engine.ping();
-      var version = engine.version();
-      engineName = DockerEngine.describe(version);
-      inlineProfile = DockerSeccomp.takesInlineProfile(version);
-    } catch (RuntimeException e) {
-      engine.close();
-      throw unavailable("the engine at " + host + " does not answer: " + e.getMessage());
-    }
-    String image = config.dockerImage();
-    try {
-      if (!engine.hasImage(image)) {
-        throw unavailable(
-            "the engine at "
-                + host
-                + " has no image "
-                + image
-                + ": build it with 'DOCKER_HOST="
-                + host
-                + " scripts/build-image.sh', or set docker_image to an image with python3");
-      }
+      return setUp(engine);
     } catch (RuntimeException e) {
       engine.close();
       throw e instanceof PysandboxException p ? p : unavailable(e.getMessage());
+    }
+  }
+
+  private Setup setUp(DockerEngine engine) {
+    String host = engine.host();
+    com.github.dockerjava.api.model.Version version;
+    try {
+      engine.ping();
+      version = engine.version();
+    } catch (RuntimeException e) {
+      throw unavailable("the engine at " + host + " does not answer: " + e.getMessage());
+    }
+    String image = config.dockerImage();
+    if (!engine.hasImage(image)) {
+      throw unavailable(
+          "the engine at "
+              + host
+              + " has no image "
+              + image
+              + ": build it with 'DOCKER_HOST="
+              + host
+              + " scripts/build-image.sh', or set docker_image to an image with python3");
     }
     boolean root = HostUser.currentUid() == 0;
     HostUser user =
@@ -210,72 +212,62 @@ public final class DockerBackend implements SandboxBackend {
             ? new HostUser(Integer.toString(SANDBOX_UID), SANDBOX_UID, SANDBOX_UID)
             : new HostUser(System.getProperty("user.name"), HostUser.currentUid(), currentGid());
     Path lib = layout.libDir();
-    Map<String, String> files = new LinkedHashMap<>();
-    Path doors;
+    List<Bind> files = new ArrayList<>();
+    Path doors =
+        root
+            ? Path.of("/run/pysandbox/worker", layout.identity())
+            : layout.runtimeDir().resolve("doors");
     try {
       Files.createDirectories(layout.workspacesDir());
       Files.setPosixFilePermissions(
           layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
       Files.setPosixFilePermissions(
           layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
-      files.put(
-          RunnerLaunch.RUNNER,
-          SandboxFiles.installScript("/dev/pysandbox/worker/runner.py", "runner", lib));
-      files.put(
-          RunnerLaunch.ANALYZER,
-          SandboxFiles.installScript("/dev/pysandbox/worker/analyzer.py", "analyzer", lib));
-      files.put(
-          RunnerLaunch.FORWARDER,
-          SandboxFiles.installScript(
-              "/dev/pysandbox/worker/egress_forward.py", "egress_forward", lib));
-      files.put(
-          INIT,
-          SandboxFiles.installScript(
-              "/dev/pysandbox/backend/docker/container_init.py", "container_init", lib));
+      files.add(script(lib, "/dev/pysandbox/worker/runner.py", "runner", RunnerLaunch.RUNNER));
+      files.add(
+          script(lib, "/dev/pysandbox/worker/analyzer.py", "analyzer", RunnerLaunch.ANALYZER));
+      files.add(
+          script(
+              lib,
+              "/dev/pysandbox/worker/egress_forward.py",
+              "egress_forward",
+              RunnerLaunch.FORWARDER));
+      files.add(
+          script(lib, "/dev/pysandbox/backend/docker/container_init.py", "container_init", INIT));
       SandboxFiles.installEtc(lib);
-      files.put("/etc/passwd", "etc/passwd");
-      files.put("/etc/group", "etc/group");
-      doors =
-          root
-              ? Path.of("/run/pysandbox/worker", layout.identity())
-              : layout.runtimeDir().resolve("doors");
+      files.add(bind(lib.resolve("etc/passwd"), "/etc/passwd", true));
+      files.add(bind(lib.resolve("etc/group"), "/etc/group", true));
       if (!inspectOnly) {
         Files.createDirectories(doors);
         Files.setPosixFilePermissions(doors, PosixFilePermissions.fromString("rwx--x--x"));
       }
-    } catch (IOException | RuntimeException e) {
-      engine.close();
+    } catch (IOException | UncheckedIOException e) {
       throw unavailable("cannot prepare " + layout.sandboxRoot() + ": " + e.getMessage());
     }
     Map<Boolean, String> seccomp = new LinkedHashMap<>();
     if (config.seccomp() && !inspectOnly) {
-      try {
-        // Both variants now: a failure says so at set-up, not at some later start.
-        for (boolean network : List.of(false, true)) {
-          seccomp.put(
-              network, DockerSeccomp.securityOpt(config.python(), layout, network, inlineProfile));
-        }
-      } catch (PysandboxException e) {
-        engine.close();
-        throw e;
+      // Both variants now: a failure says so at set-up, not at some later start.
+      boolean inline = DockerSeccomp.takesInlineProfile(version);
+      for (boolean network : List.of(false, true)) {
+        seccomp.put(network, DockerSeccomp.securityOpt(config.python(), layout, network, inline));
       }
     }
-    InterpreterInfo python;
-    try {
-      python = probe(engine, image, user, lib, files, seccomp.get(false));
-    } catch (PysandboxException e) {
-      engine.close();
-      throw e;
-    }
+    InterpreterInfo python = probe(engine, image, user, files, seccomp.get(false));
     log.info(
         "docker backend ready: {} at {}, image {} (python {}), runtime {}, sandboxes run as uid {}",
-        engineName,
+        DockerEngine.describe(version),
         host,
         image,
         python.version(),
         config.dockerRuntime().isEmpty() ? "the engine's default" : config.dockerRuntime(),
         user.uid());
-    return new Setup(engine, engineName, python, user, lib, files, doors, seccomp);
+    return new Setup(
+        engine, DockerEngine.describe(version), python, user, List.copyOf(files), doors, seccomp);
+  }
+
+  /** Installs a runner file in the library directory; its read-only bind at {@code target}. */
+  private static Bind script(Path lib, String resource, String stem, String target) {
+    return bind(lib.resolve(SandboxFiles.installScript(resource, stem, lib)), target, true);
   }
 
   private static int currentGid() {
@@ -289,12 +281,7 @@ public final class DockerBackend implements SandboxBackend {
 
   /** Runs the interpreter probe in a container of the image, confined like a sandbox. */
   private InterpreterInfo probe(
-      DockerEngine engine,
-      String image,
-      HostUser user,
-      Path lib,
-      Map<String, String> files,
-      String seccomp) {
+      DockerEngine engine, String image, HostUser user, List<Bind> files, String seccomp) {
     String id = null;
     try {
       id =
@@ -305,7 +292,7 @@ public final class DockerBackend implements SandboxBackend {
                       .withUser(user.uid() + ":" + user.gid())
                       .withEnv(env(RunnerLaunch.environment(null, false)))
                       .withLabels(labels("probe"))
-                      .withHostConfig(confined(config.defaultLimits(), etc(lib, files), seccomp)));
+                      .withHostConfig(confined(config.defaultLimits(), files, seccomp)));
       engine.start(id);
       Integer code = engine.await(id, 60);
       String printed = engine.logs(id, 200);
@@ -446,6 +433,7 @@ public final class DockerBackend implements SandboxBackend {
     WorkerHub.Door door = null;
     SandboxSpec.Egress.Door egress = null;
     String containerId = null;
+    DockerSandbox sandbox = null;
     try {
       Files.createDirectory(workspace);
       Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
@@ -457,12 +445,7 @@ public final class DockerBackend implements SandboxBackend {
       Files.setPosixFilePermissions(doorDir, PosixFilePermissions.fromString("rwx--x--x"));
       worker = hub.expect(id, spec.outputLimit(), spec.idleOutputMax());
       door = hub.openDoor(worker, doorDir.resolve(DOOR_SOCKET));
-      List<Bind> binds = new ArrayList<>(etc(s.lib(), s.files()));
-      for (Map.Entry<String, String> f : s.files().entrySet()) {
-        if (f.getKey().startsWith(RunnerLaunch.DIR)) {
-          binds.add(bind(s.lib().resolve(f.getValue()), f.getKey(), true));
-        }
-      }
+      List<Bind> binds = new ArrayList<>(s.files());
       binds.add(bind(workspace, RunnerLaunch.WORKSPACE, false));
       binds.add(bind(doorDir, DOOR_DIR, true));
       for (SandboxSpec.HostMount m : spec.mounts()) {
@@ -516,17 +499,9 @@ public final class DockerBackend implements SandboxBackend {
                           .withEnv(env(RunnerLaunch.environment(env, spec.egress() != null)))
                           .withLabels(labels(id))
                           .withHostConfig(host));
-      DockerSandbox sandbox =
+      sandbox =
           new DockerSandbox(
-              id,
-              containerId,
-              workspace,
-              worker,
-              s.engine(),
-              blocking,
-              spec.limits(),
-              s.user(),
-              this::release);
+              id, containerId, workspace, worker, s.engine(), blocking, spec.limits(), s.user());
       live.put(id, sandbox);
       WorkerHub.Door openDoor = door;
       SandboxSpec.Egress.Door openEgress = egress;
@@ -545,9 +520,9 @@ public final class DockerBackend implements SandboxBackend {
       sandbox.started(s.engine().initPid(containerId));
       return sandbox;
     } catch (IOException | RuntimeException e) {
-      if (containerId != null && live.get(id) != null) {
-        DockerSandbox started = live.get(id);
-        started.kill("failed to start");
+      if (sandbox != null) {
+        // Its end closes the doors and removes the container.
+        discard(sandbox);
       } else {
         if (containerId != null) {
           s.engine().remove(containerId);
@@ -583,9 +558,7 @@ public final class DockerBackend implements SandboxBackend {
                 return (Sandbox) sandbox;
               }
               String printed = printedBy(sandbox);
-              sandbox
-                  .kill("failed to start")
-                  .whenCompleteAsync((r, e) -> sandbox.releaseWorkspace(), blocking);
+              discard(sandbox);
               String why =
                   err instanceof TimeoutException || err.getCause() instanceof TimeoutException
                       ? "not ready after " + timeout + " s (startup_timeout)"
@@ -598,6 +571,13 @@ public final class DockerBackend implements SandboxBackend {
                       + why
                       + (printed.isEmpty() ? "" : "; it printed: " + printed));
             });
+  }
+
+  /** A sandbox that did not start: killed, and its (empty) workspace deleted, in the background. */
+  private void discard(DockerSandbox sandbox) {
+    sandbox
+        .kill("failed to start")
+        .whenCompleteAsync((r, e) -> deleteQuietly(sandbox.workspace()), blocking);
   }
 
   /** What a sandbox that did not start printed: its runner's stderr, else its container's log. */
@@ -656,16 +636,6 @@ public final class DockerBackend implements SandboxBackend {
     return config.dockerRuntime().equals("runsc") ? RUNSC_THREADS : 0;
   }
 
-  private static List<Bind> etc(Path lib, Map<String, String> files) {
-    List<Bind> binds = new ArrayList<>();
-    for (Map.Entry<String, String> f : files.entrySet()) {
-      if (f.getKey().startsWith("/etc/")) {
-        binds.add(bind(lib.resolve(f.getValue()), f.getKey(), true));
-      }
-    }
-    return binds;
-  }
-
   private static Bind bind(Path host, String target, boolean readOnly) {
     return new Bind(host.toString(), new Volume(target), readOnly ? AccessMode.ro : AccessMode.rw);
   }
@@ -680,10 +650,6 @@ public final class DockerBackend implements SandboxBackend {
     labels.put(LABEL_SANDBOX, sandboxId);
     labels.put(LABEL_DATA_DIR, layout.identity());
     return labels;
-  }
-
-  private void release(DockerSandbox sandbox) {
-    live.remove(sandbox.id());
   }
 
   private static void deleteQuietly(Path dir) {

@@ -15,7 +15,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -37,7 +36,6 @@ final class DockerSandbox implements Sandbox {
   private final Executor blocking;
   private final Limits limits;
   private final HostUser user;
-  private final Consumer<DockerSandbox> releaser;
   private final CompletableFuture<SandboxExit> exited = new CompletableFuture<>();
   private final AtomicReference<CompletableFuture<KillReport>> kill = new AtomicReference<>();
   private final AtomicBoolean released = new AtomicBoolean();
@@ -55,8 +53,7 @@ final class DockerSandbox implements Sandbox {
       DockerEngine engine,
       Executor blocking,
       Limits limits,
-      HostUser user,
-      Consumer<DockerSandbox> releaser) {
+      HostUser user) {
     this.id = id;
     this.containerId = containerId;
     this.workspace = workspace;
@@ -65,7 +62,6 @@ final class DockerSandbox implements Sandbox {
     this.blocking = blocking;
     this.limits = limits;
     this.user = user;
-    this.releaser = releaser;
     // The runner went (it exited, was killed, or was cut off for breaking the protocol): the
     // container is of no more use.
     worker.closed().thenAcceptAsync(reason -> end(false, reason), blocking);
@@ -117,11 +113,6 @@ final class DockerSandbox implements Sandbox {
         log.warn("sandbox {}: kill before release failed: {}", id, e.toString());
       }
     }
-    releaser.accept(this);
-  }
-
-  boolean released() {
-    return released.get();
   }
 
   @Override

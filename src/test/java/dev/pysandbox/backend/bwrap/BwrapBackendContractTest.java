@@ -6,20 +6,13 @@ import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxBackendContract;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
-import dev.pysandbox.worker.WorkerHub;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The backend contract on real bubblewrap, with the host's cgroups, uids and file systems. */
 class BwrapBackendContractTest extends SandboxBackendContract {
   @TempDir static Path dataDir;
-  private final List<WorkerHub> hubs = new ArrayList<>();
-  private final ExecutorService executor = Executors.newCachedThreadPool();
 
   private PysandboxConfig config() {
     return TestServices.config(dataDir, Map.of());
@@ -29,19 +22,11 @@ class BwrapBackendContractTest extends SandboxBackendContract {
   protected SandboxBackend newBackend(String instanceId) throws Exception {
     PysandboxConfig config = config();
     DataLayout layout = new DataLayout(config.dataDir());
-    WorkerHub hub = WorkerHub.open(layout.runtimeDir().resolve("contract-" + instanceId + ".sock"));
-    hubs.add(hub);
-    return new BwrapBackend(config, layout, hub, instanceId, executor);
+    return new BwrapBackend(config, layout, hub(layout, instanceId), instanceId, executor);
   }
 
   @Override
   protected Limits defaultLimits() {
     return config().defaultLimits();
-  }
-
-  @Override
-  protected void releaseResources() {
-    hubs.forEach(WorkerHub::close);
-    executor.shutdownNow();
   }
 }
