@@ -14,6 +14,12 @@ public enum ErrorCode {
   ARTIFACT_TOO_LARGE(413, 2, false),
   SESSION_BUSY(409, 4, true),
   SESSION_DEAD(410, 4, false),
+  /** The session's idle time ran out and it was closed; its state is gone. */
+  SESSION_EXPIRED(410, 4, false),
+  /** The session was closed (by a caller or an operator); its state is gone. */
+  SESSION_CLOSED(410, 4, false),
+  /** The session's server or sandbox went away (a restart, a crash); its state is gone. */
+  SESSION_LOST(410, 4, false),
   MAX_SESSIONS(429, 4, true),
   TIMEOUT(504, 5, true),
   APPROVAL_REQUIRED(403, 6, false),
@@ -27,6 +33,8 @@ public enum ErrorCode {
   BACKEND_UNAVAILABLE(503, 7, true),
   ENVIRONMENT_FAILED(422, 8, false),
   STORE_UNAVAILABLE(503, 7, true),
+  /** A write did not reach the disk (no space or quota left); nothing partial was kept. */
+  DISK_FULL(507, 7, true),
   INTERNAL(500, 70, false);
 
   private final int httpStatus;
