@@ -122,12 +122,7 @@ class WheelhouseBuildsTest {
     onlyOwnerReads(wheels);
     try (DefaultSandboxService s = start(wheels, "env_max_mb", "1")) {
       assertThatThrownBy(() -> run(s, "print(1)", List.of("bigpkg")))
-          .isInstanceOfSatisfying(
-              PysandboxException.class,
-              e -> {
-                assertThat(e.code()).isEqualTo(ErrorCode.ENVIRONMENT_FAILED);
-                assertThat(e.retryable()).isFalse();
-              })
+          .isInstanceOfSatisfying(PysandboxException.class, WheelhouseBuildsTest::permanent)
           .hasMessageContaining("find_links = " + wheels)
           .hasMessageContaining("env_max_mb")
           .hasMessageContaining("chmod")
@@ -154,12 +149,7 @@ class WheelhouseBuildsTest {
       TinyWheels.build(wheels, "hugepkg", "1.0", "DATA = '" + noise(40 << 20) + "'\n");
       try (DefaultSandboxService s = start(wheels, "disk_quota_fs", "off")) {
         assertThatThrownBy(() -> run(s, "print(1)", List.of("hugepkg")))
-            .isInstanceOfSatisfying(
-                PysandboxException.class,
-                e -> {
-                  assertThat(e.code()).isEqualTo(ErrorCode.ENVIRONMENT_FAILED);
-                  assertThat(e.retryable()).as(e.getMessage()).isFalse();
-                })
+            .isInstanceOfSatisfying(PysandboxException.class, WheelhouseBuildsTest::permanent)
             .hasMessageContaining("not on the package index")
             .hasMessageContaining("[Errno 28] No space left on device")
             .hasMessageNotContaining("could not be reached");
@@ -167,6 +157,12 @@ class WheelhouseBuildsTest {
     } finally {
       new ProcessBuilder("umount", "-l", dataDir.toString()).start().waitFor(30, TimeUnit.SECONDS);
     }
+  }
+
+  /** A build failure that no retry would mend. */
+  private static void permanent(PysandboxException e) {
+    assertThat(e.code()).as(e.getMessage()).isEqualTo(ErrorCode.ENVIRONMENT_FAILED);
+    assertThat(e.retryable()).as(e.getMessage()).isFalse();
   }
 
   /** Text that compresses badly, so that a wheel of it stays about as large. */
