@@ -77,7 +77,8 @@ public enum Setting {
       "find_links",
       "",
       "A local directory of wheels (a wheelhouse), bound read-only into the build sandbox; with no"
-          + " index_url builds use it alone (pip --no-index). Must be readable by sandbox users."),
+          + " index_url builds use it alone (pip --no-index). One the sandboxes' users cannot read"
+          + " is copied for each build (at most env_max_mb)."),
   PACKAGE_HOSTS(
       "package_hosts",
       "files.pythonhosted.org",

@@ -4,7 +4,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.Backends;
-import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -15,7 +14,6 @@ import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -37,6 +35,12 @@ final class ServiceWiring {
 
   /** How long closing waits for runs in flight to record that they were interrupted. */
   private static final long CLOSE_RUNS_WAIT_MILLIS = 600;
+
+  /**
+   * How long a stop may spend deleting its workspaces' directories (empty mount points as root, in
+   * a blink); what is left then, the next server on this data directory deletes.
+   */
+  private static final long SWEEP_MILLIS = 300;
 
   final PysandboxConfig config;
   final DataLayout layout;
@@ -88,7 +92,7 @@ final class ServiceWiring {
     restrict(config.dataDir());
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
-    this.cleanup = new DeadServerCleanup(layout, instances);
+    this.cleanup = new DeadServerCleanup(layout, instances, config.keepWorkspaces());
     this.pools = new CorePools();
     this.store = new StoreHandle(this::openStore, pools.blocking, time);
     if (readOnly) {
@@ -96,7 +100,7 @@ final class ServiceWiring {
       this.hub = null;
       this.backend = Backends.inspect(config, layout);
     } else {
-      this.hub = WorkerHub.open(socketPath(layout, instances.id()));
+      this.hub = WorkerHub.open(HubSockets.of(layout, instances.id()));
       this.backend = Backends.select(config, layout, hub, instances.id(), pools.blocking);
     }
     this.specs = new SandboxSpecs(config);
@@ -295,6 +299,7 @@ final class ServiceWiring {
   }
 
   private void startBackend() {
+    cleanup.removeDeadSockets();
     try {
       NativeFs.require();
     } catch (PysandboxException e) {
@@ -393,6 +398,7 @@ final class ServiceWiring {
     egress.close();
     if (hub != null) {
       hub.close();
+      cleanup.removeOwnWorkspaces(SWEEP_MILLIS);
     }
     retryDeferredSafely();
     audit.close();
@@ -413,18 +419,6 @@ final class ServiceWiring {
     trajectory.close();
     pools.stopBlocking(200);
     instances.close();
-  }
-
-  /** The hub's socket: under the data directory when the path fits a Unix socket, else in /tmp. */
-  private static Path socketPath(DataLayout layout, String instance) {
-    Path preferred = layout.runtimeDir().resolve("io-" + instance + ".sock");
-    if (preferred.toString().getBytes(StandardCharsets.UTF_8).length <= 100) {
-      return preferred;
-    }
-    return Path.of(
-        System.getProperty("java.io.tmpdir"),
-        "pysandbox-" + HostUser.currentUid(),
-        "io-" + instance + ".sock");
   }
 
   /** Makes the data directory private to its owner, as every process that opens it does. */
