@@ -56,6 +56,7 @@ final class ServiceWiring {
   final WarmPool pool;
   final RequestValidator validator;
   final SessionJournal journal;
+  final SessionEnds ends;
   final SessionManager sessions;
   final LiveRuns live;
   final AuditTrail audit;
@@ -111,6 +112,8 @@ final class ServiceWiring {
     backend.onSandboxesLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
+    this.ends =
+        new SessionEnds(this::store, time, config.sessionRetentionMinutes(), instances.id());
     this.sessions =
         new SessionManager(
             config,
@@ -120,8 +123,12 @@ final class ServiceWiring {
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
-            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive),
-            this::sandboxDied);
+            (s, reusableBefore) ->
+                store()
+                    .claimSession(
+                        s.tenant, s.info(), instances.id(), instances::isAlive, reusableBefore),
+            this::sandboxDied,
+            ends);
     this.live =
         new LiveRuns(
             pools.timer,
@@ -165,7 +172,7 @@ final class ServiceWiring {
             () -> Provenance.of(backend.interpreter()),
             audit::finished);
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
-    this.closer = new SessionCloser(sessions, store, instances.id(), time);
+    this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions);
@@ -180,7 +187,8 @@ final class ServiceWiring {
             Math.min(config.downloadMaxBytes(), config.uploadMaxBytes()),
             egress,
             sessions,
-            uploads);
+            uploads,
+            config.tiers().defaultTier());
   }
 
   /**
@@ -382,7 +390,7 @@ final class ServiceWiring {
     pools.timer.shutdownNow();
     backend.stopping();
     runs.interruptAll(reason);
-    sessions.closeAll();
+    sessions.closeAll(reason);
     spares.close();
     pool.close();
     analysis.close();

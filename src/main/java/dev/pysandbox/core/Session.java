@@ -36,6 +36,7 @@ final class Session {
   private volatile Instant lastUsedAt;
   private volatile String deadReason;
   private volatile boolean closed;
+  private volatile dev.pysandbox.api.SessionEnd end;
   private volatile String runningRunId;
   private volatile int runCount;
   private volatile long workspaceBytes;
@@ -101,6 +102,12 @@ final class Session {
   }
 
   SessionInfo info() {
+    SessionInfo info = openInfo();
+    dev.pysandbox.api.SessionEnd e = end;
+    return e == null ? info : info.withEnded(e);
+  }
+
+  private SessionInfo openInfo() {
     return new SessionInfo(
         id,
         state(),
@@ -145,6 +152,19 @@ final class Session {
 
   void markClosed() {
     closed = true;
+  }
+
+  /** Closes it for good, saying how (the first end said is kept). */
+  synchronized void end(dev.pysandbox.api.SessionEnd how) {
+    if (end == null) {
+      end = how;
+    }
+    closed = true;
+  }
+
+  /** How it ended, or null while it has not (or was closed without saying how). */
+  dev.pysandbox.api.SessionEnd end() {
+    return end;
   }
 
   String runningRunId() {
