@@ -80,7 +80,9 @@ final class Downloads {
       }
       UploadResult written;
       try (InputStream in = Files.newInputStream(temp)) {
-        written = uploads.uploadStream(tenant, sessionId, filename, in, maxBytes, overwrite);
+        written =
+            uploads.uploadStream(
+                tenant, sessionId, filename, in, maxBytes, overwrite, uri.toString());
       }
       return new DownloadResult(
           written.sessionId(),

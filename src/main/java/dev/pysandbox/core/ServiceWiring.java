@@ -173,9 +173,10 @@ final class ServiceWiring {
             audit::finished);
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
-    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
+    SessionSteps steps = new SessionSteps(this::store, time);
+    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend, steps);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
-    this.context = new ContextCalls(sessions);
+    this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
     this.environments =

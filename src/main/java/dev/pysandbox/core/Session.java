@@ -38,6 +38,7 @@ final class Session {
   private volatile boolean closed;
   private volatile dev.pysandbox.api.SessionEnd end;
   private volatile String runningRunId;
+  private volatile String lastRunId;
   private volatile int runCount;
   private volatile long workspaceBytes;
 
@@ -173,6 +174,14 @@ final class Session {
 
   void running(String runId) {
     runningRunId = runId;
+    if (runId != null) {
+      lastRunId = runId;
+    }
+  }
+
+  /** The last run begun in it, or null: where a step of the session stands among its runs. */
+  String lastRunId() {
+    return lastRunId;
   }
 
   void countRun() {

@@ -168,6 +168,13 @@ public interface RunStore extends AutoCloseable {
   /** A tenant's runs of one session, oldest first, with their code. */
   java.util.List<RunRecord> sessionRuns(String tenant, String sessionId, int limit);
 
+  /** Records a step of a tenant's session (what changed its state besides a run). */
+  void recordSessionStep(String tenant, String sessionId, dev.pysandbox.api.SessionStep step);
+
+  /** A tenant's steps of one session, in the order they were recorded, at most {@code limit}. */
+  java.util.List<dev.pysandbox.api.SessionStep> sessionSteps(
+      String tenant, String sessionId, int limit);
+
   /** Ids of finished runs of every tenant, the most recently finished first. */
   java.util.List<String> finishedIds(int limit);
 

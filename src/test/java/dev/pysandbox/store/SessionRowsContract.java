@@ -374,4 +374,46 @@ public abstract class SessionRowsContract {
         .as("one tenant's listing does not name it")
         .isNull();
   }
+
+  // -- steps -------------------------------------------------------------------------------------
+
+  @Test
+  void sessionSteps_areKeptInOrder_perTenantAndSession_withTheirDetail() {
+    java.util.Map<String, Object> values = new java.util.LinkedHashMap<>();
+    values.put("b", java.util.List.of(1, "x"));
+    values.put("a", java.util.Map.of("k", true));
+    store.recordSessionStep(
+        "local",
+        "s",
+        new dev.pysandbox.api.SessionStep(
+            "set_context", "2026-01-01T00:00:00Z", null, java.util.Map.of("values", values)));
+    store.recordSessionStep(
+        "local",
+        "s",
+        new dev.pysandbox.api.SessionStep(
+            "upload_file",
+            "2026-01-01T00:00:00Z",
+            "run_1",
+            java.util.Map.of("path", "d.csv", "size_bytes", 3, "sha256", "ab")));
+    store.recordSessionStep(
+        "bob",
+        "s",
+        new dev.pysandbox.api.SessionStep("clear_context", "2026-01-01T00:00:01Z", null, null));
+    List<dev.pysandbox.api.SessionStep> steps = store.sessionSteps("local", "s", 10);
+    assertThat(steps)
+        .extracting(dev.pysandbox.api.SessionStep::kind)
+        .containsExactly("set_context", "upload_file");
+    assertThat(steps.get(0).detail()).isEqualTo(java.util.Map.of("values", values));
+    @SuppressWarnings("unchecked")
+    java.util.Map<String, Object> back =
+        (java.util.Map<String, Object>) steps.get(0).detail().get("values");
+    assertThat(List.copyOf(back.keySet())).as("in the order set").containsExactly("b", "a");
+    assertThat(steps.get(1).afterRunId()).isEqualTo("run_1");
+    assertThat(steps.get(1).at()).isEqualTo("2026-01-01T00:00:00Z");
+    assertThat(store.sessionSteps("local", "s", 1)).hasSize(1);
+    assertThat(store.sessionSteps("local", "other", 10)).isEmpty();
+    assertThat(store.sessionSteps("bob", "s", 10))
+        .extracting(dev.pysandbox.api.SessionStep::kind)
+        .containsExactly("clear_context");
+  }
 }

@@ -18,6 +18,7 @@ import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionInfo;
+import dev.pysandbox.api.SessionStep;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.HeldApproval;
@@ -747,6 +748,45 @@ public final class JdbcRunStore implements RunStore {
   }
 
   // -- sessions ----------------------------------------------------------------------------------
+
+  @Override
+  public void recordSessionStep(String tenant, String sessionId, SessionStep step) {
+    write(
+        "INSERT INTO session_steps (tenant, session_id, kind, at, after_run_id, detail_json)"
+            + " VALUES (?,?,?,?,?,?)",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(tenant));
+          ps.setString(2, Objects.requireNonNull(sessionId));
+          ps.setString(3, step.kind());
+          ps.setLong(4, Instant.parse(step.at()).toEpochMilli());
+          ps.setString(5, step.afterRunId());
+          ps.setString(6, json(step.detail()));
+        });
+  }
+
+  @Override
+  public List<SessionStep> sessionSteps(String tenant, String sessionId, int limit) {
+    return read(
+        "SELECT kind, at, after_run_id, detail_json FROM session_steps"
+            + " WHERE tenant=? AND session_id=? ORDER BY step_id LIMIT ?",
+        ps -> {
+          ps.setString(1, tenant);
+          ps.setString(2, sessionId);
+          ps.setInt(3, limit);
+        },
+        rs -> {
+          List<SessionStep> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(
+                new SessionStep(
+                    rs.getString(1),
+                    Instant.ofEpochMilli(rs.getLong(2)).toString(),
+                    rs.getString(3),
+                    parse(rs.getString(4), new TypeReference<Map<String, Object>>() {})));
+          }
+          return out;
+        });
+  }
 
   @Override
   public void saveSession(String tenant, SessionInfo s, String instanceId) {
