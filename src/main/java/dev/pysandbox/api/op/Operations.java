@@ -449,8 +449,9 @@ public final class Operations {
           READ,
           List.of(
               Param.bool(
-                  "include_ended",
-                  "Also list the sessions that ended within session_retention (default false).")),
+                      "include_ended",
+                      "Also list the sessions that ended within session_retention.")
+                  .defaultValue(false)),
           SessionList.class);
 
   public static final Operation CLOSE_SESSION =
