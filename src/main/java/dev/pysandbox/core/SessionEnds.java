@@ -41,9 +41,12 @@ final class SessionEnds {
     this.instanceId = instanceId;
   }
 
-  /** Ends before this instant no longer matter: such an id may be used again as a new one. */
+  /**
+   * Ends before this instant no longer matter: such an id may be used again as a new one (any end,
+   * with no retention).
+   */
   Instant reusableBefore() {
-    return clock.instant().minus(retention);
+    return retention.isZero() ? Instant.MAX : clock.instant().minus(retention);
   }
 
   /** A session of this server ended ({@code session.ended()} set); the journal records it. */

@@ -194,6 +194,29 @@ class EndedSessionsTest {
   }
 
   @Test
+  void withNoRetention_anEndedIdIsNewAtOnce_asBefore() throws Exception {
+    DefaultSandboxService none =
+        DefaultSandboxService.create(
+            TestServices.config(
+                dataDir.resolve("none"), Map.of("pool_size", "1", "session_retention", "0")),
+            clock);
+    none.startBackground();
+    none.awaitStarted();
+    try (InProcessMcp client = new InProcessMcp(none)) {
+      client.ok("run_python", Map.of("session_id", "z", "code", "x = 1"));
+      client.ok("close_session", Map.of("session_id", "z"));
+      assertThat(
+              client
+                  .ok("run_python", Map.of("session_id", "z", "code", "print('x' in globals())"))
+                  .path("stdout")
+                  .asText())
+          .isEqualTo("False\n");
+    } finally {
+      none.close();
+    }
+  }
+
+  @Test
   void aSessionWhoseEnvironmentFailed_isNotMadeWithoutItsPackages_butTheSameCreationMayRetry()
       throws Exception {
     index.unavailable(true);
