@@ -126,6 +126,12 @@ public enum Setting {
       "Sessions one tenant (one API key's owner) may have open at once; 0: as max_sessions."),
   SESSION_TTL(
       "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
+  SESSION_RETENTION(
+      "session_retention",
+      "1440",
+      "Minutes a session's end (expired, closed, lost, or a failed creation) is remembered: a call"
+          + " naming it meanwhile gets session_expired, session_closed or session_lost instead of a"
+          + " new empty session; create_session may take the id again at once. 0: forget at once."),
   TRAJECTORY_RETENTION_DAYS(
       "trajectory_retention_days",
       "30",

@@ -35,7 +35,7 @@ final class DeadServerCleanup {
   RunStore recordLost(RunStore s) {
     List<String> lost = s.closeOrphanSessions(instances::isAlive);
     if (!lost.isEmpty()) {
-      log.info("sessions of stopped servers recorded as closed: {}", lost);
+      log.info("sessions of stopped servers recorded as lost: {}", lost);
     }
     List<String> interrupted = s.interruptOrphans(instances::isAlive);
     if (!interrupted.isEmpty()) {

@@ -60,6 +60,7 @@ final class ServiceWiring {
   final WarmPool pool;
   final RequestValidator validator;
   final SessionJournal journal;
+  final SessionEnds ends;
   final SessionManager sessions;
   final LiveRuns live;
   final AuditTrail audit;
@@ -115,6 +116,8 @@ final class ServiceWiring {
     backend.onSandboxesLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
+    this.ends =
+        new SessionEnds(this::store, time, config.sessionRetentionMinutes(), instances.id());
     this.sessions =
         new SessionManager(
             config,
@@ -124,8 +127,12 @@ final class ServiceWiring {
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
-            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive),
-            this::sandboxDied);
+            (s, reusableBefore) ->
+                store()
+                    .claimSession(
+                        s.tenant, s.info(), instances.id(), instances::isAlive, reusableBefore),
+            this::sandboxDied,
+            ends);
     this.live =
         new LiveRuns(
             pools.timer,
@@ -169,10 +176,11 @@ final class ServiceWiring {
             () -> Provenance.of(backend.interpreter()),
             audit::finished);
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
-    this.closer = new SessionCloser(sessions, store, instances.id(), time);
-    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
+    this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
+    SessionSteps steps = new SessionSteps(this::store, time);
+    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend, steps);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
-    this.context = new ContextCalls(sessions);
+    this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
     this.environments =
@@ -184,7 +192,8 @@ final class ServiceWiring {
             Math.min(config.downloadMaxBytes(), config.uploadMaxBytes()),
             egress,
             sessions,
-            uploads);
+            uploads,
+            config.tiers().defaultTier());
   }
 
   /**
@@ -387,7 +396,7 @@ final class ServiceWiring {
     pools.timer.shutdownNow();
     backend.stopping();
     runs.interruptAll(reason);
-    sessions.closeAll();
+    sessions.closeAll(reason);
     spares.close();
     pool.close();
     analysis.close();
