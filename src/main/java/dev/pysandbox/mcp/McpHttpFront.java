@@ -96,8 +96,9 @@ final class McpHttpFront extends HttpServlet {
       case "GET" -> get(request, response);
       case "DELETE" -> delete(request, response);
       default -> {
+        // the server's one error shape for HTTP errors that are not MCP messages
         response.setHeader("Allow", "GET, POST, DELETE");
-        error(response, 405, null, McpSchema.ErrorCodes.INVALID_REQUEST, "Method Not Allowed");
+        response.sendError(HttpServletResponse.SC_METHOD_NOT_ALLOWED);
       }
     }
   }
