@@ -10,10 +10,10 @@ import java.io.IOException;
 import org.slf4j.LoggerFactory;
 
 /**
- * The SDK's servlet answers a message it refuses (malformed JSON, no session, wrong Accept) by
- * writing the {@link McpError} itself with the JSON mapper it was given, which by default writes
- * the exception — stack trace included. This writes what a client expects instead: a JSON-RPC error
- * response, {@code {"jsonrpc":"2.0","id":null,"error":{"code","message"}}}.
+ * Error answers in our words. An {@link McpError} written with the protocol's mapper becomes a
+ * JSON-RPC error response, {@code {"jsonrpc":"2.0","id":null,"error":{"code","message"}}}, never
+ * the exception with its stack trace (Jackson's default); and {@link #ownWords} replaces the text
+ * of a handler's failure, which the SDK would send as it is.
  */
 final class McpErrorSerializer extends StdSerializer<McpError> {
   private static final long serialVersionUID = 1L;

@@ -298,21 +298,7 @@ final class McpHttpFront extends HttpServlet {
       case RESUMED -> log.debug("MCP session {} resumed after event {}", session.id(), last);
       case ENDED -> response.setStatus(HttpServletResponse.SC_NO_CONTENT);
       case GONE ->
-          error(
-              response,
-              410,
-              null,
-              -32000,
-              "Gone: cannot resume after event '"
-                  + abbreviate(last)
-                  + "': this session has no such event, or what followed it is no longer kept"
-                  + " (a session keeps its last "
-                  + StreamableHttpTransport.REPLAY_MAX_EVENTS
-                  + " events, "
-                  + (StreamableHttpTransport.REPLAY_MAX_BYTES >> 20)
-                  + " MiB, for "
-                  + StreamableHttpTransport.REPLAY_MAX_AGE_MILLIS / 60_000
-                  + " min); a run's outcome stays in its record (get_run, list_runs)");
+          error(response, 410, null, -32000, StreamableHttpTransport.gone(abbreviate(last)));
     }
   }
 

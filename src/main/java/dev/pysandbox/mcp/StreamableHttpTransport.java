@@ -143,6 +143,20 @@ final class StreamableHttpTransport implements McpStreamableServerTransportProvi
     return session.protocolVersion().compareTo(RESUMABLE_SINCE) >= 0 ? RETRY_MILLIS : -1;
   }
 
+  /** Why a resume after event {@code lastEventId} cannot be served. */
+  static String gone(String lastEventId) {
+    return "Gone: cannot resume after event '"
+        + lastEventId
+        + "': this session has no such event, or what followed it is no longer kept (a session"
+        + " keeps its last "
+        + REPLAY_MAX_EVENTS
+        + " events, "
+        + (REPLAY_MAX_BYTES >> 20)
+        + " MiB, for "
+        + REPLAY_MAX_AGE_MILLIS / 60_000
+        + " min); a run's outcome stays in its record (get_run, list_runs)";
+  }
+
   @Override
   public Mono<Void> notifyClients(String method, Object params) {
     return Mono.fromRunnable(
