@@ -61,12 +61,45 @@ class HttpMcpStreamsIT {
 
   /** Calls a tool on a stream of its own and returns its answer's structured content. */
   static JsonNode callTool(String session, Object id, String tool, String args) throws IOException {
-    try (RawMcpHttp r = RawMcpHttp.post(base, session, RawMcpHttp.call(id, tool, args))) {
+    try (RawMcpHttp r = openCall(session, id, tool, args)) {
       List<RawMcpHttp.Event> events = r.rest();
       RawMcpHttp.Event last = events.get(events.size() - 1);
       assertThat(last.json().path("id").toString())
           .isEqualTo(RawMcpHttp.JSON.valueToTree(id).toString());
       return resultOf(last);
+    }
+  }
+
+  /** Calls {@code tool} in {@code session}: the answer's stream, open. */
+  static RawMcpHttp openCall(String session, Object id, String tool, String args)
+      throws IOException {
+    return RawMcpHttp.post(base, session, RawMcpHttp.call(id, tool, args));
+  }
+
+  /** Resumes {@code session}'s stream after {@code lastEventId}. */
+  static RawMcpHttp resume(String session, String lastEventId) throws IOException {
+    return RawMcpHttp.send(
+        base,
+        "GET",
+        null,
+        "Accept",
+        "text/event-stream",
+        "Mcp-Session-Id",
+        session,
+        "Last-Event-ID",
+        lastEventId);
+  }
+
+  /** Cancels request {@code id} in {@code session}, as a client does; the server takes it (202). */
+  static void cancel(String session, int id) throws IOException {
+    try (RawMcpHttp r =
+        RawMcpHttp.post(
+            base,
+            session,
+            "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":"
+                + id
+                + ",\"reason\":\"the user pressed Esc\"}}")) {
+      assertThat(r.status).isEqualTo(202);
     }
   }
 
@@ -103,28 +136,16 @@ class HttpMcpStreamsIT {
     String session = RawMcpHttp.session(base, "2025-11-25");
     String primed;
     try (RawMcpHttp r =
-        RawMcpHttp.post(
-            base,
+        openCall(
             session,
-            RawMcpHttp.call(
-                "drop-1",
-                "run_python",
-                "{\"code\":\"import time\\ntime.sleep(5)\\nprint('five')\",\"session_id\":\"drop\"}"))) {
+            "drop-1",
+            "run_python",
+            "{\"code\":\"import time\\ntime.sleep(5)\\nprint('five')\",\"session_id\":\"drop\"}")) {
       primed = r.next().id();
       // the client's network goes away while the run goes on
     }
     List<RawMcpHttp.Event> resumed;
-    try (RawMcpHttp get =
-        RawMcpHttp.send(
-            base,
-            "GET",
-            null,
-            "Accept",
-            "text/event-stream",
-            "Mcp-Session-Id",
-            session,
-            "Last-Event-ID",
-            primed)) {
+    try (RawMcpHttp get = resume(session, primed)) {
       assertThat(get.status).isEqualTo(200);
       resumed = get.rest();
     }
@@ -138,17 +159,7 @@ class HttpMcpStreamsIT {
     assertThat(runs.path("runs").get(0).path("status").asText()).isEqualTo("succeeded");
     // and once everything was delivered, a resume says there is nothing more
     String last = resumed.get(resumed.size() - 1).id();
-    try (RawMcpHttp again =
-        RawMcpHttp.send(
-            base,
-            "GET",
-            null,
-            "Accept",
-            "text/event-stream",
-            "Mcp-Session-Id",
-            session,
-            "Last-Event-ID",
-            last)) {
+    try (RawMcpHttp again = resume(session, last)) {
       assertThat(again.status).isEqualTo(204);
     }
   }
@@ -158,20 +169,10 @@ class HttpMcpStreamsIT {
     String session = RawMcpHttp.session(base, "2025-11-25");
     String last;
     try (RawMcpHttp r =
-        RawMcpHttp.post(
-            base,
-            session,
-            RawMcpHttp.call(
-                11, "run_python", "{\"code\":\"while True: pass\",\"session_id\":\"spin\"}"))) {
+        openCall(
+            session, 11, "run_python", "{\"code\":\"while True: pass\",\"session_id\":\"spin\"}")) {
       last = r.next().id();
-      try (RawMcpHttp cancel =
-          RawMcpHttp.post(
-              base,
-              session,
-              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
-                  + "{\"requestId\":11,\"reason\":\"the user pressed Esc\"}}")) {
-        assertThat(cancel.status).isEqualTo(202);
-      }
+      cancel(session, 11);
       List<RawMcpHttp.Event> after = r.rest();
       assertThat(after).noneMatch(e -> e.data().contains("\"id\":11"));
       if (!after.isEmpty()) {
@@ -188,17 +189,7 @@ class HttpMcpStreamsIT {
             "{\"code\":\"print('still here')\",\"session_id\":\"spin\"}");
     assertThat(next.path("stdout").asText()).isEqualTo("still here\n");
     // a client that reconnects to the cancelled call's stream hears it has ended
-    try (RawMcpHttp get =
-        RawMcpHttp.send(
-            base,
-            "GET",
-            null,
-            "Accept",
-            "text/event-stream",
-            "Mcp-Session-Id",
-            session,
-            "Last-Event-ID",
-            last)) {
+    try (RawMcpHttp get = resume(session, last)) {
       assertThat(get.status).isEqualTo(204);
     }
   }
@@ -208,20 +199,10 @@ class HttpMcpStreamsIT {
     String mine = RawMcpHttp.session(base, "2025-11-25");
     String theirs = RawMcpHttp.session(base, "2025-11-25");
     try (RawMcpHttp r =
-        RawMcpHttp.post(
-            base,
-            mine,
-            RawMcpHttp.call(
-                21, "run_python", "{\"code\":\"import time\\ntime.sleep(3)\\nprint('done')\"}"))) {
+        openCall(
+            mine, 21, "run_python", "{\"code\":\"import time\\ntime.sleep(3)\\nprint('done')\"}")) {
       r.next();
-      try (RawMcpHttp cancel =
-          RawMcpHttp.post(
-              base,
-              theirs,
-              "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":"
-                  + "{\"requestId\":21}}")) {
-        assertThat(cancel.status).isEqualTo(202);
-      }
+      cancel(theirs, 21);
       List<RawMcpHttp.Event> events = r.rest();
       JsonNode answer = resultOf(events.get(events.size() - 1));
       assertThat(answer.path("status").asText()).isEqualTo("succeeded");
@@ -235,24 +216,12 @@ class HttpMcpStreamsIT {
     String mine = RawMcpHttp.session(base, "2025-11-25");
     String theirs = RawMcpHttp.session(base, "2025-11-25");
     String eventId;
-    try (RawMcpHttp r =
-        RawMcpHttp.post(
-            base, mine, RawMcpHttp.call(31, "run_python", "{\"code\":\"print('secret-31')\"}"))) {
+    try (RawMcpHttp r = openCall(mine, 31, "run_python", "{\"code\":\"print('secret-31')\"}")) {
       eventId = r.next().id();
       r.rest();
     }
     for (String id : List.of(eventId, "garbage", "999_0", "1_99999", "-1_0")) {
-      try (RawMcpHttp get =
-          RawMcpHttp.send(
-              base,
-              "GET",
-              null,
-              "Accept",
-              "text/event-stream",
-              "Mcp-Session-Id",
-              theirs,
-              "Last-Event-ID",
-              id)) {
+      try (RawMcpHttp get = resume(theirs, id)) {
         String body = get.body();
         assertThat(get.status).as(id + ": " + body).isEqualTo(410);
         assertThat(body).doesNotContain("secret-31");
