@@ -2,6 +2,7 @@
 // notifications/cancelled for the aborted request, and the server must stop the run.
 //
 //   node cancel.mjs [--abort-after-ms=1000] [--free-within-ms=5000] [--deadline-s=60] [--] SERVER_CMD...
+//   node cancel.mjs [...] [--] http://127.0.0.1:PORT/mcp      (a running server, over Streamable HTTP)
 //   (or env CANCEL_ABORT_AFTER_MS, CANCEL_FREE_WITHIN_MS, CANCEL_DEADLINE_S)
 //
 // Checks, in one session: a 60-second run_python aborted after ~1 s
@@ -11,6 +12,7 @@
 //  - gets no answer after the abort (the spec: a cancelled request is not answered).
 // Prints one JSON line on stdout with the findings; exits 1 when a check fails, 2 on bad usage.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs, serverTransport, ServerLog, shutdown } from './common.mjs';
@@ -25,7 +27,10 @@ const { options, command } = parseArgs(process.argv.slice(2), {
 });
 
 const log = new ServerLog();
-const transport = serverTransport(command, log);
+const overHttp = /^https?:\/\//.test(command[0]);
+const transport = overHttp ? new StreamableHTTPClientTransport(new URL(command[0])) : serverTransport(command, log);
+// What the transport reports besides messages (over HTTP: failed POSTs and stream reconnections).
+const transportErrors = [];
 
 // Watch the wire both ways. The SDK's Protocol.connect keeps an onmessage set before it and calls
 // it first, so every message the server sends passes here.
@@ -58,6 +63,7 @@ transport.send = (message, opts) => {
 };
 
 const client = new Client({ name: 'pysandbox-cancel', version: '1' });
+client.onerror = (e) => transportErrors.push(String(e?.message ?? e).slice(0, 300));
 const findings = { ok: false, failures: [] };
 const fail = (why) => findings.failures.push(why);
 
@@ -70,6 +76,8 @@ async function finish() {
   clearTimeout(deadline);
   findings.cancel_sent = cancelSent;
   findings.late_answers = late;
+  findings.transport = overHttp ? 'http' : 'stdio';
+  findings.transport_errors = transportErrors;
   if (abortedAt !== null && !cancelSent) {
     fail('the SDK sent no notifications/cancelled for the aborted request');
   }

@@ -97,7 +97,7 @@ export async function shutdown(client, transport) {
     onclose?.();
   };
   await Promise.race([client.close().catch(() => {}), new Promise((r) => setTimeout(r, 6000).unref())]);
-  if (!closed && pid !== null) {
+  if (!closed && typeof pid === 'number') {
     try {
       process.kill(pid, 'SIGKILL');
     } catch {

@@ -12,12 +12,13 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 
 /**
- * Keeps each MCP session to the tenant that opened it: the SDK knows sessions by id alone, so
- * without this another tenant's key could send messages into a session, read its stream or end it.
- * A session id used by another tenant is answered exactly as one that does not exist: a session id
- * the filter has no owner for gets the same 404 (the SDK's own answers differ by method and name
- * the id, so passing those through would tell the two apart). The owner is remembered as the SDK
- * sets the header, before the answer can reach the client, whose next message may come at once.
+ * Keeps each MCP session to the tenant that opened it: the MCP transport knows sessions by id
+ * alone, so without this another tenant's key could send messages into a session, read its stream
+ * or end it. A session id used by another tenant is answered exactly as one that does not exist: a
+ * session id the filter has no owner for gets the same 404, whatever the method (passing those
+ * through would let the transport's own answers tell the two apart). The owner is remembered as the
+ * transport sets the header, before the answer can reach the client, whose next message may come at
+ * once.
  */
 final class McpSessionFilter extends HttpFilter {
   private static final long serialVersionUID = 1L;

@@ -216,17 +216,19 @@ final class InboundMessages {
     return (id instanceof String ? "s:" : "n:") + id;
   }
 
+  /**
+   * Where the text stops being JSON, in our words: the parser's own message names its internals
+   * (tokens it expected, its source), which a client has no use for.
+   */
   private static String describe(JsonProcessingException e, int length) {
-    String why = e.getOriginalMessage();
-    int cut = why.indexOf('\n');
-    if (cut > 0) {
-      why = why.substring(0, cut);
-    }
     var at = e.getLocation();
-    return "not valid JSON ("
-        + abbreviate(why)
-        + (at == null ? "" : "; at byte " + Math.min(at.getByteOffset(), length))
-        + ")";
+    String where =
+        at == null || at.getByteOffset() < 0
+            ? ""
+            : " at byte " + Math.min(at.getByteOffset(), length) + " of " + length;
+    return e instanceof com.fasterxml.jackson.core.io.JsonEOFException
+        ? "the JSON ends before its value is complete" + where
+        : "not valid JSON" + where;
   }
 
   private static String kind(JsonNode n) {

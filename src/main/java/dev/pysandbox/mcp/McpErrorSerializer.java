@@ -7,12 +7,13 @@ import com.fasterxml.jackson.databind.ser.std.StdSerializer;
 import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.io.IOException;
+import org.slf4j.LoggerFactory;
 
 /**
- * The SDK's servlet answers a message it refuses (malformed JSON, no session, wrong Accept) by
- * writing the {@link McpError} itself with the JSON mapper it was given, which by default writes
- * the exception — stack trace included. This writes what a client expects instead: a JSON-RPC error
- * response, {@code {"jsonrpc":"2.0","id":null,"error":{"code","message"}}}.
+ * Error answers in our words. An {@link McpError} written with the protocol's mapper becomes a
+ * JSON-RPC error response, {@code {"jsonrpc":"2.0","id":null,"error":{"code","message"}}}, never
+ * the exception with its stack trace (Jackson's default); and {@link #ownWords} replaces the text
+ * of a handler's failure, which the SDK would send as it is.
  */
 final class McpErrorSerializer extends StdSerializer<McpError> {
   private static final long serialVersionUID = 1L;
@@ -40,5 +41,23 @@ final class McpErrorSerializer extends StdSerializer<McpError> {
     }
     g.writeEndObject();
     g.writeEndObject();
+  }
+
+  /**
+   * The SDK answers a handler that failed with the exception's text: the answer the client gets
+   * instead, with no Java in it (the log has the text).
+   */
+  static McpSchema.JSONRPCMessage ownWords(McpSchema.JSONRPCResponse r) {
+    if (r.error() == null || r.error().code() != McpSchema.ErrorCodes.INTERNAL_ERROR) {
+      return r;
+    }
+    LoggerFactory.getLogger(McpErrorSerializer.class)
+        .warn("request {} failed inside the server: {}", r.id(), r.error().message());
+    return McpSchema.JSONRPCResponse.error(
+        r.id(),
+        new McpSchema.JSONRPCResponse.JSONRPCError(
+            McpSchema.ErrorCodes.INTERNAL_ERROR,
+            "Internal error: the server could not handle this request (its log says why)",
+            null));
   }
 }

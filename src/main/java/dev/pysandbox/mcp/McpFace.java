@@ -18,6 +18,7 @@ import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.util.DaemonThreads;
+import dev.pysandbox.util.TimeSource;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -25,7 +26,6 @@ import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.server.McpSyncServer;
 import io.modelcontextprotocol.server.McpTransportContextExtractor;
-import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.http.HttpServletRequest;
 import java.io.InputStream;
@@ -34,6 +34,8 @@ import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
@@ -169,8 +171,9 @@ public final class McpFace {
 
   /**
    * Serves MCP over Streamable HTTP (protocol versions 2025-03-26 to 2025-11-25) with the same
-   * tools as {@link #serveStdio}: the SDK's servlet, to be mounted at {@code /mcp} by a container
-   * that has authenticated the request before it reaches the servlet.
+   * tools as {@link #serveStdio}: a servlet ({@link McpHttpFront}) with resumable streams ({@link
+   * StreamableHttpTransport}), to be mounted at {@code /mcp} by a container that has authenticated
+   * the request before it reaches the servlet.
    *
    * @param context what each request's transport context holds; the tenant under {@link
    *     #TENANT_KEY} when this face was made by {@link #forTenants}
@@ -180,30 +183,35 @@ public final class McpFace {
       McpTransportContextExtractor<HttpServletRequest> context, int maxMessageBytes) {
     ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
     json.registerModule(McpErrorSerializer.module());
-    // A body's "method" is read by McpHttpFront from its head: with a second "method" refused,
-    // the one it reads is the one the SDK acts on.
     json.enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION);
     McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
-    HttpServletStreamableServerTransportProvider transport =
-        HttpServletStreamableServerTransportProvider.builder()
-            .jsonMapper(mapper)
-            .mcpEndpoint(McpHttpEndpoint.PATH)
-            .contextExtractor(context)
-            .maxRequestSize(maxMessageBytes)
-            .build();
+    StreamableHttpTransport transport =
+        new StreamableHttpTransport(json, mapper, TimeSource.system());
+    List<SyncToolSpecification> tools = tools(mapper, CallRecord.Face.MCP_HTTP);
+    Set<String> names = new HashSet<>();
+    tools.forEach(t -> names.add(t.tool().name()));
     RunSubscriptions subscriptions = new RunSubscriptions(transport);
+    ResourceMethods methods = new ResourceMethods(services, subscriptions);
+    transport.onSessionEnd(
+        id -> {
+          methods.sessionClosed(id);
+          logging.forget(id);
+        });
+    ExecutorService cancels =
+        Executors.newCachedThreadPool(DaemonThreads.numbered("pysandbox-mcp-cancel-"));
     McpHttpFront front =
         new McpHttpFront(
             transport,
             json,
+            mapper,
+            new InboundMessages(json, () -> names),
             context,
-            new ResourceMethods(services, subscriptions),
+            methods,
+            logging,
+            cancels,
             maxMessageBytes);
-    front.recordLoggingIn(logging);
     return new McpHttpEndpoint(
-        front,
-        server(McpServer.sync(transport), mapper, tools(mapper, CallRecord.Face.MCP_HTTP)),
-        subscriptions);
+        front, server(McpServer.sync(transport), mapper, tools), subscriptions, cancels);
   }
 
   /**

@@ -16,9 +16,8 @@ import org.slf4j.LoggerFactory;
  * transports before the SDK sees them: its {@code resources/list} lists a fixed set of resources
  * (no cursor, the same for every caller), and its {@code resources/subscribe} records any URI
  * without asking the server and offers no way to learn what was subscribed to. Both transports
- * (stdio, and the servlet in front of the SDK's over HTTP) hand these requests here, with the same
- * transport context the SDK would give a handler, so the caller's tenant is found exactly as for
- * tools.
+ * (stdio, and {@link McpHttpFront} over HTTP) hand these requests here, with the same transport
+ * context the SDK would give a handler, so the caller's tenant is found exactly as for tools.
  */
 final class ResourceMethods {
   private static final Logger log = LoggerFactory.getLogger(ResourceMethods.class);

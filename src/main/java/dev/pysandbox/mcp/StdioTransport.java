@@ -305,26 +305,12 @@ final class StdioTransport implements McpServerTransportProvider {
         log.debug("dropped the answer to cancelled request {}", r.id());
         return;
       }
-      enqueue(json.writeValueAsBytes(ownWords(r)));
+      enqueue(json.writeValueAsBytes(McpErrorSerializer.ownWords(r)));
     } finally {
       // Only once queued: whoever waits for the answers (see awaitAnswers, flush) sees either the
       // request in flight or its answer waiting to be written, never neither.
       inFlight.remove(key);
     }
-  }
-
-  /** The SDK answers a failed handler with the exception's text: keep Java out of the answer. */
-  private static McpSchema.JSONRPCMessage ownWords(McpSchema.JSONRPCResponse r) {
-    if (r.error() == null || r.error().code() != McpSchema.ErrorCodes.INTERNAL_ERROR) {
-      return r;
-    }
-    log.warn("request {} failed inside the server: {}", r.id(), r.error().message());
-    return McpSchema.JSONRPCResponse.error(
-        r.id(),
-        new McpSchema.JSONRPCResponse.JSONRPCError(
-            McpSchema.ErrorCodes.INTERNAL_ERROR,
-            "Internal error: the server could not handle this request (its log says why)",
-            null));
   }
 
   private void enqueue(byte[] bytes) {

@@ -31,6 +31,7 @@ class McpConformanceIT {
           "tools-list",
           "resources-list",
           "prompts-list",
+          "server-sse-polling",
           "server-sse-multiple-streams",
           "dns-rebinding-protection");
 
