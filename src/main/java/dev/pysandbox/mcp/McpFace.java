@@ -53,7 +53,8 @@ public final class McpFace {
           + " returned as the result, print() output as stdout, exceptions with a traceback,"
           + " matplotlib figures as images. Without session_id each call gets a fresh sandbox;"
           + " with a session_id (create_session, or just name one) variables and files in"
-          + " /mnt/data persist between calls. numpy, pandas and matplotlib are available;"
+          + " /mnt/data persist between calls. numpy, pandas, matplotlib, seaborn, scikit-learn,"
+          + " statsmodels, openpyxl, plotly and reportlab are available;"
           + " there is no network. upload_file puts data in, read_artifact gets files out.";
 
   /** Tool calls handled at once; more wait in a queue (a run blocks its thread while it runs). */
