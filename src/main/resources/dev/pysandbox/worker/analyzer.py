@@ -1359,13 +1359,49 @@ def _outside_workspace(path):
     return norm
 
 
+_INSTALLERS = ("pip", "pip3", "conda", "mamba", "micromamba", "uv", "poetry")
+
+
+def not_python_hint(line):
+    """What to do instead, when a line the compiler refused is an IPython shell escape (``!ls``,
+    ``!pip install x``) or magic (``%pip``, ``%matplotlib inline``, ``%%time``): they are not
+    Python and a bare "invalid syntax" does not say so. None for any other line. Used for
+    validate_code and dry runs here, and by the runner for a run's SyntaxError."""
+    s = line.strip()
+    if s.startswith("!") and not s.startswith("!="):
+        kind = "an IPython shell escape (!command)"
+    elif s.startswith("%") and s.lstrip("%")[:1].isalpha():
+        kind = "an IPython magic (%name)"
+    else:
+        return None
+    body = s.lstrip("!%").strip()
+    words = body.split()
+    shown = s if len(s) <= 60 else s[:57] + "..."
+    if words and (words[0] in _INSTALLERS or words[1:3] == ["-m", "pip"]):
+        return ("%s is %s, not Python: packages are not installed from code here; name them in the"
+                " packages argument of run_python or create_session (e.g. packages=[\"%s\"])"
+                % (shown, kind, next((w for w in words[1:] if w[:1].isalnum() and w not in
+                                      ("install", "add", "pip")), "pandas")[:60]))
+    if words and words[0] == "matplotlib":
+        return ("%s is %s, not Python: remove it; matplotlib figures come back as images without it"
+                % (shown, kind))
+    if s.startswith("!"):
+        return ("%s is %s, which pysandbox does not run: the code is plain Python; do it in Python"
+                " (os.listdir, pathlib, shutil, or subprocess where the tier allows it)" % (shown, kind))
+    return ("%s is %s, which pysandbox does not run: the code is plain Python; remove it or write"
+            " the Python it stands for (timeit, time.perf_counter, os.chdir ...)" % (shown, kind))
+
+
 def _syntax_problem(e, code, byte_offsets):
     line = e.lineno if isinstance(e.lineno, int) and e.lineno > 0 else None
     column = e.offset if isinstance(e.offset, int) and e.offset > 0 else None
+    lines = code.split("\n")
     if byte_offsets and line is not None and column is not None:
-        lines = code.split("\n")
         if line <= len(lines):
             column = len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore")) + 1
+    hint = not_python_hint(lines[line - 1]) if line is not None and line <= len(lines) else None
+    if hint is not None:
+        return {"line": line, "column": 1, "message": hint[:500]}
     return {"line": line, "column": column, "message": str(e.msg)[:500]}
 
 
