@@ -4,6 +4,7 @@ import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.util.HousekeepingLog;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -32,11 +33,11 @@ final class DeadServerCleanup {
   RunStore recordLost(RunStore s) {
     List<String> lost = s.closeOrphanSessions(instances::isAlive);
     if (!lost.isEmpty()) {
-      log.info("sessions of stopped servers recorded as closed: {}", lost);
+      HousekeepingLog.LOG.info("sessions of stopped servers recorded as closed: {}", lost);
     }
     List<String> interrupted = s.interruptOrphans(instances::isAlive);
     if (!interrupted.isEmpty()) {
-      log.warn(
+      HousekeepingLog.LOG.warn(
           "marked {} runs of stopped servers as interrupted: {}", interrupted.size(), interrupted);
     }
     return s;
@@ -46,7 +47,7 @@ final class DeadServerCleanup {
   void reapSandboxes(SandboxBackend backend) {
     int killed = backend.reapOrphans(instances::isAlive);
     if (killed > 0) {
-      log.warn("killed {} sandbox processes left by stopped servers", killed);
+      HousekeepingLog.LOG.warn("killed {} sandbox processes left by stopped servers", killed);
     }
     try (var dirs = Files.list(layout.workspacesDir())) {
       for (Path dir : dirs.toList()) {
