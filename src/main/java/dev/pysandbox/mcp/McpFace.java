@@ -79,6 +79,7 @@ public final class McpFace {
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
   private final boolean agentMayApprove;
+  private final Set<String> enabled; // null: every tool
 
   /**
    * One service for every call: the stdio face, whose one client acts as the tenant {@code local}.
@@ -107,16 +108,18 @@ public final class McpFace {
   }
 
   private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
-    this(services, resultOutputLimit, false);
+    this(services, resultOutputLimit, false, null);
   }
 
   private McpFace(
       Function<McpTransportContext, SandboxService> services,
       int resultOutputLimit,
-      boolean agentMayApprove) {
+      boolean agentMayApprove,
+      Set<String> enabled) {
     this.services = services;
     this.resultOutputLimit = resultOutputLimit;
     this.agentMayApprove = agentMayApprove;
+    this.enabled = enabled;
   }
 
   /**
@@ -124,7 +127,15 @@ public final class McpFace {
    * agent_may_approve}: the agent then decides its own runs, which is weaker).
    */
   public McpFace agentApprovals(boolean allow) {
-    return new McpFace(services, resultOutputLimit, allow);
+    return new McpFace(services, resultOutputLimit, allow, enabled);
+  }
+
+  /**
+   * This face, offering only the tools named (the server's {@code tools_enabled}, resolved by
+   * {@link dev.pysandbox.api.op.ToolGroups}); the others are unknown tools on both transports.
+   */
+  public McpFace toolsEnabled(Set<String> names) {
+    return new McpFace(services, resultOutputLimit, agentMayApprove, Set.copyOf(names));
   }
 
   /**
@@ -252,6 +263,9 @@ public final class McpFace {
                 (RunRecord r) ->
                     ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())));
       }
+    }
+    if (enabled != null) {
+      all.removeIf(t -> !enabled.contains(t.tool().name()));
     }
     return all;
   }

@@ -106,6 +106,11 @@ final class McpHttpFront extends HttpServlet {
       }
       return;
     }
+    McpSchema.JSONRPCResponse refused = LogLevels.refusal(json, body);
+    if (refused != null) {
+      answer(response, refused); // the SDK would take any level
+      return;
+    }
     if (logging != null) {
       logging.saw(session, methodIn(body));
     }
