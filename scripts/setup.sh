@@ -92,7 +92,7 @@ fi
 node_dir=src/test/node
 if [[ ! -f $node_dir/node_modules/.package-lock.json \
   || $node_dir/node_modules/.package-lock.json -ot $node_dir/package-lock.json ]]; then
-  say "installing the MCP TypeScript SDK (npm ci in $node_dir)"
+  say "installing the MCP TypeScript SDK and markdownlint-cli2 (npm ci in $node_dir)"
   if ! (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
     rm -rf "$node_dir/node_modules"
     say "npm ci in $node_dir failed (is the npm registry reachable?)"

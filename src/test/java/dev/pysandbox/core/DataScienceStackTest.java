@@ -2,21 +2,16 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pysandbox.TestServices;
+import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.backend.InterpreterProbe;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -28,19 +23,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * network imports all of them, and check_setup reports each with its version.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class DataScienceStackTest {
-  DefaultSandboxService service;
-
-  @BeforeAll
-  void start(@TempDir Path dataDir) {
-    service = TestServices.start(dataDir, Map.of("pool_size", "0"));
-  }
-
-  @AfterAll
-  void stop() {
-    service.close();
-  }
+class DataScienceStackTest extends SharedServiceTest {
 
   @Test
   void dataScienceTier_eachPackageDoesSomethingSmall_inARealSandbox() {

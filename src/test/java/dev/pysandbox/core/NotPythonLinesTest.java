@@ -2,20 +2,14 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pysandbox.TestServices;
+import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.ValidationReport;
-import java.nio.file.Path;
-import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
@@ -26,19 +20,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the same. They were a bare "invalid syntax".
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class NotPythonLinesTest {
-  DefaultSandboxService service;
-
-  @BeforeAll
-  void start(@TempDir Path dataDir) {
-    service = TestServices.start(dataDir, Map.of("pool_size", "0"));
-  }
-
-  @AfterAll
-  void stop() {
-    service.close();
-  }
+class NotPythonLinesTest extends SharedServiceTest {
 
   @ParameterizedTest(name = "{0}")
   @CsvSource(

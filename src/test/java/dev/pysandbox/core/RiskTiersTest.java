@@ -3,22 +3,18 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RiskFinding;
 import dev.pysandbox.api.ValidationReport;
 import java.io.IOException;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -32,21 +28,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * run it held before the tiers is let through.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class RiskTiersTest {
-  DefaultSandboxService service;
-  Path dataDir;
-
-  @BeforeAll
-  void start(@TempDir Path dir) {
-    dataDir = dir;
-    service = TestServices.start(dir, Map.of("pool_size", "0"));
-  }
-
-  @AfterAll
-  void stop() {
-    service.close();
-  }
+class RiskTiersTest extends SharedServiceTest {
 
   static Stream<Arguments> tiers() throws IOException {
     List<Arguments> cases = new ArrayList<>();

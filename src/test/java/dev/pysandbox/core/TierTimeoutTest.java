@@ -2,7 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pysandbox.TestServices;
+import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunRecord;
@@ -12,12 +12,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A tier's {@code timeout_seconds} (issue 23, item 16: a tier could not carry a default timeout),
@@ -26,27 +22,16 @@ import org.junit.jupiter.api.io.TempDir;
  * {@code timeout_default}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class TierTimeoutTest {
-  DefaultSandboxService service;
-
-  @BeforeAll
-  void start(@TempDir Path dataDir) throws IOException {
+class TierTimeoutTest extends SharedServiceTest {
+  @Override
+  protected Map<String, String> settings(Path dataDir) throws IOException {
     Path tiers =
         Files.writeString(dataDir.resolve("tiers.json"), "{\"quick\": {\"timeout_seconds\": 2}}");
-    service =
-        TestServices.start(
-            dataDir,
-            Map.of(
-                "pool_size", "0",
-                "tiers_file", tiers.toString(),
-                "tiers_allowed", "basic,quick",
-                "timeout_default", "45"));
-  }
-
-  @AfterAll
-  void stop() {
-    service.close();
+    return Map.of(
+        "pool_size", "0",
+        "tiers_file", tiers.toString(),
+        "tiers_allowed", "basic,quick",
+        "timeout_default", "45");
   }
 
   private RunRecord run(String code, String session, Integer timeout, String tier) {

@@ -2,22 +2,16 @@ package dev.pysandbox.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.pysandbox.TestServices;
+import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.core.DefaultSandboxService;
 import io.modelcontextprotocol.spec.McpSchema;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -29,8 +23,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Debian) and .xlsx read only where openpyxl happened to be installed.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
-@TestInstance(TestInstance.Lifecycle.PER_CLASS)
-class AnalyzeDataFormatsTest {
+class AnalyzeDataFormatsTest extends SharedServiceTest {
   /** How a run writes a small frame (a, b; two rows) in each readable format, with pandas. */
   private static final Map<String, String> WRITERS =
       Map.of(
@@ -39,18 +32,6 @@ class AnalyzeDataFormatsTest {
           "Excel (.xlsx)", "df.to_excel(path, index=False)",
           "JSON Lines", "df.to_json(path, orient='records', lines=True)",
           "JSON", "df.to_json(path, orient='records')");
-
-  DefaultSandboxService service;
-
-  @BeforeAll
-  void start(@TempDir Path dataDir) {
-    service = TestServices.start(dataDir, Map.of("pool_size", "0"));
-  }
-
-  @AfterAll
-  void stop() {
-    service.close();
-  }
 
   static Stream<Prompts.Format> readable() {
     return Prompts.FORMATS.stream().filter(Prompts.Format::readable);
