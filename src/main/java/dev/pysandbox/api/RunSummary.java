@@ -1,6 +1,10 @@
 package dev.pysandbox.api;
 
-/** One line of run history: enough to choose a run, without its outputs. */
+/**
+ * One line of run history: enough to choose a run, without its outputs.
+ *
+ * @param tenant its owner, written only in an operator's listing of every tenant's runs
+ */
 public record RunSummary(
     String runId,
     String sessionId,
@@ -11,4 +15,33 @@ public record RunSummary(
     String createdAt,
     Long durationMs,
     Integer exitCode,
-    String errorName) {}
+    String errorName,
+    @com.fasterxml.jackson.annotation.JsonInclude(
+            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        String tenant) {
+  /** A run as its own tenant sees it listed. */
+  public RunSummary(
+      String runId,
+      String sessionId,
+      RunStatus status,
+      String description,
+      String codePreview,
+      String codeHash,
+      String createdAt,
+      Long durationMs,
+      Integer exitCode,
+      String errorName) {
+    this(
+        runId,
+        sessionId,
+        status,
+        description,
+        codePreview,
+        codeHash,
+        createdAt,
+        durationMs,
+        exitCode,
+        errorName,
+        null);
+  }
+}

@@ -174,7 +174,26 @@ public interface SandboxService extends AutoCloseable {
   }
 
   /** This server's open sessions (and dead ones not yet closed), oldest first. */
-  java.util.List<SessionInfo> listSessions();
+  default java.util.List<SessionInfo> listSessions() {
+    return listSessions(false);
+  }
+
+  /**
+   * This server's open sessions (and dead ones not yet closed), oldest first; with {@code
+   * includeEnded}, then the sessions that ended within {@code session_retention} (of every server
+   * sharing the data directory), state {@code closed} with {@link SessionInfo#ended()}, the oldest
+   * end first.
+   */
+  java.util.List<SessionInfo> listSessions(boolean includeEnded);
+
+  /**
+   * One open session of this server, as {@link #listSessions()} shows it.
+   *
+   * @throws PysandboxException {@code session_expired}, {@code session_closed}, {@code
+   *     session_lost} (or the error its creation failed with) for one that ended within {@code
+   *     session_retention}; {@code not_found} for one that never was
+   */
+  SessionInfo getSession(String sessionId);
 
   /**
    * The open sessions of every live server sharing this data directory, as they last recorded them

@@ -18,6 +18,9 @@ package dev.pysandbox.api;
  * @param packages the packages its sandbox has (canonical PEP 508 requirements), fixed when it was
  *     created; empty for none
  * @param environment the key of its package environment, or {@code null}
+ * @param ended how and when it ended, for a session that ended (state {@code closed}); written only
+ *     then
+ * @param tenant its owner, written only in an operator's listing of every tenant's sessions
  */
 public record SessionInfo(
     String sessionId,
@@ -31,12 +34,87 @@ public record SessionInfo(
     java.util.Map<String, Object> limits,
     String tier,
     java.util.List<String> packages,
-    String environment) {
+    String environment,
+    @com.fasterxml.jackson.annotation.JsonInclude(
+            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        SessionEnd ended,
+    @com.fasterxml.jackson.annotation.JsonInclude(
+            com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        String tenant) {
   /** The longest idle TTL a session may ask for: a week. */
   public static final int MAX_TTL_MINUTES = 7 * 24 * 60;
 
   public SessionInfo {
     limits = limits == null ? java.util.Map.of() : limits;
     packages = packages == null ? java.util.List.of() : java.util.List.copyOf(packages);
+  }
+
+  /** A session that has not ended, as its own tenant sees it. */
+  public SessionInfo(
+      String sessionId,
+      SessionState state,
+      String createdAt,
+      String lastUsedAt,
+      int runCount,
+      long workspaceBytes,
+      int ttlMinutes,
+      String deadReason,
+      java.util.Map<String, Object> limits,
+      String tier,
+      java.util.List<String> packages,
+      String environment) {
+    this(
+        sessionId,
+        state,
+        createdAt,
+        lastUsedAt,
+        runCount,
+        workspaceBytes,
+        ttlMinutes,
+        deadReason,
+        limits,
+        tier,
+        packages,
+        environment,
+        null,
+        null);
+  }
+
+  /** This session, ended as {@code end} (state {@code closed}). */
+  public SessionInfo withEnded(SessionEnd end) {
+    return new SessionInfo(
+        sessionId,
+        SessionState.CLOSED,
+        createdAt,
+        lastUsedAt,
+        runCount,
+        workspaceBytes,
+        ttlMinutes,
+        deadReason,
+        limits,
+        tier,
+        packages,
+        environment,
+        end,
+        tenant);
+  }
+
+  /** This session with its owner named (for an operator's listing of every tenant). */
+  public SessionInfo withTenant(String owner) {
+    return new SessionInfo(
+        sessionId,
+        state,
+        createdAt,
+        lastUsedAt,
+        runCount,
+        workspaceBytes,
+        ttlMinutes,
+        deadReason,
+        limits,
+        tier,
+        packages,
+        environment,
+        ended,
+        owner);
   }
 }

@@ -66,6 +66,12 @@ public record SandboxSpec(
         preload, outputLimit, limits, idleOutputMax, imports, mounts, env, egress);
   }
 
+  /** The same sandbox with these host directories. */
+  public SandboxSpec withMounts(List<HostMount> other) {
+    return new SandboxSpec(
+        preload, outputLimit, limits, idleOutputMax, imports, other, environment, egress);
+  }
+
   /** The same sandbox with this way out (or none). */
   public SandboxSpec withEgress(Egress way) {
     return new SandboxSpec(

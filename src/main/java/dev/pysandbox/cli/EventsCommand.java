@@ -55,24 +55,36 @@ final class EventsCommand implements Callable<Integer> {
   @Option(names = "--json", description = "Print JSON.")
   boolean json;
 
-  @Mixin TenantOption tenant;
+  @Mixin TenantScope tenant;
 
   @Override
   public Integer call() {
     SecurityEventQuery query =
         new SecurityEventQuery(
             since, kind == null ? null : SecurityEvent.Kind.fromWire(kind), session, limit, cursor);
+    boolean everyTenant = tenant.all();
     try (DefaultSandboxService service = main.openReadOnly()) {
-      SecurityEventList page = tenant.of(service).listSecurityEvents(query);
+      SecurityEventList page =
+          everyTenant
+              ? service.allSecurityEvents(query)
+              : tenant.of(service).listSecurityEvents(query);
       if (json) {
-        System.out.println(Json.writePretty(page));
+        System.out.println(Json.writePretty(everyTenant ? withTenants(page) : page));
         return 0;
       }
+      String tenantColumn = everyTenant ? "%-20s  " : "%s";
       System.out.printf(
-          "%-24s  %-18s  %-20s  %-24s  %s%n", "AT", "KIND", "SESSION", "RUN", "DETAIL");
+          tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
+          everyTenant ? "TENANT" : "",
+          "AT",
+          "KIND",
+          "SESSION",
+          "RUN",
+          "DETAIL");
       for (SecurityEvent e : page.events()) {
         System.out.printf(
-            "%-24s  %-18s  %-20s  %-24s  %s%n",
+            tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
+            everyTenant ? e.tenant() : "",
             e.at(),
             TerminalText.escape(e.kind()),
             e.sessionId() == null ? "-" : TerminalText.escape(e.sessionId()),
@@ -85,5 +97,20 @@ final class EventsCommand implements Callable<Integer> {
           page.nextCursor() == null ? "" : "; older ones: --cursor " + page.nextCursor());
       return 0;
     }
+  }
+
+  /** The page as JSON with each event's tenant, which a tenant's own page never shows. */
+  private static java.util.Map<String, Object> withTenants(SecurityEventList page) {
+    java.util.List<java.util.Map<String, Object>> events = new java.util.ArrayList<>();
+    for (SecurityEvent e : page.events()) {
+      java.util.Map<String, Object> event = new java.util.LinkedHashMap<>();
+      event.put("tenant", e.tenant());
+      event.putAll(Json.toMap(e));
+      events.add(event);
+    }
+    java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+    out.put("events", events);
+    out.put("next_cursor", page.nextCursor());
+    return out;
   }
 }

@@ -35,7 +35,8 @@ import picocli.CommandLine.ParentCommand;
     description = {
       "Show the calls agents made (MCP, REST, CLI), one line each: time, face, tool, session, run,"
           + " status, duration, the arguments' sizes. Never their content.",
-      "Without --session: every file of the tenant, merged by time."
+      "Without --session: every file of the tenant, merged by time.",
+      "With --all-tenants: every tenant's, each line after its tenant."
     })
 final class LogsCommand implements Callable<Integer> {
   private static final long POLL_MILLIS = 250;
@@ -45,7 +46,7 @@ final class LogsCommand implements Callable<Integer> {
   @Option(names = "--session", paramLabel = "ID", description = "Only this session's calls.")
   String session;
 
-  @Mixin TenantOption tenant;
+  @Mixin TenantScope tenant;
 
   @Option(
       names = "--follow",
@@ -72,32 +73,47 @@ final class LogsCommand implements Callable<Integer> {
   /** Files that could not be read, said once each. */
   private final java.util.Set<Path> unreadable = new java.util.HashSet<>();
 
+  /** Whose file each one followed is (its tenant). */
+  private final Map<Path, String> owners = new LinkedHashMap<>();
+
+  /** Every tenant's (--all-tenants). */
+  private boolean everyTenant;
+
+  private DataLayout layout;
+
   /** One line read, with its time (a malformed line takes the one before it in its file). */
-  private record Entry(Instant time, String file, String raw, TrajectoryEvent event) {}
+  private record Entry(
+      Instant time, String tenant, String file, String raw, TrajectoryEvent event) {}
 
   @Override
   public Integer call() throws IOException, InterruptedException {
-    String t = Ids.requireTenant(tenant.tenant);
+    boolean all = tenant.all();
+    String t = all ? null : Ids.requireTenant(tenant.tenant);
     if (limit < 0) {
       throw PysandboxException.invalid("--limit must be 0 (all) or more, got " + limit);
     }
     Instant from = since == null ? null : since(since, Instant.now());
-    DataLayout layout = main.dataLayout();
-    Path root = layout.trajectoriesDir().resolve(t);
+    layout = main.dataLayout();
+    everyTenant = all;
     Map<Path, TrajectoryTail> tails = new LinkedHashMap<>();
     Map<Path, Instant> lastTimes = new LinkedHashMap<>();
     if (session != null) {
-      Path file = layout.sessionTrajectory(t, session);
-      tails.put(file, new TrajectoryTail(file));
+      for (String owner : all ? tenants() : List.of(t)) {
+        Path file = layout.sessionTrajectory(owner, session);
+        tails.put(file, new TrajectoryTail(file));
+        owners.put(file, owner);
+      }
     }
-    List<Entry> backlog = read(root, tails, lastTimes, from);
+    List<Entry> backlog = read(t, tails, lastTimes, from);
     if (!follow) {
       for (TrajectoryTail tail : tails.values()) {
         if (tail.unfinished() != null) {
+          String owner = owners.get(tail.file());
           backlog.add(
               new Entry(
                   lastTimes.getOrDefault(tail.file(), Instant.EPOCH),
-                  name(root, tail.file()),
+                  owner,
+                  name(owner, tail.file()),
                   tail.unfinished(),
                   null));
         }
@@ -108,7 +124,7 @@ final class LogsCommand implements Callable<Integer> {
     print(backlog.subList(skip, backlog.size()), System.out, System.err);
     while (follow) {
       Thread.sleep(POLL_MILLIS);
-      List<Entry> more = read(root, tails, lastTimes, from);
+      List<Entry> more = read(t, tails, lastTimes, from);
       more.sort(Comparator.comparing(Entry::time));
       print(more, System.out, System.err);
     }
@@ -117,15 +133,19 @@ final class LogsCommand implements Callable<Integer> {
 
   /**
    * The lines completed since the last read of every file followed: the session's, or every file of
-   * the tenant (new ones included).
+   * the tenant, or of every tenant for a null one (new ones included).
    */
   private List<Entry> read(
-      Path root, Map<Path, TrajectoryTail> tails, Map<Path, Instant> lastTimes, Instant from)
+      String t, Map<Path, TrajectoryTail> tails, Map<Path, Instant> lastTimes, Instant from)
       throws IOException {
     if (session == null) {
-      for (String kind : List.of("sessions", "days")) {
-        for (Path f : files(root.resolve(kind))) {
-          tails.computeIfAbsent(f, TrajectoryTail::new);
+      for (String owner : t == null ? tenants() : List.of(t)) {
+        Path root = layout.trajectoriesDir().resolve(owner);
+        for (String kind : List.of("sessions", "days")) {
+          for (Path f : files(root.resolve(kind))) {
+            tails.computeIfAbsent(f, TrajectoryTail::new);
+            owners.putIfAbsent(f, owner);
+          }
         }
       }
     }
@@ -152,7 +172,8 @@ final class LogsCommand implements Callable<Integer> {
         }
         lastTimes.put(tail.file(), time);
         if (from == null || !time.isBefore(from)) {
-          entries.add(new Entry(time, name(root, tail.file()), raw, e));
+          String owner = owners.get(tail.file());
+          entries.add(new Entry(time, owner, name(owner, tail.file()), raw, e));
         }
       }
     }
@@ -169,9 +190,10 @@ final class LogsCommand implements Callable<Integer> {
         }
       } else {
         out.println(
-            e.event() != null
-                ? TrajectoryText.line(e.event(), e.time())
-                : TrajectoryText.malformed(e.file(), e.raw()));
+            (everyTenant ? String.format("%-20s ", e.tenant()) : "")
+                + (e.event() != null
+                    ? TrajectoryText.line(e.event(), e.time())
+                    : TrajectoryText.malformed(e.file(), e.raw())));
       }
     }
     out.flush();
@@ -194,8 +216,28 @@ final class LogsCommand implements Callable<Integer> {
     return out;
   }
 
-  private static String name(Path root, Path file) {
-    return root.relativize(file).toString();
+  private String name(String owner, Path file) {
+    return layout.trajectoriesDir().resolve(owner).relativize(file).toString();
+  }
+
+  /** The tenants that have trajectories: directories with a tenant's name, none through a link. */
+  private List<String> tenants() throws IOException {
+    Path dir = layout.trajectoriesDir();
+    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+      return List.of();
+    }
+    List<String> out = new ArrayList<>();
+    try (DirectoryStream<Path> all = Files.newDirectoryStream(dir)) {
+      for (Path d : all) {
+        String name = d.getFileName().toString();
+        if (Ids.TENANT_PATTERN.matcher(name).matches()
+            && Files.isDirectory(d, LinkOption.NOFOLLOW_LINKS)) {
+          out.add(name);
+        }
+      }
+    }
+    out.sort(null);
+    return out;
   }
 
   private static TrajectoryEvent parse(String line) {

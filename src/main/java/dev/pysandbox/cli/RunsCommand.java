@@ -60,29 +60,33 @@ final class RunsCommand implements Runnable {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
-    @Mixin TenantOption tenant;
+    @Mixin TenantScope tenant;
 
     @Override
     public Integer call() {
+      boolean everyTenant = tenant.all();
       try (DefaultSandboxService service = runs.main.openReadOnly()) {
-        RunPage page =
-            tenant
-                .of(service)
-                .listRuns(
-                    new RunQuery(
-                        limit,
-                        offset,
-                        status == null ? null : RunStatus.fromWire(status),
-                        session));
+        RunQuery query =
+            new RunQuery(
+                limit, offset, status == null ? null : RunStatus.fromWire(status), session);
+        RunPage page = everyTenant ? service.allRuns(query) : tenant.of(service).listRuns(query);
         if (json) {
           System.out.println(Json.writePretty(page));
           return 0;
         }
+        String tenantColumn = everyTenant ? "%-20s  " : "%s";
         System.out.printf(
-            "%-24s  %-11s  %-24s  %8s  %s%n", "RUN", "STATUS", "CREATED", "MS", "CODE");
+            tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
+            everyTenant ? "TENANT" : "",
+            "RUN",
+            "STATUS",
+            "CREATED",
+            "MS",
+            "CODE");
         for (RunSummary r : page.runs()) {
           System.out.printf(
-              "%-24s  %-11s  %-24s  %8s  %s%n",
+              tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
+              everyTenant ? r.tenant() : "",
               r.runId(),
               r.status(),
               r.createdAt(),

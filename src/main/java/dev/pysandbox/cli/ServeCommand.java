@@ -30,10 +30,11 @@ import picocli.CommandLine.ParentCommand;
  * {@code System.out} is pointed at stderr first, so a stray print anywhere can never corrupt the
  * protocol.
  *
- * <p>Stopping: at the end of stdin, runs in flight end {@code interrupted}, their answers are
- * written if the client still reads, every sandbox is killed, and the process exits within about a
- * second. On a signal (SIGTERM, SIGINT) the HTTP face first stops taking requests and gives those
- * in flight {@code shutdown_grace} to finish; then the same happens, and the process exits 0.
+ * <p>Stopping: at the end of stdin, runs in flight on every face (HTTP too, with {@code --stdio})
+ * end {@code interrupted} and are recorded at once, their answers are written if the client still
+ * reads, every sandbox is killed, and the process exits within about a second. On a signal
+ * (SIGTERM, SIGINT) the HTTP face first stops taking requests and gives those in flight {@code
+ * shutdown_grace} to finish; then the same happens, and the process exits 0.
  */
 @Command(
     name = "serve",
@@ -44,6 +45,9 @@ import picocli.CommandLine.ParentCommand;
 final class ServeCommand implements Callable<Integer> {
   /** How long answers to calls that were in flight may take to be written at the end. */
   private static final long ANSWER_WAIT_MILLIS = 500;
+
+  /** How long runs that were interrupted may take to record their end. */
+  private static final long RECORD_WAIT_MILLIS = 600;
 
   private static boolean stopped;
 
@@ -139,12 +143,10 @@ final class ServeCommand implements Callable<Integer> {
       return 0;
     }
     connection.closed().join();
-    stop(
-        service,
-        face,
-        config.shutdownGraceSeconds(),
-        connection,
-        "the MCP client closed the connection (end of stdin)");
+    // The stdio client that owns this process has gone, and kills it within seconds (the MCP
+    // SDKs: SIGTERM 2 s after the end of stdin, SIGKILL 2 s later): no grace for HTTP requests.
+    // Every run in flight, on either face, ends interrupted and is recorded now, while it can be.
+    stop(service, face, 0, connection, "the MCP client closed the connection (end of stdin)");
     try {
       Runtime.getRuntime().removeShutdownHook(hook);
     } catch (IllegalStateException e) {
@@ -189,6 +191,8 @@ final class ServeCommand implements Callable<Integer> {
    * Once: a signal during the stop at end of stdin (or the reverse) waits for the stop under way
    * instead of running a second one beside it.
    *
+   * @param graceSeconds how long HTTP requests in flight may take to finish; 0 to interrupt their
+   *     runs at once
    * @return true when this call did the stop
    */
   private static synchronized boolean stop(
@@ -201,13 +205,15 @@ final class ServeCommand implements Callable<Integer> {
       return false;
     }
     stopped = true;
-    if (http != null) {
+    if (http != null && graceSeconds > 0) {
       // Runs still going after the grace are cancelled, each recorded with why.
       String cancelled =
           why + ", and the run did not finish within shutdown_grace (" + graceSeconds + " s)";
       http.stop(() -> service.drain(0, cancelled));
+    } else if (http != null) {
+      http.stop(0, () -> service.interruptRuns(why, RECORD_WAIT_MILLIS));
     }
-    service.interruptRuns(why, 600);
+    service.interruptRuns(why, RECORD_WAIT_MILLIS);
     if (connection != null) {
       connection.close(ANSWER_WAIT_MILLIS);
     }

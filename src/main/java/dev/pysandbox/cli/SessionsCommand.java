@@ -31,37 +31,58 @@ final class SessionsCommand implements Runnable {
     spec.commandLine().usage(System.err);
   }
 
-  @Command(name = "list", mixinStandardHelpOptions = true, description = "List open sessions.")
+  @Command(
+      name = "list",
+      mixinStandardHelpOptions = true,
+      description = {
+        "List open sessions.",
+        "A session whose server is gone shows as lost (the next server records it so)."
+      })
   static final class ListSessions implements Callable<Integer> {
     @ParentCommand SessionsCommand sessions;
 
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
-    @Mixin TenantOption tenant;
+    @Mixin TenantScope tenant;
 
     @Override
     public Integer call() {
+      boolean everyTenant = tenant.all();
       try (DefaultSandboxService service = sessions.main.openReadOnly()) {
-        List<SessionInfo> all = tenant.of(service).listRecordedSessions();
+        List<SessionInfo> all =
+            everyTenant ? service.allRecordedSessions() : tenant.of(service).listRecordedSessions();
         if (json) {
           System.out.println(Json.writePretty(all));
           return 0;
         }
+        String tenantColumn = everyTenant ? "%-20s  " : "%s";
         System.out.printf(
-            "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
-            "SESSION", "STATE", "TIER", "CREATED", "LAST USED", "RUNS", "BYTES");
+            tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
+            everyTenant ? "TENANT" : "",
+            "SESSION",
+            "STATE",
+            "TIER",
+            "CREATED",
+            "LAST USED",
+            "RUNS",
+            "BYTES");
         for (SessionInfo s : all) {
           System.out.printf(
-              "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
+              tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
+              everyTenant ? s.tenant() : "",
               s.sessionId(),
-              s.state(),
+              s.ended() != null ? s.ended().as() : s.state().wireName(),
               s.tier() == null ? "-" : s.tier(),
               s.createdAt(),
               s.lastUsedAt(),
               s.runCount(),
               s.workspaceBytes(),
-              s.deadReason() == null ? "" : "  (" + TerminalText.escape(s.deadReason()) + ")");
+              s.ended() != null
+                  ? "  (" + TerminalText.escape(s.ended().reason()) + ")"
+                  : s.deadReason() == null
+                      ? ""
+                      : "  (" + TerminalText.escape(s.deadReason()) + ")");
         }
         System.out.printf("(%d sessions)%n", all.size());
         return 0;

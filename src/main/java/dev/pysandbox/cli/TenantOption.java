@@ -9,7 +9,7 @@ import picocli.CommandLine.Option;
  * tenant {@code local} (stdio's) unless told otherwise; an operator names another to see what an
  * API key's owner did over HTTP.
  */
-final class TenantOption {
+class TenantOption {
   @Option(
       names = "--tenant",
       paramLabel = "NAME",

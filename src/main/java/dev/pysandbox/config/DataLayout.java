@@ -19,7 +19,7 @@ import java.time.LocalDate;
  *     days/YYYY-MM-DD.jsonl      the others (one-shot runs, listings), by day (UTC)
  *   instances/ID.lock       held by each live server process; a free lock means a dead one
  *   native/                 the server's JNI library, by content hash (never seen by sandboxes)
- *   run/io-PID.sock         the worker hub's socket (private to the server's user)
+ *   run/io-INSTANCE.sock    the worker hub's socket (private to the server's user)
  *   sandbox/                what sandboxes may see (bind-mounted, never whole)
  *     lib/                  runner.py by content hash, a stub /etc
  *     workspaces/SANDBOX_ID/  one sandbox's /mnt/data (a mount point when it has its own image)

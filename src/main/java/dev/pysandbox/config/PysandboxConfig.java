@@ -57,6 +57,7 @@ public final class PysandboxConfig {
   private final int maxSessionsPerTenant;
   private final int sessionTtlMinutes;
   private final int trajectoryRetentionDays;
+  private final int sessionRetentionMinutes;
   private final boolean keepWorkspaces;
   private final boolean notebooks;
   private final String approvalPolicy;
@@ -146,6 +147,7 @@ public final class PysandboxConfig {
     this.maxSessionsPerTenant = perTenant == 0 ? maxSessions : Math.min(perTenant, maxSessions);
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
     this.trajectoryRetentionDays = integer(Setting.TRAJECTORY_RETENTION_DAYS, 0, 36_500);
+    this.sessionRetentionMinutes = integer(Setting.SESSION_RETENTION, 0, 366 * 24 * 60);
     this.keepWorkspaces = bool(Setting.KEEP_WORKSPACES);
     this.notebooks = bool(Setting.NOTEBOOKS);
     this.approvalPolicy = oneOf(Setting.APPROVAL_POLICY, "off", "findings", "always");
@@ -758,6 +760,11 @@ public final class PysandboxConfig {
   }
 
   /** Days a trajectory file is kept after its last line; 0 for ever. */
+  /** Minutes a session's end is remembered (0: not at all). */
+  public int sessionRetentionMinutes() {
+    return sessionRetentionMinutes;
+  }
+
   public int trajectoryRetentionDays() {
     return trajectoryRetentionDays;
   }

@@ -77,7 +77,8 @@ public enum Setting {
       "find_links",
       "",
       "A local directory of wheels (a wheelhouse), bound read-only into the build sandbox; with no"
-          + " index_url builds use it alone (pip --no-index). Must be readable by sandbox users."),
+          + " index_url builds use it alone (pip --no-index). One the sandboxes' users cannot read"
+          + " is copied for each build (at most env_max_mb)."),
   PACKAGE_HOSTS(
       "package_hosts",
       "files.pythonhosted.org",
@@ -125,6 +126,12 @@ public enum Setting {
       "Sessions one tenant (one API key's owner) may have open at once; 0: as max_sessions."),
   SESSION_TTL(
       "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
+  SESSION_RETENTION(
+      "session_retention",
+      "1440",
+      "Minutes a session's end (expired, closed, lost, or a failed creation) is remembered: a call"
+          + " naming it meanwhile gets session_expired, session_closed or session_lost instead of a"
+          + " new empty session; create_session may take the id again at once. 0: forget at once."),
   TRAJECTORY_RETENTION_DAYS(
       "trajectory_retention_days",
       "30",

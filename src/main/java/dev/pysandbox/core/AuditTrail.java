@@ -396,12 +396,15 @@ final class AuditTrail implements AutoCloseable {
       throw PysandboxException.invalid("format must be ipynb or marimo, not '" + format + "'");
     }
     List<RunRecord> runs = store.get().sessionRuns(tenant, sessionId, SessionExport.MAX_RUNS);
-    if (runs.isEmpty()) {
+    List<dev.pysandbox.api.SessionStep> steps =
+        store.get().sessionSteps(tenant, sessionId, SessionExport.MAX_RUNS);
+    if (runs.isEmpty() && steps.isEmpty()) {
       throw new PysandboxException(
           ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no recorded run");
     }
     String title = "Session " + sessionId;
-    String text = ipynb ? Notebooks.ipynb(runs, title) : Notebooks.marimo(runs, title);
+    String text =
+        ipynb ? Notebooks.ipynb(runs, steps, title) : Notebooks.marimo(runs, steps, title);
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
     Path dir = layout.dataDir().resolve("exports").resolve(tenant);
     String name =

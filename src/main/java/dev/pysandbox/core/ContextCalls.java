@@ -27,9 +27,11 @@ final class ContextCalls {
   private static final long TIMEOUT_SECONDS = 30;
 
   private final SessionManager sessions;
+  private final SessionSteps steps;
 
-  ContextCalls(SessionManager sessions) {
+  ContextCalls(SessionManager sessions, SessionSteps steps) {
     this.sessions = sessions;
+    this.steps = steps;
   }
 
   ContextSnapshot get(String tenant, String sessionId, List<String> names) {
@@ -38,7 +40,7 @@ final class ContextCalls {
       names.forEach(n -> RequestValidator.validateName(n));
       payload.set("names", Json.mapper().valueToTree(names));
     }
-    JsonNode frame = call(tenant, sessionId, "get_context", payload);
+    JsonNode frame = call(tenant, sessionId, "get_context", payload, s -> {});
     @SuppressWarnings("unchecked")
     Map<String, Object> variables = Json.mapper().convertValue(frame.path("variables"), Map.class);
     List<String> missing = new ArrayList<>();
@@ -50,16 +52,24 @@ final class ContextCalls {
     RequestValidator.contextValues(values);
     ObjectNode payload = Json.mapper().createObjectNode();
     payload.set("values", Json.mapper().valueToTree(values));
-    call(tenant, sessionId, "set_context", payload);
+    call(tenant, sessionId, "set_context", payload, s -> steps.setContext(s, values));
     return get(tenant, sessionId, List.copyOf(values.keySet()));
   }
 
   SessionInfo clear(String tenant, String sessionId) {
-    call(tenant, sessionId, "clear_context", Json.mapper().createObjectNode());
+    call(tenant, sessionId, "clear_context", Json.mapper().createObjectNode(), steps::clearContext);
     return sessions.require(new SessionKey(tenant, sessionId)).info();
   }
 
-  private JsonNode call(String tenant, String sessionId, String op, ObjectNode payload) {
+  /**
+   * @param done told under the session's lock when the runner did it (to record it as a step)
+   */
+  private JsonNode call(
+      String tenant,
+      String sessionId,
+      String op,
+      ObjectNode payload,
+      java.util.function.Consumer<Session> done) {
     Ids.requireSessionId(sessionId);
     Session s = sessions.require(new SessionKey(tenant, sessionId));
     return sessions.with(
@@ -72,6 +82,7 @@ final class ContextCalls {
               throw PysandboxException.invalid(
                   op + " failed: " + r.frame().path("error").path("value").asText("unknown error"));
             }
+            done.accept(s);
             return r.frame();
           } catch (IllegalStateException e) {
             sessions.markDead(s, "exited: " + e.getMessage());

@@ -1,39 +1,42 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.backend.SandboxBackend;
-import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.HousekeepingLog;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Clean-up after server processes of this data directory that died: their sessions recorded closed,
- * their runs {@code interrupted}, their sandbox processes killed and their workspaces deleted. Only
- * a server that starts does it; commands that only look never do.
+ * their runs {@code interrupted}, their sandbox processes killed, their workspaces and hub sockets
+ * deleted. Only a server that starts does it; commands that only look never do. A server that stops
+ * cleanly removes its own workspaces' directories too ({@link #removeOwnWorkspaces}), so that only
+ * one that died leaves any.
  */
 final class DeadServerCleanup {
   private static final Logger log = LoggerFactory.getLogger(DeadServerCleanup.class);
 
   private final DataLayout layout;
   private final InstanceRegistry instances;
+  private final boolean keepWorkspaces;
 
-  DeadServerCleanup(DataLayout layout, InstanceRegistry instances) {
+  /**
+   * @param keepWorkspaces {@code keep_workspaces}: workspaces that hold files are kept, only empty
+   *     ones are removed
+   */
+  DeadServerCleanup(DataLayout layout, InstanceRegistry instances, boolean keepWorkspaces) {
     this.layout = layout;
     this.instances = instances;
+    this.keepWorkspaces = keepWorkspaces;
   }
 
   /** Records the sessions and runs that dead servers left open as closed and interrupted. */
   RunStore recordLost(RunStore s) {
     List<String> lost = s.closeOrphanSessions(instances::isAlive);
     if (!lost.isEmpty()) {
-      HousekeepingLog.LOG.info("sessions of stopped servers recorded as closed: {}", lost);
+      HousekeepingLog.LOG.info("sessions of stopped servers recorded as lost: {}", lost);
     }
     List<String> interrupted = s.interruptOrphans(instances::isAlive);
     if (!interrupted.isEmpty()) {
@@ -49,15 +52,24 @@ final class DeadServerCleanup {
     if (killed > 0) {
       HousekeepingLog.LOG.warn("killed {} sandbox processes left by stopped servers", killed);
     }
-    try (var dirs = Files.list(layout.workspacesDir())) {
-      for (Path dir : dirs.toList()) {
-        String instance = SandboxIds.instanceOf(dir.getFileName().toString());
-        if (instance != null && !instances.isAlive(instance)) {
-          WorkspaceFiles.deleteTree(dir);
-        }
-      }
-    } catch (IOException | UncheckedIOException e) {
-      log.warn("could not clean old workspaces in {}: {}", layout.workspacesDir(), e.getMessage());
+    WorkspaceDirs.remove(
+        layout.workspacesDir(), i -> !instances.isAlive(i), keepWorkspaces, Long.MAX_VALUE);
+  }
+
+  /** Deletes the worker-hub sockets of dead servers (a server killed never deletes its own). */
+  void removeDeadSockets() {
+    int removed = HubSockets.removeDead(layout, instances::isAlive);
+    if (removed > 0) {
+      HousekeepingLog.LOG.info("deleted {} worker-hub sockets left by stopped servers", removed);
     }
+  }
+
+  /**
+   * At a clean stop, once every sandbox is gone and its file system released: this server's
+   * workspace directories, within {@code budgetMillis}.
+   */
+  void removeOwnWorkspaces(long budgetMillis) {
+    String own = instances.id();
+    WorkspaceDirs.remove(layout.workspacesDir(), own::equals, keepWorkspaces, budgetMillis);
   }
 }

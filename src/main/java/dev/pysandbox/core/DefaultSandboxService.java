@@ -190,6 +190,25 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
     return core.approvals.pending(null);
   }
 
+  /** Every tenant's runs, each with its tenant (for the host's operator: the command line). */
+  public RunPage allRuns(RunQuery query) {
+    return core.store().list(null, query);
+  }
+
+  /**
+   * The open sessions of every tenant, each with its tenant, as the servers sharing the data
+   * directory last recorded them (for the host's operator).
+   */
+  public List<SessionInfo> allRecordedSessions() {
+    return core.store().openSessions(null, core.instances::isAlive);
+  }
+
+  /** Every tenant's security events, each with its tenant (for the host's operator). */
+  public dev.pysandbox.api.SecurityEventList allSecurityEvents(
+      dev.pysandbox.api.SecurityEventQuery query) {
+    return TenantView.securityEvents(core, null, query);
+  }
+
   /** Any tenant's approval, with its code (for the host's operator). */
   public dev.pysandbox.api.Approval anyApproval(String approvalId) {
     return core.approvals.show(null, approvalId);
@@ -319,8 +338,13 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
-  public List<SessionInfo> listSessions() {
-    return local.listSessions();
+  public List<SessionInfo> listSessions(boolean includeEnded) {
+    return local.listSessions(includeEnded);
+  }
+
+  @Override
+  public SessionInfo getSession(String sessionId) {
+    return local.getSession(sessionId);
   }
 
   @Override

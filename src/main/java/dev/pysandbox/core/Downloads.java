@@ -33,13 +33,16 @@ final class Downloads {
   private final EgressWays egress;
   private final SessionManager sessions;
   private final Uploads uploads;
+  private final dev.pysandbox.config.Tier defaultTier;
 
   Downloads(
       DataLayout layout,
       long maxBytes,
       EgressWays egress,
       SessionManager sessions,
-      Uploads uploads) {
+      Uploads uploads,
+      dev.pysandbox.config.Tier defaultTier) {
+    this.defaultTier = defaultTier;
     this.layout = layout;
     this.maxBytes = maxBytes;
     this.egress = egress;
@@ -52,7 +55,12 @@ final class Downloads {
     Ids.requireSessionId(sessionId);
     UploadRequest.requireFilename(filename);
     URI uri = DownloadUrls.parse(url);
-    Session open = sessions.find(new SessionKey(tenant, sessionId));
+    SessionKey key = new SessionKey(tenant, sessionId);
+    Session open = sessions.find(key);
+    if (open == null) {
+      // Known before fetching anything: a session that ended is not made again by a download.
+      sessions.requireCreatable(key, defaultTier, java.util.List.of(), false);
+    }
     if (open != null && !overwrite && open.files().containsKey(filename)) {
       // Known now, before fetching anything (the write checks again, by descriptor).
       throw new PysandboxException(
@@ -72,7 +80,9 @@ final class Downloads {
       }
       UploadResult written;
       try (InputStream in = Files.newInputStream(temp)) {
-        written = uploads.uploadStream(tenant, sessionId, filename, in, maxBytes, overwrite);
+        written =
+            uploads.uploadStream(
+                tenant, sessionId, filename, in, maxBytes, overwrite, uri.toString());
       }
       return new DownloadResult(
           written.sessionId(),

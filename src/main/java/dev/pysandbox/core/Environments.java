@@ -323,12 +323,17 @@ final class Environments implements AutoCloseable {
     }
   }
 
-  /** Temporary directories of builds of this key that died with their server. */
+  /**
+   * Temporary directories (and wheelhouse copies) of builds of this key that died with their
+   * server.
+   */
   private void removeLeftovers(String key) throws IOException {
-    try (DirectoryStream<Path> s = Files.newDirectoryStream(root, ".build-" + key + "-*")) {
-      for (Path p : s) {
-        log.info("environment {}: removing {} left by a build that did not finish", key, p);
-        deleteTree(p);
+    for (String kind : List.of(".build-", ".wheels-")) {
+      try (DirectoryStream<Path> s = Files.newDirectoryStream(root, kind + key + "-*")) {
+        for (Path p : s) {
+          log.info("environment {}: removing {} left by a build that did not finish", key, p);
+          deleteTree(p);
+        }
       }
     }
   }
@@ -421,9 +426,30 @@ final class Environments implements AutoCloseable {
             max.cpus(),
             d.diskBytes(),
             max.tmpBytes());
+    Wheelhouse wheels =
+        config.findLinks() == null
+            ? null
+            : Wheelhouse.forBuild(config.findLinks(), root, key, config.envMaxBytes());
+    try {
+      return runInSandbox(key, temp, requirements, tenant, progress, limits, wheels);
+    } finally {
+      if (wheels != null) {
+        wheels.close();
+      }
+    }
+  }
+
+  private JsonNode runInSandbox(
+      String key,
+      Path temp,
+      List<Requirement> requirements,
+      String tenant,
+      Consumer<String> progress,
+      Limits limits,
+      Wheelhouse wheels) {
     List<SandboxSpec.HostMount> mounts = new ArrayList<>();
-    if (config.findLinks() != null) {
-      mounts.add(new SandboxSpec.HostMount("wheels", config.findLinks()));
+    if (wheels != null) {
+      mounts.add(new SandboxSpec.HostMount("wheels", wheels.dir()));
     }
     SandboxSpec.Egress way = config.indexUrl() == null ? null : egress.forBuild(tenant);
     SandboxSpec spec =
@@ -514,6 +540,16 @@ final class Environments implements AutoCloseable {
     String status = r.frame().path("status").asText();
     int mark = out.lastIndexOf(RESULT_MARK);
     if (!"ok".equals(status) || mark < 0) {
+      String local = PipFailures.localError(out + "\n" + err);
+      if (local != null) {
+        // Not the index's fault, whatever the probes of the indexes after it said.
+        throw failed(
+            key,
+            "pip failed on a file of this host, not on the package index: "
+                + PipFailures.explain(local, config.findLinks()),
+            tail(PipFailures.withoutIndexProbes(out + "\n" + err).strip()),
+            false);
+      }
       String said =
           (out + "\n" + err).strip().replace(BuildScript.UNREACHABLE_MARK, "index unreachable: ");
       String why = r.frame().path("error").path("value").asText("");

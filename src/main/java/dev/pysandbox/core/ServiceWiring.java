@@ -4,7 +4,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.Backends;
-import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -15,7 +14,6 @@ import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -38,6 +36,12 @@ final class ServiceWiring {
   /** How long closing waits for runs in flight to record that they were interrupted. */
   private static final long CLOSE_RUNS_WAIT_MILLIS = 600;
 
+  /**
+   * How long a stop may spend deleting its workspaces' directories (empty mount points as root, in
+   * a blink); what is left then, the next server on this data directory deletes.
+   */
+  private static final long SWEEP_MILLIS = 300;
+
   final PysandboxConfig config;
   final DataLayout layout;
 
@@ -56,6 +60,7 @@ final class ServiceWiring {
   final WarmPool pool;
   final RequestValidator validator;
   final SessionJournal journal;
+  final SessionEnds ends;
   final SessionManager sessions;
   final LiveRuns live;
   final AuditTrail audit;
@@ -88,7 +93,7 @@ final class ServiceWiring {
     restrict(config.dataDir());
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
-    this.cleanup = new DeadServerCleanup(layout, instances);
+    this.cleanup = new DeadServerCleanup(layout, instances, config.keepWorkspaces());
     this.pools = new CorePools();
     this.store = new StoreHandle(this::openStore, pools.blocking, time);
     if (readOnly) {
@@ -96,7 +101,7 @@ final class ServiceWiring {
       this.hub = null;
       this.backend = Backends.inspect(config, layout);
     } else {
-      this.hub = WorkerHub.open(socketPath(layout, instances.id()));
+      this.hub = WorkerHub.open(HubSockets.of(layout, instances.id()));
       this.backend = Backends.select(config, layout, hub, instances.id(), pools.blocking);
     }
     this.specs = new SandboxSpecs(config);
@@ -111,6 +116,8 @@ final class ServiceWiring {
     backend.onSandboxesLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
+    this.ends =
+        new SessionEnds(this::store, time, config.sessionRetentionMinutes(), instances.id());
     this.sessions =
         new SessionManager(
             config,
@@ -120,8 +127,12 @@ final class ServiceWiring {
             pools.blocking,
             (s, sandbox) -> WorkspaceDisposal.afterSessionClosed(sandbox, config.keepWorkspaces()),
             journal::record,
-            s -> store().claimSession(s.tenant, s.info(), instances.id(), instances::isAlive),
-            this::sandboxDied);
+            (s, reusableBefore) ->
+                store()
+                    .claimSession(
+                        s.tenant, s.info(), instances.id(), instances::isAlive, reusableBefore),
+            this::sandboxDied,
+            ends);
     this.live =
         new LiveRuns(
             pools.timer,
@@ -165,10 +176,11 @@ final class ServiceWiring {
             () -> Provenance.of(backend.interpreter()),
             audit::finished);
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
-    this.closer = new SessionCloser(sessions, store, instances.id(), time);
-    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend);
+    this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
+    SessionSteps steps = new SessionSteps(this::store, time);
+    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend, steps);
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
-    this.context = new ContextCalls(sessions);
+    this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
     this.environments =
@@ -180,7 +192,8 @@ final class ServiceWiring {
             Math.min(config.downloadMaxBytes(), config.uploadMaxBytes()),
             egress,
             sessions,
-            uploads);
+            uploads,
+            config.tiers().defaultTier());
   }
 
   /**
@@ -295,6 +308,7 @@ final class ServiceWiring {
   }
 
   private void startBackend() {
+    cleanup.removeDeadSockets();
     try {
       NativeFs.require();
     } catch (PysandboxException e) {
@@ -382,7 +396,7 @@ final class ServiceWiring {
     pools.timer.shutdownNow();
     backend.stopping();
     runs.interruptAll(reason);
-    sessions.closeAll();
+    sessions.closeAll(reason);
     spares.close();
     pool.close();
     analysis.close();
@@ -393,6 +407,7 @@ final class ServiceWiring {
     egress.close();
     if (hub != null) {
       hub.close();
+      cleanup.removeOwnWorkspaces(SWEEP_MILLIS);
     }
     retryDeferredSafely();
     audit.close();
@@ -413,18 +428,6 @@ final class ServiceWiring {
     trajectory.close();
     pools.stopBlocking(200);
     instances.close();
-  }
-
-  /** The hub's socket: under the data directory when the path fits a Unix socket, else in /tmp. */
-  private static Path socketPath(DataLayout layout, String instance) {
-    Path preferred = layout.runtimeDir().resolve("io-" + instance + ".sock");
-    if (preferred.toString().getBytes(StandardCharsets.UTF_8).length <= 100) {
-      return preferred;
-    }
-    return Path.of(
-        System.getProperty("java.io.tmpdir"),
-        "pysandbox-" + HostUser.currentUid(),
-        "io-" + instance + ".sock");
   }
 
   /** Makes the data directory private to its owner, as every process that opens it does. */

@@ -36,7 +36,9 @@ final class Session {
   private volatile Instant lastUsedAt;
   private volatile String deadReason;
   private volatile boolean closed;
+  private volatile dev.pysandbox.api.SessionEnd end;
   private volatile String runningRunId;
+  private volatile String lastRunId;
   private volatile int runCount;
   private volatile long workspaceBytes;
 
@@ -101,6 +103,12 @@ final class Session {
   }
 
   SessionInfo info() {
+    SessionInfo info = openInfo();
+    dev.pysandbox.api.SessionEnd e = end;
+    return e == null ? info : info.withEnded(e);
+  }
+
+  private SessionInfo openInfo() {
     return new SessionInfo(
         id,
         state(),
@@ -147,12 +155,33 @@ final class Session {
     closed = true;
   }
 
+  /** Closes it for good, saying how (the first end said is kept). */
+  synchronized void end(dev.pysandbox.api.SessionEnd how) {
+    if (end == null) {
+      end = how;
+    }
+    closed = true;
+  }
+
+  /** How it ended, or null while it has not (or was closed without saying how). */
+  dev.pysandbox.api.SessionEnd end() {
+    return end;
+  }
+
   String runningRunId() {
     return runningRunId;
   }
 
   void running(String runId) {
     runningRunId = runId;
+    if (runId != null) {
+      lastRunId = runId;
+    }
+  }
+
+  /** The last run begun in it, or null: where a step of the session stands among its runs. */
+  String lastRunId() {
+    return lastRunId;
   }
 
   void countRun() {

@@ -26,8 +26,15 @@ final class SessionCloser {
   private final StoreHandle store;
   private final String instanceId;
   private final TimeSource time;
+  private final java.util.function.Predicate<String> alive;
 
-  SessionCloser(SessionManager sessions, StoreHandle store, String instanceId, TimeSource time) {
+  SessionCloser(
+      SessionManager sessions,
+      StoreHandle store,
+      String instanceId,
+      TimeSource time,
+      java.util.function.Predicate<String> alive) {
+    this.alive = alive;
     this.sessions = sessions;
     this.store = store;
     this.instanceId = instanceId;
@@ -42,13 +49,13 @@ final class SessionCloser {
     Ids.requireSessionId(sessionId);
     SessionKey key = new SessionKey(tenant, sessionId);
     if (sessions.find(key) != null || !store.get().requestClose(key)) {
-      return sessions.close(key, "closed by request");
+      return sessions.close(key, "by close_session");
     }
     long deadline = time.nanoTime() + TimeUnit.SECONDS.toNanos(OWNER_WAIT_SECONDS);
     while (time.nanoTime() - deadline < 0) {
       var still =
-          store.get().openSessions(tenant).stream()
-              .filter(s -> s.sessionId().equals(sessionId))
+          store.get().openSessions(tenant, alive).stream()
+              .filter(s -> s.sessionId().equals(sessionId) && s.ended() == null)
               .findFirst();
       if (still.isEmpty()) {
         return new SessionInfo(
@@ -73,7 +80,7 @@ final class SessionCloser {
     try {
       for (SessionKey id : store.get().closeRequests(instanceId)) {
         try {
-          sessions.close(id, "closed on request from another process");
+          sessions.close(id, "by a request from another process (pysandbox sessions close)");
         } catch (PysandboxException e) {
           log.debug("close request for {} deferred: {}", id, e.getMessage());
         }

@@ -3,11 +3,13 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.SessionEnd;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Tier;
+import dev.pysandbox.store.SessionClaim;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
@@ -16,7 +18,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
@@ -48,10 +49,11 @@ final class SessionManager {
   /**
    * Claims a new session's id for this server among all servers sharing the data directory.
    *
-   * @return empty when it is ours, else the instance id of the live server that has it
+   * @param reusableBefore a recorded end before this instant lets the id be taken as new
+   * @return whether it is ours, else the live server that has it or how it ended
    */
   interface Claimer {
-    Optional<String> claim(Session session);
+    SessionClaim claim(Session session, Instant reusableBefore);
   }
 
   /**
@@ -71,6 +73,7 @@ final class SessionManager {
   private final Journal journal;
   private final Claimer claimer;
   private final Deaths deaths;
+  private final SessionEnds ends;
   private final Map<SessionKey, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
 
@@ -83,7 +86,9 @@ final class SessionManager {
       Closer closer,
       Journal journal,
       Claimer claimer,
-      Deaths deaths) {
+      Deaths deaths,
+      SessionEnds ends) {
+    this.ends = ends;
     this.specs = specs;
     this.journal = journal;
     this.claimer = claimer;
@@ -114,7 +119,7 @@ final class SessionManager {
    * @param tier the new session's tier
    */
   Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier) {
-    return open(id, ttlMinutes, limits, tier, Extras.NONE);
+    return open(id, ttlMinutes, limits, tier, Extras.NONE, false);
   }
 
   /**
@@ -132,12 +137,20 @@ final class SessionManager {
    * {@link #open(SessionKey, Integer, Limits, Tier)}, a new session's sandbox having {@code
    * extras}; an existing session is returned as it is (the caller compares its packages), and
    * {@code extras.use} is then released at once.
+   *
+   * @param explicit true for {@code create_session}: an id whose session ended may be made a new
+   *     session at once; otherwise such an id answers how it ended ({@link SessionEnds})
    */
-  Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier, Extras extras) {
+  Session open(
+      SessionKey id,
+      Integer ttlMinutes,
+      Limits limits,
+      Tier tier,
+      Extras extras,
+      boolean explicit) {
     boolean[] made = new boolean[1];
     try {
-      Session s = openOrFind(id, ttlMinutes, limits, tier, extras, made);
-      return s;
+      return openOrFind(id, ttlMinutes, limits, tier, extras, explicit, made);
     } finally {
       if (!made[0] && extras.use() != null) {
         dev.pysandbox.util.Closeables.quietly(extras.use(), log);
@@ -146,11 +159,18 @@ final class SessionManager {
   }
 
   private Session openOrFind(
-      SessionKey id, Integer ttlMinutes, Limits limits, Tier tier, Extras extras, boolean[] made) {
+      SessionKey id,
+      Integer ttlMinutes,
+      Limits limits,
+      Tier tier,
+      Extras extras,
+      boolean explicit,
+      boolean[] made) {
     Session existing = sessions.get(id);
     if (existing != null) {
       return existing;
     }
+    ends.requireCreatable(id, tier.name(), packagesOf(extras), explicit);
     int ttl = ttlMinutes == null ? config.sessionTtlMinutes() : ttlMinutes;
     Session created;
     synchronized (createLock) {
@@ -187,15 +207,18 @@ final class SessionManager {
     }
     boolean claimed = false;
     try {
-      Optional<String> owner = claimer.claim(created);
-      if (owner.isPresent()) {
+      SessionClaim claim = claimer.claim(created, explicit ? Instant.MAX : ends.reusableBefore());
+      if (claim.ended() != null) {
+        throw ends.error(claim.ended());
+      }
+      if (claim.owner() != null) {
         throw new PysandboxException(
             ErrorCode.SESSION_BUSY,
             "session '"
                 + id.id()
                 + "' is open in another pysandbox server that shares this data directory"
                 + " (instance "
-                + owner.get()
+                + claim.owner()
                 + "); use another session_id, or close it there (pysandbox sessions close "
                 + id.id()
                 + ")");
@@ -229,17 +252,36 @@ final class SessionManager {
                 }
               });
       log.info("session {} opened", id);
+      ends.forget(id);
       journal.changed(created);
     } catch (RuntimeException e) {
       sessions.remove(id, created);
-      created.markClosed();
-      created.sandbox.completeExceptionally(e);
       if (claimed) {
-        journal.changed(created); // recorded closed: the id is free again
+        // Recorded as a failed creation: the next call does not make it without what it asked for.
+        created.end(SessionEnds.failure(e, clock.instant()));
+        ends.ended(id, created.info());
+        journal.changed(created);
+      } else {
+        created.markClosed();
       }
+      created.sandbox.completeExceptionally(e);
       throw e;
     }
     return created;
+  }
+
+  /**
+   * For a call that would create the session: refuses an id that ended within the retention (see
+   * {@link SessionEnds#requireCreatable}), before anything is built for it.
+   */
+  void requireCreatable(SessionKey id, Tier tier, List<String> packages, boolean explicit) {
+    if (sessions.get(id) == null) {
+      ends.requireCreatable(id, tier.name(), packages, explicit);
+    }
+  }
+
+  private static List<String> packagesOf(Extras extras) {
+    return extras.env() == null ? List.of() : extras.env().requirements();
   }
 
   /** The open session with this id, or {@code null}. */
@@ -249,11 +291,17 @@ final class SessionManager {
   }
 
   /**
-   * @throws PysandboxException {@code not_found}
+   * @throws PysandboxException {@code session_expired}, {@code session_closed}, {@code
+   *     session_lost} (or a failed creation's code) for a session that ended within the retention;
+   *     {@code not_found} for one that never was
    */
   Session require(SessionKey id) {
     Session s = sessions.get(id);
     if (s == null || s.isClosed()) {
+      if (s != null && s.end() != null) {
+        throw ends.error(s.info());
+      }
+      ends.requireNotEnded(id);
       throw new PysandboxException(
           ErrorCode.NOT_FOUND, "no open session '" + id.id() + "' (create it with create_session)");
     }
@@ -280,7 +328,9 @@ final class SessionManager {
     }
     try {
       if (s.isClosed()) {
-        throw new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
+        throw s.end() != null
+            ? ends.error(s.info())
+            : new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
       }
       if (s.deadReason() == null && !sandbox.worker().isOpen()) {
         diedIdle(s, sandbox);
@@ -372,6 +422,15 @@ final class SessionManager {
    * @throws PysandboxException {@code session_busy} while it runs code
    */
   SessionInfo close(SessionKey id, String why) {
+    return close(id, SessionEnd.CLOSED, why);
+  }
+
+  /**
+   * Ends a session as {@code as} ({@link SessionEnd}), saying why.
+   *
+   * @throws PysandboxException {@code session_busy} while it runs code
+   */
+  private SessionInfo close(SessionKey id, String as, String why) {
     Session s = require(id);
     if (!s.lock.tryLock()) {
       throw new PysandboxException(
@@ -383,21 +442,22 @@ final class SessionManager {
               + "; cancel it (cancel_run) or wait before closing");
     }
     try {
-      return closeLocked(s, why);
+      return closeLocked(s, as, why);
     } finally {
       s.lock.unlock();
     }
   }
 
-  private SessionInfo closeLocked(Session s, String why) {
-    s.markClosed();
+  private SessionInfo closeLocked(Session s, String as, String why) {
+    s.end(SessionEnd.of(as, clock.instant(), why));
+    ends.ended(s.key(), s.info());
     sessions.remove(s.key(), s);
     Sandbox sandbox = s.sandbox.getNow(null);
     if (sandbox != null) {
       sandbox.kill("session closed");
       blocking.execute(() -> closer.closed(s, sandbox));
     }
-    log.info("session {} closed: {}", s.key(), why);
+    log.info("session {} {}: {}", s.key(), as, why);
     journal.changed(s);
     return s.info();
   }
@@ -451,7 +511,10 @@ final class SessionManager {
       }
       try {
         if (!s.isClosed()) {
-          closeLocked(s, "idle for " + idle.toMinutes() + " min (ttl " + s.ttlMinutes + " min)");
+          closeLocked(
+              s,
+              SessionEnd.EXPIRED,
+              "after " + idle.toMinutes() + " min idle (ttl " + s.ttlMinutes + " min)");
           closed.add(s.key());
         }
       } finally {
@@ -461,10 +524,14 @@ final class SessionManager {
     return closed;
   }
 
-  /** Closes every session (server shutdown). */
-  void closeAll() {
+  /** Closes every session (server shutdown): each is lost, as its server stops. */
+  void closeAll(String reason) {
     for (Session s : sessions.values()) {
-      s.markClosed();
+      s.end(
+          SessionEnd.of(
+              SessionEnd.LOST,
+              clock.instant(),
+              "its server stopped while it was open (" + reason + ")"));
       journal.changed(s);
       s.sandbox.thenAccept(sandbox -> sandbox.kill("server shutting down"));
     }

@@ -149,8 +149,9 @@ final class TenantView implements SandboxService {
   }
 
   /**
-   * Runs a run that waited for approval, now approved: in its session (opened again if it was
-   * closed meanwhile) or a fresh sandbox with the limits it was held with.
+   * Runs a run that waited for approval, now approved: in its session (made if it never was) or a
+   * fresh sandbox with the limits it was held with. A run whose session ended while it waited is
+   * recorded failed, never run.
    */
   RunRecord runApproved(RunRecord stored, RunListener listener) {
     if (stored.sessionId() != null) {
@@ -184,6 +185,19 @@ final class TenantView implements SandboxService {
             }
             return b;
           });
+    } catch (SessionEnds.Ended e) {
+      // Its session ended while it waited: in a new, empty one it could only fail, so it never
+      // runs.
+      RunRecord failed =
+          stored.toBuilder()
+              .status(RunStatus.FAILED)
+              .message("approved, but not run: " + e.getMessage())
+              .finishedAt(core.time.instant().toString())
+              .build();
+      if (core.store().finish(failed)) {
+        core.audit.finished(stored.runId());
+      }
+      return core.storedRun(tenant, stored.runId());
     } finally {
       MDC.remove("run_id");
       MDC.remove("session_id");
@@ -264,7 +278,11 @@ final class TenantView implements SandboxService {
     };
   }
 
-  /** Opens the session (a new one with the extras it needs), or finds it as it is. */
+  /**
+   * Opens the session (a new one with the extras it needs), or finds it as it is. An id whose
+   * session ended within the retention is not made again (unless {@code explicit}: create_session);
+   * a creation that fails is recorded, so that the next call does not make it without its packages.
+   */
   private Session openSession(
       String sessionId,
       Integer ttl,
@@ -272,14 +290,24 @@ final class TenantView implements SandboxService {
       Tier tier,
       List<Requirement> wanted,
       dev.pysandbox.egress.EgressPolicy narrowed,
-      RunListener progress) {
+      RunListener progress,
+      boolean explicit) {
     SessionKey key = new SessionKey(tenant, sessionId);
     Session s = core.sessions.find(key);
     if (s != null) {
       return s;
     }
-    return core.sessions.open(
-        key, ttl, limits, tier, extras(wanted, tier, sessionId, narrowed, progress));
+    List<String> packages = wanted.stream().map(Requirement::canonical).toList();
+    core.sessions.requireCreatable(key, tier, packages, explicit);
+    SessionManager.Extras extras;
+    try {
+      extras = extras(wanted, tier, sessionId, narrowed, progress);
+    } catch (PysandboxException e) {
+      core.ends.creationFailed(
+          key, ttl == null ? core.config.sessionTtlMinutes() : ttl, tier.name(), packages, e);
+      throw e;
+    }
+    return core.sessions.open(key, ttl, limits, tier, extras, explicit);
   }
 
   /** A session's packages are its own for its whole life: a call asking for others is refused. */
@@ -317,7 +345,7 @@ final class TenantView implements SandboxService {
     RunExecutor runs = core.runs;
     if (sessionId != null) {
       // A session made by this call (run_python on a new session_id) gets the request's tier.
-      Session s = openSession(sessionId, null, tier.limits(), tier, wanted, null, progress);
+      Session s = openSession(sessionId, null, tier.limits(), tier, wanted, null, progress, false);
       requireSameTier(s, requestedTier);
       requirePackages(s, wanted);
       String[] began = new String[1];
@@ -522,6 +550,12 @@ final class TenantView implements SandboxService {
   @Override
   public dev.pysandbox.api.SecurityEventList listSecurityEvents(
       dev.pysandbox.api.SecurityEventQuery query) {
+    return securityEvents(core, tenant, query);
+  }
+
+  /** A page of the tenant's events (every tenant's for null: the operator's). */
+  static dev.pysandbox.api.SecurityEventList securityEvents(
+      ServiceWiring core, String tenant, dev.pysandbox.api.SecurityEventQuery query) {
     core.securityEvents.flush();
     List<dev.pysandbox.api.SecurityEvent> page = core.store().securityEvents(tenant, query);
     String next = null;
@@ -630,7 +664,7 @@ final class TenantView implements SandboxService {
       throw PysandboxException.invalid(
           "session '" + id + "' exists already: its network_allow was fixed when it was created");
     }
-    Session s = openSession(id, ttlMinutes, wanted, t, reqs, narrowed, RunListener.NONE);
+    Session s = openSession(id, ttlMinutes, wanted, t, reqs, narrowed, RunListener.NONE, true);
     requireSameTier(s, tier);
     requirePackages(s, reqs);
     core.sessions.ready(s);
@@ -638,13 +672,25 @@ final class TenantView implements SandboxService {
   }
 
   @Override
-  public List<SessionInfo> listSessions() {
-    return core.sessions.list(tenant);
+  public List<SessionInfo> listSessions(boolean includeEnded) {
+    List<SessionInfo> open = core.sessions.list(tenant);
+    if (!includeEnded) {
+      return open;
+    }
+    List<SessionInfo> all = new java.util.ArrayList<>(open);
+    all.addAll(core.ends.list(tenant));
+    return all;
+  }
+
+  @Override
+  public SessionInfo getSession(String sessionId) {
+    Ids.requireSessionId(sessionId);
+    return core.sessions.require(new SessionKey(tenant, sessionId)).info();
   }
 
   @Override
   public List<SessionInfo> listRecordedSessions() {
-    return core.store().openSessions(tenant);
+    return core.store().openSessions(tenant, core.instances::isAlive);
   }
 
   @Override

@@ -29,11 +29,15 @@ final class Uploads {
   private final long uploadMaxBytes;
   private final SessionManager sessions;
   private final Runnable requireBackend;
+  private final SessionSteps steps;
 
   /**
    * @param requireBackend throws {@code backend_unavailable} when no sandbox can be started
+   * @param steps records each file put as a step of its session
    */
-  Uploads(long uploadMaxBytes, SessionManager sessions, Runnable requireBackend) {
+  Uploads(
+      long uploadMaxBytes, SessionManager sessions, Runnable requireBackend, SessionSteps steps) {
+    this.steps = steps;
     this.uploadMaxBytes = uploadMaxBytes;
     this.sessions = sessions;
     this.requireBackend = requireBackend;
@@ -58,6 +62,7 @@ final class Uploads {
               WorkspaceAccess.write(
                   s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
+          steps.file(s, r.path(), r.sizeBytes(), r.sha256(), null);
           return r;
         });
   }
@@ -74,6 +79,21 @@ final class Uploads {
       InputStream content,
       long maxBytes,
       boolean overwrite) {
+    return uploadStream(tenant, sessionId, filename, content, maxBytes, overwrite, null);
+  }
+
+  /**
+   * {@link #uploadStream(String, String, String, InputStream, long, boolean)}, recorded as a
+   * download from {@code url} when it is not null.
+   */
+  UploadResult uploadStream(
+      String tenant,
+      String sessionId,
+      String filename,
+      InputStream content,
+      long maxBytes,
+      boolean overwrite,
+      String url) {
     Ids.requireSessionId(sessionId);
     UploadRequest.requireFilename(filename);
     if (maxBytes < 0) {
@@ -105,6 +125,7 @@ final class Uploads {
                   overwrite,
                   owner);
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
+          steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
           return r;
         });
   }

@@ -342,6 +342,15 @@ public final class HttpFace {
    * seconds more, the MCP sessions end and Jetty stops. Idempotent.
    */
   public void stop(Runnable endTheRest) {
+    stop(config.shutdownGraceSeconds() * 1000L, endTheRest);
+  }
+
+  /**
+   * As {@link #stop(Runnable)} with another grace: 0 when the process must end now (the stdio
+   * client that owns it has gone, and kills it within seconds), so that the runs in flight are
+   * ended and recorded while it can.
+   */
+  public void stop(long graceMillis, Runnable endTheRest) {
     synchronized (this) {
       if (server == null || stopping) {
         return;
@@ -353,11 +362,11 @@ public final class HttpFace {
       c.shutdown();
     }
     try {
-      if (!inFlight.awaitIdle(config.shutdownGraceSeconds() * 1000L)) {
+      if (!inFlight.awaitIdle(graceMillis) && graceMillis > 0) {
         log.info(
             "{} HTTP requests still in flight after shutdown_grace ({} s); ending their runs",
             inFlight.count(),
-            config.shutdownGraceSeconds());
+            graceMillis / 1000);
       }
       endTheRest.run();
       inFlight.awaitIdle(INTERRUPTED_ANSWER_MILLIS);

@@ -13,6 +13,7 @@ import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.SessionStep;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -58,7 +59,7 @@ final class IpynbWriter {
     return write(nb);
   }
 
-  static String session(List<RunRecord> runs, String title) {
+  static String session(List<RunRecord> runs, List<SessionStep> steps, String title) {
     ObjectNode nb = notebook(runs);
     String sessionId =
         runs.stream().map(RunRecord::sessionId).filter(Objects::nonNull).findFirst().orElse(null);
@@ -75,10 +76,30 @@ final class IpynbWriter {
     ObjectNode titleCell = cells.addObject();
     titleCell.put("cell_type", "markdown").put("id", "title").putObject("metadata");
     titleCell.set("source", lines(Notebooks.titleMarkdown(heading, sessionId, runs)));
-    for (int i = 0; i < runs.size(); i++) {
-      addRun(cells, runs.get(i), i + 1);
+    int run = 0;
+    int step = 0;
+    for (SessionTimeline.Entry e : SessionTimeline.of(runs, steps)) {
+      if (e.run() != null) {
+        addRun(cells, e.run(), ++run);
+      } else {
+        addStep(cells, e.step(), ++step);
+      }
     }
     return write(nb);
+  }
+
+  /** A step: its markdown line, and a code cell that does it again (or checks its file). */
+  private static void addStep(ArrayNode cells, SessionStep step, int n) {
+    ObjectNode md = cells.addObject();
+    md.put("cell_type", "markdown").put("id", "step-" + n + "-md");
+    md.putObject("metadata").putObject("pysandbox").put("step", step.kind());
+    md.set("source", lines(StepView.markdown(step)));
+    ObjectNode code = cells.addObject();
+    code.put("cell_type", "code").putNull("execution_count");
+    code.put("id", "step-" + n + "-code");
+    code.putObject("metadata").set("pysandbox", JSON.valueToTree(StepView.metadata(step)));
+    code.putArray("outputs");
+    code.set("source", lines(StepView.code(step)));
   }
 
   private static ObjectNode notebook(List<RunRecord> runs) {

@@ -1,6 +1,7 @@
 package dev.pysandbox.notebook;
 
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.SessionStep;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -43,7 +44,7 @@ final class MarimoWriter {
     return file(header, cells);
   }
 
-  static String session(List<RunRecord> runs, String title) {
+  static String session(List<RunRecord> runs, List<SessionStep> steps, String title) {
     String sessionId =
         runs.stream().map(RunRecord::sessionId).filter(s -> s != null).findFirst().orElse(null);
     String heading = RunView.blank(title) ? Notebooks.defaultTitle(sessionId) : title;
@@ -57,8 +58,14 @@ final class MarimoWriter {
             + String.join(", ", runs.stream().map(r -> RunView.text(r.runId(), "?")).toList()));
     List<String> cells = new ArrayList<>();
     cells.add(markdownCell(Notebooks.titleMarkdown(heading, sessionId, runs)));
-    for (RunRecord run : runs) {
-      addRun(cells, run);
+    for (SessionTimeline.Entry e : SessionTimeline.of(runs, steps)) {
+      if (e.run() != null) {
+        addRun(cells, e.run());
+      } else {
+        cells.add(markdownCell(StepView.markdown(e.step())));
+        cells.add(
+            "@app.cell\ndef _():\n" + PythonText.indent(StepView.code(e.step())) + "    return\n");
+      }
     }
     return file(header, cells);
   }

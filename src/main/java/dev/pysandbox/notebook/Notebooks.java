@@ -2,6 +2,7 @@ package dev.pysandbox.notebook;
 
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionStep;
 import java.util.List;
 import java.util.Objects;
 
@@ -41,7 +42,19 @@ public final class Notebooks {
    * @throws NullPointerException when {@code runs}, a run or its code is {@code null}
    */
   public static String ipynb(List<RunRecord> runs, String title) {
-    return IpynbWriter.session(checked(runs), title);
+    return ipynb(runs, List.of(), title);
+  }
+
+  /**
+   * A session's runs and steps as one notebook: the steps (globals set or cleared, files put into
+   * its workspace) stand among the runs where they happened, each a markdown cell and a code cell
+   * that does it again — the globals from the JSON the session was given, decoded in the cell — or,
+   * for a file, checks that it is in the working directory with the sha256 the session's had.
+   *
+   * @throws NullPointerException when {@code runs}, a run or its code, or {@code steps} is null
+   */
+  public static String ipynb(List<RunRecord> runs, List<SessionStep> steps, String title) {
+    return IpynbWriter.session(checked(runs), Objects.requireNonNull(steps, "steps"), title);
   }
 
   /**
@@ -60,7 +73,15 @@ public final class Notebooks {
    * @throws NullPointerException when {@code runs}, a run or its code is {@code null}
    */
   public static String marimo(List<RunRecord> runs, String title) {
-    return MarimoWriter.session(checked(runs), title);
+    return marimo(runs, List.of(), title);
+  }
+
+  /**
+   * {@link #ipynb(List, List, String)} as a marimo notebook; under plain {@code python3} its cells,
+   * steps included, share one namespace, as the session's runs did.
+   */
+  public static String marimo(List<RunRecord> runs, List<SessionStep> steps, String title) {
+    return MarimoWriter.session(checked(runs), Objects.requireNonNull(steps, "steps"), title);
   }
 
   static String defaultTitle(String sessionId) {

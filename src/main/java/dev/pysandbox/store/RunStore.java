@@ -37,7 +37,12 @@ public interface RunStore extends AutoCloseable {
    */
   Optional<RunRecord> get(String runId, boolean includeCode);
 
-  /** A page of one tenant's runs, newest first. */
+  /**
+   * A page of runs, newest first.
+   *
+   * @param tenant one tenant's; or, for null, every tenant's (an operator's view), each with its
+   *     {@link dev.pysandbox.api.RunSummary#tenant()}
+   */
   RunPage list(String tenant, RunQuery query);
 
   /**
@@ -54,26 +59,60 @@ public interface RunStore extends AutoCloseable {
   void saveSession(String tenant, dev.pysandbox.api.SessionInfo session, String instanceId);
 
   /**
-   * Claims an open session id for this server instance, atomically even against other server
-   * processes sharing the store: of several instances claiming the same id at once, exactly one
-   * wins. On success the session's row holds {@code session} as {@link #saveSession} would write
-   * it, owned by {@code instanceId}; a close request left by a previous owner is dropped.
+   * Claims a session id for this server instance, atomically even against other server processes
+   * sharing the store: of several instances claiming the same id at once, exactly one wins. On
+   * success the session's row holds {@code session} as {@link #saveSession} would write it, owned
+   * by {@code instanceId}; a close request left by a previous owner is dropped. An open row whose
+   * owner is dead is first recorded ended {@code lost} (its server stopped with it open).
    *
    * @param session the session to record; its id is the one claimed
    * @param instanceId the claiming server process
    * @param instanceAlive tells whether another instance id belongs to a live server process; asked
    *     only about the current owner of an open row, outside any store lock
-   * @return empty when this instance now owns the id (a new row, or a row that was closed or whose
-   *     owner is dead, or already ours); otherwise the instance id of the live owner
+   * @param reusableBefore a row that ended ({@link dev.pysandbox.api.SessionInfo#ended()}) before
+   *     this instant may be taken as a new session; one that ended later is answered as {@link
+   *     SessionClaim#ended}. A failed creation and a row closed without a recorded end may always
+   *     be taken. {@link java.time.Instant#MAX} takes any ended row.
+   * @return {@link SessionClaim#OURS} when this instance now owns the id (a new row, a row that may
+   *     be taken, or one already ours); else the live owner, or the session as it ended
    */
-  Optional<String> claimSession(
+  SessionClaim claimSession(
       String tenant,
       dev.pysandbox.api.SessionInfo session,
       String instanceId,
-      Predicate<String> instanceAlive);
+      Predicate<String> instanceAlive,
+      java.time.Instant reusableBefore);
 
-  /** A tenant's sessions recorded as not closed, oldest first. */
-  java.util.List<dev.pysandbox.api.SessionInfo> openSessions(String tenant);
+  /**
+   * Records a session whose creation failed ({@code session.ended()} says how), unless a row of
+   * this tenant and id is open (another server made the session meanwhile).
+   *
+   * @return false when an open row was left as it is
+   */
+  boolean recordFailedSession(
+      String tenant, dev.pysandbox.api.SessionInfo session, String instanceId);
+
+  /** A tenant's session row as last recorded, in any state (with how it ended, if it did). */
+  Optional<dev.pysandbox.api.SessionInfo> recordedSession(String tenant, String sessionId);
+
+  /**
+   * Sessions recorded as not closed, oldest first. One whose server is gone is shown as the next
+   * server will record it (state {@code closed}, ended {@code lost}), without changing its row.
+   *
+   * @param tenant one tenant's; or, for null, every tenant's, each with its {@link
+   *     dev.pysandbox.api.SessionInfo#tenant()}
+   * @param instanceAlive tells whether an instance id belongs to a live server process
+   */
+  java.util.List<dev.pysandbox.api.SessionInfo> openSessions(
+      String tenant, Predicate<String> instanceAlive);
+
+  /**
+   * Sessions that ended (with a recorded end) at or after {@code since}, the oldest end first.
+   *
+   * @param tenant one tenant's; or, for null, every tenant's, each with its tenant
+   */
+  java.util.List<dev.pysandbox.api.SessionInfo> endedSessions(
+      String tenant, java.time.Instant since);
 
   /**
    * Asks the server that owns a session to close it.
@@ -86,9 +125,9 @@ public interface RunStore extends AutoCloseable {
   java.util.List<SessionKey> closeRequests(String instanceId);
 
   /**
-   * Marks sessions whose server is gone as closed (their sandboxes died with it).
+   * Records sessions whose server is gone as ended {@code lost} (their sandboxes died with it).
    *
-   * @return the ids changed
+   * @return the sessions changed ({@link SessionKey#toString()})
    */
   java.util.List<String> closeOrphanSessions(Predicate<String> instanceAlive);
 
@@ -128,6 +167,13 @@ public interface RunStore extends AutoCloseable {
 
   /** A tenant's runs of one session, oldest first, with their code. */
   java.util.List<RunRecord> sessionRuns(String tenant, String sessionId, int limit);
+
+  /** Records a step of a tenant's session (what changed its state besides a run). */
+  void recordSessionStep(String tenant, String sessionId, dev.pysandbox.api.SessionStep step);
+
+  /** A tenant's steps of one session, in the order they were recorded, at most {@code limit}. */
+  java.util.List<dev.pysandbox.api.SessionStep> sessionSteps(
+      String tenant, String sessionId, int limit);
 
   /** Ids of finished runs of every tenant, the most recently finished first. */
   java.util.List<String> finishedIds(int limit);
@@ -199,10 +245,10 @@ public interface RunStore extends AutoCloseable {
   void recordSecurityEvent(SecurityEvent event);
 
   /**
-   * A page of one tenant's security events, newest first (by time, then by event id), at most
-   * {@link SecurityEventQuery#limit()}; after the event {@link SecurityEventQuery#cursor()} when it
-   * is set. An age in {@link SecurityEventQuery#since()} counts back from the store's clock (the
-   * server's time source).
+   * A page of one tenant's security events (every tenant's for a null tenant: an operator's view),
+   * newest first (by time, then by event id), at most {@link SecurityEventQuery#limit()}; after the
+   * event {@link SecurityEventQuery#cursor()} when it is set. An age in {@link
+   * SecurityEventQuery#since()} counts back from the store's clock (the server's time source).
    *
    * @throws dev.pysandbox.api.PysandboxException {@code invalid_argument} when the cursor names no
    *     event of this tenant (another tenant's event answers the same)

@@ -265,6 +265,10 @@ class SessionTest {
         .hasMessageContaining("killed");
     assertThat(state("stubborn")).isEqualTo("dead");
     service.closeSession("stubborn");
+    assertThatThrownBy(() -> run("stubborn", "print(1)"))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.SESSION_CLOSED))
+        .hasMessageContaining("its sandbox had died before: killed");
+    service.createSession("stubborn", null);
     assertThat(run("stubborn", "print('fresh')").stdout()).isEqualTo("fresh\n");
   }
 
@@ -368,6 +372,8 @@ class SessionTest {
     service.closeSession("gone");
     Await.until("workspace " + ws + " deleted", () -> Files.exists(ws), exists -> !exists);
     assertThatThrownBy(() -> service.closeSession("gone"))
+        .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.SESSION_CLOSED));
+    assertThatThrownBy(() -> service.closeSession("never"))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.NOT_FOUND));
   }
 

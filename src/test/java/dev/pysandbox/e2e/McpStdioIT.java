@@ -349,6 +349,8 @@ class McpStdioIT {
     assertThat(json(call("close_session", Map.of("session_id", "mcp-s"))))
         .containsEntry("state", "closed");
     assertThat(errorOf(call("close_session", Map.of("session_id", "mcp-s"))))
+        .containsEntry("code", "session_closed");
+    assertThat(errorOf(call("close_session", Map.of("session_id", "never-made"))))
         .containsEntry("code", "not_found");
   }
 

@@ -114,6 +114,43 @@ class TwoServersIT {
     assertThat(ProcessTable.withCommandLineContaining(dirA.toString())).isEmpty();
   }
 
+  @Test
+  void twoServersSharingADataDirectory_answerTheOthersClosedAndKilledSessionsAsEnded()
+      throws Exception {
+    try (RawMcpClient a = new RawMcpClient(dirA);
+        RawMcpClient b = new RawMcpClient(dirA)) {
+      a.initialize();
+      b.initialize();
+      a.call("run_python", Map.of("session_id", "shut", "code", "x = 1"), 60);
+      a.call("close_session", Map.of("session_id", "shut"), 60);
+      JsonNode closed =
+          b.call("run_python", Map.of("session_id", "shut", "code", "print(x)"), 60).path("result");
+      assertThat(closed.path("isError").asBoolean()).as(closed.toString()).isTrue();
+      JsonNode error = closed.path("structuredContent").path("error");
+      assertThat(error.path("code").asText()).isEqualTo("session_closed");
+      assertThat(error.path("message").asText())
+          .startsWith("session 'shut' was closed at ")
+          .contains("by close_session");
+
+      a.call("run_python", Map.of("session_id", "held", "code", "y = 1"), 60);
+      a.process.destroyForcibly().waitFor(10, TimeUnit.SECONDS); // SIGKILL
+      JsonNode lost =
+          b.call("run_python", Map.of("session_id", "held", "code", "print(y)"), 60)
+              .path("result")
+              .path("structuredContent")
+              .path("error");
+      assertThat(lost.path("code").asText()).as(lost.toString()).isEqualTo("session_lost");
+      assertThat(lost.path("message").asText())
+          .startsWith("session 'held' was lost at ")
+          .contains(") stopped while it was open (last used at ");
+      JsonNode fresh =
+          b.call("run_python", Map.of("session_id", "fresh", "code", "print(5)"), 60)
+              .path("result")
+              .path("structuredContent");
+      assertThat(fresh.path("stdout").asText()).isEqualTo("5\n");
+    }
+  }
+
   private static boolean runningRecorded(Path dataDir) throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(dataDir, null, "runs", "list", "--status", "running", "--json");

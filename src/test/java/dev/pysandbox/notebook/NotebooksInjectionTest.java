@@ -10,10 +10,13 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.SessionStep;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -122,6 +125,61 @@ class NotebooksInjectionTest {
     assertThat(r.exit()).as(r.stderr()).isZero();
     List<String> back = JSON.readValue(r.stdout(), new TypeReference<List<String>>() {});
     assertThat(back).containsExactlyElementsOf(texts);
+  }
+
+  @Test
+  void steps_keepTheValuesNamesPathsAndUrlsACallerChoseAsData_inBothFormats() throws Exception {
+    Map<String, Object> values = new LinkedHashMap<>();
+    values.put("v", PAYLOADS);
+    for (int i = 0; i < PAYLOADS.size(); i++) {
+      values.put(PAYLOADS.get(i), i);
+    }
+    List<SessionStep> steps = new ArrayList<>();
+    steps.add(
+        new SessionStep(
+            SessionStep.SET_CONTEXT, "2026-01-01T00:00:00Z", null, Map.of("values", values)));
+    for (String payload : PAYLOADS) {
+      Map<String, Object> file = new LinkedHashMap<>();
+      file.put("path", payload);
+      file.put("size_bytes", 1);
+      file.put("sha256", payload);
+      file.put("url", payload);
+      steps.add(new SessionStep(SessionStep.DOWNLOAD_FILE, payload, "run_read", file));
+    }
+    String code =
+        "import json\nprint(json.dumps(v))\n"
+            + "print(json.dumps([k for k, x in globals().items() if type(x) is int]))\n";
+    List<RunRecord> runs =
+        List.of(
+            RunFixtures.succeeded("run_read", code, "").createdAt("2026-01-01T00:00:01Z").build());
+
+    Path file = Files.writeString(dir.resolve("notebook.py"), Notebooks.marimo(runs, steps, null));
+    assertCompiles(file);
+    SystemPython.Result r = SystemPython.run(dir, null, "-I", file.getFileName().toString());
+    List<String> out = r.stdout().lines().toList();
+    assertThat(out).as(r.stderr()).hasSize(2);
+    assertThat(JSON.readValue(out.get(0), new TypeReference<List<String>>() {}))
+        .containsExactlyElementsOf(PAYLOADS);
+    assertThat(JSON.readValue(out.get(1), new TypeReference<List<String>>() {}))
+        .containsExactlyInAnyOrderElementsOf(PAYLOADS);
+    assertThat(r.exit()).as("the files are not here: the checks stop it").isEqualTo(1);
+    assertThat(r.stderr()).contains("FileNotFoundError: pysandbox: ");
+    try (Stream<Path> files = Files.list(dir)) {
+      assertThat(files.map(p -> p.getFileName().toString())).containsExactly("notebook.py");
+    }
+
+    String ipynb = Notebooks.ipynb(runs, steps, null);
+    assertValidNotebook(dir, ipynb);
+    JsonNode cells = JSON.readTree(ipynb).get("cells");
+    int markdown = 0;
+    for (JsonNode c : cells) {
+      if (c.get("cell_type").asText().equals("markdown")) {
+        markdown++;
+        assertThat(NotebooksTest.joined(c.get("source")))
+            .doesNotContain("<", "](", "http://", "https://", "www.", "\n#", "\n-", "\n1.", "\n ");
+      }
+    }
+    assertThat(markdown).isEqualTo(1 + 1 + steps.size());
   }
 
   /** Runs whose every free-text field is a payload; each run's code prints {@code ok <n>}. */

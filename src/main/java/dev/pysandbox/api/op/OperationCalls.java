@@ -127,7 +127,9 @@ public final class OperationCalls {
                 a.string("tier"),
                 a.strings("packages"),
                 a.strings("network_allow")));
-    bind(Operations.LIST_SESSIONS, (s, a, l) -> new SessionList(s.listSessions()));
+    bind(
+        Operations.LIST_SESSIONS,
+        (s, a, l) -> new SessionList(s.listSessions(Boolean.TRUE.equals(a.bool("include_ended")))));
     bind(Operations.CLOSE_SESSION, (s, a, l) -> s.closeSession(a.string("session_id")));
     bind(
         Operations.GET_CONTEXT,

@@ -441,9 +441,17 @@ public final class Operations {
       new Operation(
           "list_sessions",
           "List sessions",
-          "List open sessions with state, creation and last use, run count and workspace size.",
+          "List open sessions with state, creation and last use, run count and workspace size;"
+              + " with include_ended, also those that ended within the server's"
+              + " session_retention (state closed, with ended: how — expired, closed, lost or"
+              + " failed —, when and why), whose ids answer session_expired, session_closed or"
+              + " session_lost until then.",
           READ,
-          List.of(),
+          List.of(
+              Param.bool(
+                      "include_ended",
+                      "Also list the sessions that ended within session_retention.")
+                  .defaultValue(false)),
           SessionList.class);
 
   public static final Operation CLOSE_SESSION =

@@ -479,7 +479,7 @@ public final class BwrapBackend implements SandboxBackend {
               s.visibleLib(),
               s.runnerName(),
               s.analyzerName(),
-              spec,
+              reachable(s, spec),
               filter != null,
               extras);
       List<Path> groups =
@@ -580,6 +580,21 @@ public final class BwrapBackend implements SandboxBackend {
           hostPath + " is not under " + root + ": sandboxes' users cannot reach it");
     }
     return s.visibleRoot().resolve(root.relativize(hostPath).toString());
+  }
+
+  /**
+   * The spec with its host directories under the data directory's {@code sandbox/} (a wheelhouse
+   * the server copied for a build) named as bwrap reaches them, through the launcher's stage.
+   */
+  private SandboxSpec reachable(Setup s, SandboxSpec spec) {
+    return spec.withMounts(
+        spec.mounts().stream()
+            .map(
+                m ->
+                    m.source().startsWith(layout.sandboxRoot())
+                        ? new SandboxSpec.HostMount(m.name(), visible(s, m.source()))
+                        : m)
+            .toList());
   }
 
   /** The seccomp filter that lets Internet sockets be made (loopback is all there is). */

@@ -3,13 +3,11 @@ package dev.pysandbox.http.rest;
 import static dev.pysandbox.http.rest.RestOperations.narrowed;
 
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.ResultOutputLimit;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
@@ -323,17 +321,7 @@ final class RestRoutes {
             RestOperations.GET_SESSION,
             Input.QUERY,
             200,
-            c -> {
-              String id = Ids.requireSessionId(c.args().string("session_id"));
-              for (SessionInfo s : c.service().listSessions()) {
-                if (s.sessionId().equals(id)) {
-                  return s;
-                }
-              }
-              throw new PysandboxException(
-                  ErrorCode.NOT_FOUND,
-                  "no open session '" + id + "' (create it with POST /sessions)");
-            }),
+            c -> c.service().getSession(c.args().string("session_id"))),
         route(
             "close_session",
             "DELETE",

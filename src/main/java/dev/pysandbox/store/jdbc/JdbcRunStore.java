@@ -18,11 +18,12 @@ import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.api.SessionState;
+import dev.pysandbox.api.SessionStep;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.HeldApproval;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.store.SessionClaim;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.store.StoredRun;
 import java.nio.file.Path;
@@ -49,14 +50,12 @@ import java.util.function.Predicate;
 public final class JdbcRunStore implements RunStore {
   private static final ObjectMapper JSON = Json.mapper();
   private static final String SUMMARY_COLUMNS =
-      "id, session_id, status, description, substr(code, 1, 200) AS code_head, code_hash,"
-          + " created_at, duration_ms, exit_code, error_name";
-
-  // Bounds claimSession's retries; each one means another server changed the row in between.
-  private static final int MAX_CLAIM_ATTEMPTS = 20;
+      "id, tenant, session_id, status, description, substr(code, 1, 200) AS code_head,"
+          + " code_hash, created_at, duration_ms, exit_code, error_name";
 
   private final CachedConnection db;
   private final Clock clock;
+  private final SessionRows sessions;
 
   /**
    * @param connector opens a connection with every setting the store needs; called now, and again
@@ -67,6 +66,7 @@ public final class JdbcRunStore implements RunStore {
       throws SQLException {
     this.db = new CachedConnection("run store", connector);
     this.clock = clock;
+    this.sessions = new SessionRows(db, clock);
   }
 
   /**
@@ -193,9 +193,12 @@ public final class JdbcRunStore implements RunStore {
 
   @Override
   public RunPage list(String tenant, RunQuery q) {
-    StringBuilder where = new StringBuilder(" WHERE tenant=?");
+    StringBuilder where = new StringBuilder(" WHERE 1=1");
     List<String> args = new ArrayList<>();
-    args.add(Objects.requireNonNull(tenant));
+    if (tenant != null) {
+      where.append(" AND tenant=?");
+      args.add(tenant);
+    }
     if (q.status() != null) {
       where.append(" AND status=?");
       args.add(q.status().wireName());
@@ -227,7 +230,7 @@ public final class JdbcRunStore implements RunStore {
             rs -> {
               List<RunSummary> out = new ArrayList<>();
               while (rs.next()) {
-                out.add(summary(rs));
+                out.add(summary(rs, tenant == null));
               }
               return out;
             });
@@ -747,174 +750,93 @@ public final class JdbcRunStore implements RunStore {
 
   // -- sessions ----------------------------------------------------------------------------------
 
-  // Both saveSession and claimSession write a whole session row; they differ in what happens to a
-  // pending close request and in whether an existing row may be overwritten.
-  private static final String SESSION_UPSERT =
-      "INSERT INTO sessions (id, instance_id, state, created_at, last_used_at, closed_at,"
-          + " run_count, workspace_bytes, ttl_minutes, dead_reason, tenant, tier, packages_json,"
-          + " environment, close_requested)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,0)"
-          + " ON CONFLICT (tenant, id) DO UPDATE SET instance_id=excluded.instance_id,"
-          + " state=excluded.state, created_at=excluded.created_at,"
-          + " last_used_at=excluded.last_used_at, closed_at=excluded.closed_at,"
-          + " run_count=excluded.run_count, workspace_bytes=excluded.workspace_bytes,"
-          + " ttl_minutes=excluded.ttl_minutes, dead_reason=excluded.dead_reason,"
-          + " tier=excluded.tier, packages_json=excluded.packages_json,"
-          + " environment=excluded.environment,";
-
   @Override
-  public void saveSession(String tenant, SessionInfo s, String instanceId) {
+  public void recordSessionStep(String tenant, String sessionId, SessionStep step) {
     write(
-        SESSION_UPSERT
-            + " close_requested=CASE WHEN excluded.state='closed' THEN 0"
-            + " ELSE sessions.close_requested END",
-        ps -> bindSession(ps, tenant, s, instanceId));
-  }
-
-  /**
-   * One conditional upsert per attempt, so that the check and the write are a single statement
-   * (atomic in every database): it changes an existing row only when that row is closed, already
-   * ours, or still owned by the instance we last saw and found dead.
-   */
-  @Override
-  public Optional<String> claimSession(
-      String tenant, SessionInfo s, String instanceId, Predicate<String> instanceAlive) {
-    String claim =
-        SESSION_UPSERT
-            + " close_requested=CASE WHEN sessions.state <> 'closed'"
-            + " AND sessions.instance_id=excluded.instance_id AND excluded.state <> 'closed'"
-            + " THEN sessions.close_requested ELSE 0 END"
-            + " WHERE sessions.state='closed' OR sessions.instance_id=excluded.instance_id"
-            + " OR sessions.instance_id=?";
-    String deadOwner = null;
-    for (int attempt = 0; attempt < MAX_CLAIM_ATTEMPTS; attempt++) {
-      String replacing = deadOwner;
-      int claimed =
-          write(
-              claim,
-              ps -> {
-                bindSession(ps, tenant, s, instanceId);
-                ps.setString(15, replacing);
-              });
-      if (claimed == 1) {
-        return Optional.empty();
-      }
-      Optional<String> owner =
-          read(
-              "SELECT instance_id FROM sessions WHERE tenant=? AND id=? AND state <> 'closed'",
-              ps -> {
-                ps.setString(1, tenant);
-                ps.setString(2, s.sessionId());
-              },
-              rs -> rs.next() ? Optional.of(rs.getString(1)) : Optional.<String>empty());
-      if (owner.isEmpty() || owner.get().equals(instanceId)) {
-        deadOwner = null; // closed, or claimed by another thread of ours, in between: try again
-      } else if (instanceAlive.test(owner.get())) {
-        return owner;
-      } else {
-        deadOwner = owner.get();
-      }
-    }
-    throw new PysandboxException(
-        ErrorCode.STORE_UNAVAILABLE,
-        "session "
-            + s.sessionId()
-            + ": could not claim it in "
-            + MAX_CLAIM_ATTEMPTS
-            + " attempts; its row kept changing under other servers");
-  }
-
-  private void bindSession(PreparedStatement ps, String tenant, SessionInfo s, String instanceId)
-      throws SQLException {
-    ps.setString(1, s.sessionId());
-    ps.setString(2, instanceId);
-    ps.setString(3, s.state().wireName());
-    ps.setLong(4, Instant.parse(s.createdAt()).toEpochMilli());
-    ps.setLong(5, Instant.parse(s.lastUsedAt()).toEpochMilli());
-    setLong(ps, 6, s.state() == SessionState.CLOSED ? clock.millis() : null);
-    ps.setInt(7, s.runCount());
-    ps.setLong(8, s.workspaceBytes());
-    ps.setInt(9, s.ttlMinutes());
-    ps.setString(10, s.deadReason());
-    ps.setString(11, Objects.requireNonNull(tenant));
-    ps.setString(12, s.tier());
-    ps.setString(13, s.packages().isEmpty() ? null : json(s.packages()));
-    ps.setString(14, s.environment());
+        "INSERT INTO session_steps (tenant, session_id, kind, at, after_run_id, detail_json)"
+            + " VALUES (?,?,?,?,?,?)",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(tenant));
+          ps.setString(2, Objects.requireNonNull(sessionId));
+          ps.setString(3, step.kind());
+          ps.setLong(4, Instant.parse(step.at()).toEpochMilli());
+          ps.setString(5, step.afterRunId());
+          ps.setString(6, json(step.detail()));
+        });
   }
 
   @Override
-  public List<SessionInfo> openSessions(String tenant) {
+  public List<SessionStep> sessionSteps(String tenant, String sessionId, int limit) {
     return read(
-        "SELECT * FROM sessions WHERE tenant=? AND state <> 'closed' ORDER BY created_at, id",
-        ps -> ps.setString(1, Objects.requireNonNull(tenant)),
+        "SELECT kind, at, after_run_id, detail_json FROM session_steps"
+            + " WHERE tenant=? AND session_id=? ORDER BY step_id LIMIT ?",
+        ps -> {
+          ps.setString(1, tenant);
+          ps.setString(2, sessionId);
+          ps.setInt(3, limit);
+        },
         rs -> {
-          List<SessionInfo> out = new ArrayList<>();
+          List<SessionStep> out = new ArrayList<>();
           while (rs.next()) {
             out.add(
-                new SessionInfo(
-                    rs.getString("id"),
-                    SessionState.fromWire(rs.getString("state")),
-                    Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
-                    Instant.ofEpochMilli(rs.getLong("last_used_at")).toString(),
-                    rs.getInt("run_count"),
-                    rs.getLong("workspace_bytes"),
-                    rs.getInt("ttl_minutes"),
-                    rs.getString("dead_reason"),
-                    null,
-                    rs.getString("tier"),
-                    parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
-                    rs.getString("environment")));
+                new SessionStep(
+                    rs.getString(1),
+                    Instant.ofEpochMilli(rs.getLong(2)).toString(),
+                    rs.getString(3),
+                    parse(rs.getString(4), new TypeReference<Map<String, Object>>() {})));
           }
           return out;
         });
+  }
+
+  @Override
+  public void saveSession(String tenant, SessionInfo s, String instanceId) {
+    sessions.save(tenant, s, instanceId);
+  }
+
+  @Override
+  public SessionClaim claimSession(
+      String tenant,
+      SessionInfo s,
+      String instanceId,
+      Predicate<String> instanceAlive,
+      Instant reusableBefore) {
+    return sessions.claim(tenant, s, instanceId, instanceAlive, reusableBefore);
+  }
+
+  @Override
+  public boolean recordFailedSession(String tenant, SessionInfo s, String instanceId) {
+    return sessions.recordFailed(tenant, s, instanceId);
+  }
+
+  @Override
+  public Optional<SessionInfo> recordedSession(String tenant, String sessionId) {
+    return sessions.recorded(tenant, sessionId);
+  }
+
+  @Override
+  public List<SessionInfo> openSessions(String tenant, Predicate<String> instanceAlive) {
+    return sessions.open(tenant, instanceAlive);
+  }
+
+  @Override
+  public List<SessionInfo> endedSessions(String tenant, Instant since) {
+    return sessions.ended(tenant, since);
   }
 
   @Override
   public boolean requestClose(SessionKey session) {
-    return write(
-            "UPDATE sessions SET close_requested=1 WHERE tenant=? AND id=? AND state <> 'closed'",
-            ps -> {
-              ps.setString(1, session.tenant());
-              ps.setString(2, session.id());
-            })
-        == 1;
+    return sessions.requestClose(session);
   }
 
   @Override
   public List<SessionKey> closeRequests(String instanceId) {
-    return read(
-        "SELECT tenant, id FROM sessions WHERE close_requested=1 AND state <> 'closed'"
-            + " AND instance_id=?",
-        ps -> ps.setString(1, instanceId),
-        rs -> {
-          List<SessionKey> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(new SessionKey(rs.getString(1), rs.getString(2)));
-          }
-          return out;
-        });
+    return sessions.closeRequests(instanceId);
   }
 
   @Override
   public List<String> closeOrphanSessions(Predicate<String> instanceAlive) {
-    List<String[]> open =
-        idAndInstance("SELECT id, instance_id FROM sessions WHERE state <> 'closed'");
-    List<String> changed = new ArrayList<>();
-    for (String[] s : open) {
-      if (!instanceAlive.test(s[1])) {
-        write(
-            "UPDATE sessions SET state='closed', closed_at=?, dead_reason=? WHERE id=? AND"
-                + " instance_id=?",
-            ps -> {
-              ps.setLong(1, clock.millis());
-              ps.setString(2, "its server (instance " + s[1] + ") stopped");
-              ps.setString(3, s[0]);
-              ps.setString(4, s[1]);
-            });
-        changed.add(s[0]);
-      }
-    }
-    return changed;
+    return sessions.closeOrphans(instanceAlive);
   }
 
   /** The (id, instance id) pairs a query selects, to find what dead servers left. */
@@ -933,7 +855,7 @@ public final class JdbcRunStore implements RunStore {
 
   // -- mapping -----------------------------------------------------------------------------------
 
-  private static RunSummary summary(ResultSet rs) throws SQLException {
+  private static RunSummary summary(ResultSet rs, boolean withTenant) throws SQLException {
     String head = rs.getString("code_head");
     String firstLine = head == null ? "" : head.strip().lines().findFirst().orElse("");
     if (firstLine.length() > 80) {
@@ -949,7 +871,8 @@ public final class JdbcRunStore implements RunStore {
         Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
         getLong(rs, "duration_ms"),
         getInt(rs, "exit_code"),
-        rs.getString("error_name"));
+        rs.getString("error_name"),
+        withTenant ? rs.getString("tenant") : null);
   }
 
   private static RunRecord full(ResultSet rs, boolean includeCode) throws SQLException {
@@ -1012,7 +935,7 @@ public final class JdbcRunStore implements RunStore {
         .build();
   }
 
-  private static String json(Object value) {
+  static String json(Object value) {
     if (value == null) {
       return null;
     }
@@ -1023,7 +946,7 @@ public final class JdbcRunStore implements RunStore {
     }
   }
 
-  private static <T> T parse(String text, TypeReference<T> type) {
+  static <T> T parse(String text, TypeReference<T> type) {
     if (text == null) {
       return null;
     }

@@ -56,9 +56,12 @@ final class SecurityEventRows {
 
   static List<SecurityEvent> page(
       CachedConnection db, Clock clock, String tenant, SecurityEventQuery q) {
-    StringBuilder where = new StringBuilder(" WHERE tenant=?");
+    StringBuilder where = new StringBuilder(" WHERE 1=1");
     List<Object> args = new ArrayList<>();
-    args.add(Objects.requireNonNull(tenant));
+    if (tenant != null) {
+      where.append(" AND tenant=?");
+      args.add(tenant);
+    }
     if (q.kind() != null) {
       where.append(" AND kind=?");
       args.add(q.kind().wireName());
@@ -114,10 +117,13 @@ final class SecurityEventRows {
   private static long cursorAt(CachedConnection db, String tenant, String cursor) {
     Long at =
         db.read(
-            "SELECT at FROM security_events WHERE tenant=? AND event_id=?",
+            "SELECT at FROM security_events WHERE event_id=?"
+                + (tenant == null ? "" : " AND tenant=?"),
             ps -> {
-              ps.setString(1, tenant);
-              ps.setString(2, cursor);
+              ps.setString(1, cursor);
+              if (tenant != null) {
+                ps.setString(2, tenant);
+              }
             },
             rs -> rs.next() ? rs.getLong(1) : null);
     if (at == null) {

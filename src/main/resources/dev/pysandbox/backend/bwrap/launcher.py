@@ -52,6 +52,7 @@ import errno
 import fcntl
 import json
 import os
+import re
 import resource
 import selectors
 import signal
@@ -102,10 +103,50 @@ def check(ret, what):
 
 
 def stage(source, target):
+    """Our own mount namespace, private from the start (nothing mounted on the host from now on
+    reaches it, nothing we mount reaches the host), rid of the workspaces it was born with, and
+    the data directory's sandbox/ bound where bwrap can reach it."""
     check(libc.unshare(CLONE_NEWNS), "unshare(CLONE_NEWNS)")
     check(libc.mount(b"none", b"/", None, MS_REC | MS_PRIVATE, None), "make / private")
+    drop_copied_workspaces()
     os.makedirs(target, mode=0o755, exist_ok=True)
     check(libc.mount(source.encode(), target.encode(), None, MS_BIND, None), "bind %s" % source)
+
+
+WORKSPACE_IMAGE = re.compile(r"/images/(sbx|spare|probe)-[^/]+\.img( \(deleted\))?$")
+
+
+def drop_copied_workspaces():
+    """A new mount namespace starts as a copy of the server's, with every workspace image that
+    servers on this host (other data directories, or this one's launcher that died) had mounted
+    there at that moment. A private copy never sees their unmount: it would keep each image's loop
+    device attached until we exit. None of them is ours to use (what a sandbox binds we mount
+    afterwards), so they go at once, found by what backs them, whatever their mount point."""
+    with open("/proc/self/mountinfo", "rb") as f:
+        table = f.read().decode("utf-8", "surrogateescape").splitlines()
+    for line in table:
+        fields = line.split(" ")
+        try:
+            fstype = fields[fields.index("-", 6) + 1]
+        except (ValueError, IndexError):
+            continue
+        if fstype != "ext4":
+            continue
+        try:
+            with open("/sys/dev/block/%s/loop/backing_file" % fields[2]) as f:
+                backing = f.read().rstrip("\n")
+        except OSError:  # not a loop device
+            continue
+        if WORKSPACE_IMAGE.search(backing):
+            try:
+                unmount(unescape(fields[4]))
+            except OSError as e:
+                emit({"type": "error", "error": "dropping a copied workspace mount: %s" % e})
+
+
+def unescape(field):
+    """mountinfo writes space, tab, newline and backslash as a backslash and three octal digits."""
+    return re.sub(r"\\([0-7]{3})", lambda m: chr(int(m.group(1), 8)), field)
 
 
 # -- workspace images ---------------------------------------------------------------------------

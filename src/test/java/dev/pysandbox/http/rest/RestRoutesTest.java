@@ -219,7 +219,8 @@ class RestRoutesTest {
     HttpResponse<String> closed = http.send(http.request("/sessions/rs-sess").DELETE());
     assertThat(closed.statusCode()).isEqualTo(200);
     assertThat(tree(closed).path("state").asText()).isEqualTo("closed");
-    assertError(http.get("/sessions/rs-sess"), 404, "not_found");
+    assertError(http.get("/sessions/rs-sess"), 410, "session_closed");
+    assertError(http.get("/sessions/never-made"), 404, "not_found");
   }
 
   @Test
