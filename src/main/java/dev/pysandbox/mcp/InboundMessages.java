@@ -147,12 +147,14 @@ final class InboundMessages {
         if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
           return "tools/call: \"arguments\" must be an object, got " + kind(arguments);
         }
-        if (!toolNames.get().contains(name.textValue())
-            && dev.pysandbox.api.op.Operations.named(name.textValue()) != null) {
-          return "tool '"
+        dev.pysandbox.api.op.Operation op = dev.pysandbox.api.op.Operations.named(name.textValue());
+        if (!toolNames.get().contains(name.textValue()) && op != null) {
+          return "unknown tool '"
               + name.textValue()
-              + "' is not offered by this server (its operator's tools_enabled or"
-              + " agent_may_approve); tools/list gives the tools it has";
+              + (dev.pysandbox.api.op.Operations.AGENT_APPROVALS.contains(op)
+                  ? "': a person decides approvals here (the server's agent_may_approve is off)"
+                  : "': not enabled on this server (its operator's tools_enabled)")
+              + "; tools/list gives the tools it has";
         }
         if (!toolNames.get().contains(name.textValue())) {
           return "unknown tool '"

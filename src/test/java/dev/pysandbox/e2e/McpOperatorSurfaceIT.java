@@ -94,7 +94,7 @@ class McpOperatorSurfaceIT {
       JsonNode refused = c.request("tools/call", Map.of("name", "list_runs"), 60);
       assertThat(refused.path("error").path("code").asInt()).isEqualTo(-32602);
       assertThat(refused.path("error").path("message").asText())
-          .contains("'list_runs' is not offered", "tools_enabled");
+          .contains("unknown tool 'list_runs': not enabled on this server", "tools_enabled");
     }
 
     try (McpSyncClient c = httpClient()) {
