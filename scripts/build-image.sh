@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the container backend's default image, pysandbox-python:<version>, without any registry
 # (issue 17): a Debian bookworm minbase root made by debootstrap from Debian's own packages, with
-# python3, numpy, pandas and matplotlib, imported into the engine that DOCKER_HOST names (Podman's
+# python3 and the data-science stack (numpy, pandas, matplotlib, seaborn, scikit-learn, statsmodels,
+# openpyxl, plotly, reportlab), imported into the engine that DOCKER_HOST names (Podman's
 # service from scripts/podman-service.sh, or Docker). The runner is not in the image: the backend
 # mounts it at run time, so any image with python3 works.
 #
@@ -20,12 +21,17 @@ say() { printf '[build-image] %s\n' "$*" >&2; }
 die() { say "$*"; exit 1; }
 
 suite=bookworm
-# venv and pip: package environments are built in the container with them (issue 16).
-packages=(python3 python3-numpy python3-pandas python3-matplotlib python3-venv python3-pip)
+# venv and pip: package environments are built in the container with them (issue 16). The rest of
+# the data-science stack as scripts/setup.sh installs it for bwrap (issue 23): seaborn,
+# scikit-learn, statsmodels, openpyxl, plotly, reportlab.
+packages=(python3 python3-numpy python3-pandas python3-matplotlib python3-venv python3-pip
+  python3-seaborn python3-sklearn python3-statsmodels python3-openpyxl python3-plotly
+  python3-reportlab)
 # python3-fonttools (for matplotlib) depends on "python3-scipy | python3-munkres" and
-# "python3-ufolib2 | python3-defcon"; scipy brings pythran, gcc and boost (1.2 GB instead of
-# ~400 MB). debootstrap always takes the first alternative, so it makes only the base and apt,
-# inside the root, installs the rest with these small alternatives marked first.
+# "python3-ufolib2 | python3-defcon". scikit-learn, statsmodels and seaborn need scipy itself
+# (which brings pythran, gcc and boost: the image is over 1 GB since issue 23), but debootstrap
+# always takes the first alternative, so it makes only the base and apt, inside the root, installs
+# the rest with these small alternatives marked first.
 alternatives=(python3-munkres python3-defcon)
 # The version the server names its default image after (docker_image), not the pom's.
 version=$(sed -n 's|.*String VALUE = "\(.*\)";.*|\1|p' src/main/java/dev/pysandbox/api/Version.java | head -n 1)

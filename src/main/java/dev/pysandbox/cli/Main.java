@@ -77,7 +77,7 @@ public final class Main implements Runnable {
 
   /** The service for a command that runs code ({@code run}). */
   DefaultSandboxService startService() {
-    return DefaultSandboxService.start(config(COMMAND_DEFAULTS));
+    return DefaultSandboxService.start(commandConfig());
   }
 
   /**
@@ -85,17 +85,24 @@ public final class Main implements Runnable {
    * runs}, {@code sessions}, {@code doctor}): it cleans nothing up and starts no sandbox.
    */
   DefaultSandboxService openReadOnly() {
-    return DefaultSandboxService.openReadOnly(config(COMMAND_DEFAULTS));
+    return DefaultSandboxService.openReadOnly(commandConfig());
   }
 
   /** Where the data directory's files are, for {@code logs}: no core, nothing created. */
   DataLayout dataLayout() {
-    return new DataLayout(config(COMMAND_DEFAULTS).dataDir());
+    return new DataLayout(commandConfig().dataDir());
   }
 
   /** The API keys of the data directory, for {@code keys}: no core, no sandbox. */
   ApiKeys openApiKeys() {
-    return ApiKeysFactory.open(config(COMMAND_DEFAULTS), true);
+    return ApiKeysFactory.open(commandConfig(), true);
+  }
+
+  /** The configuration of a command other than {@code serve}, with its logging. */
+  private PysandboxConfig commandConfig() {
+    PysandboxConfig config = config(COMMAND_DEFAULTS);
+    Logging.quietHousekeeping(config);
+    return config;
   }
 
   /** The configuration from flags, environment, file and defaults. */

@@ -263,9 +263,15 @@ final class RunsAuditCommands {
           return 0;
         }
         System.out.println(e.path());
+        String program = e.viewCommand().split(" ", 2)[0];
         System.err.printf(
-            "%d runs (%d not succeeded); open with: %s%n",
-            e.runCount(), e.failedCount(), e.viewCommand());
+            "%d runs (%d not succeeded); open with: %s%s%n",
+            e.runCount(),
+            e.failedCount(),
+            e.viewCommand(),
+            Open.onPath(program)
+                ? ""
+                : " (" + program + " is not on PATH here: install it, or open the file elsewhere)");
         return 0;
       }
     }
@@ -275,8 +281,8 @@ final class RunsAuditCommands {
       name = "open",
       mixinStandardHelpOptions = true,
       description = {
-        "Print the command that opens a run's notebook (marimo when installed, else Jupyter),"
-            + " or run it with --exec."
+        "Print the command that opens a run's notebook (marimo when installed, else Jupyter;"
+            + " with neither, the notebook's path), or run it with --exec."
       })
   static final class Open implements Callable<Integer> {
     @ParentCommand RunsCommand runs;
@@ -301,29 +307,41 @@ final class RunsAuditCommands {
               "run " + runId + " is " + r.status().wireName() + ": it has no notebook yet");
           return 1;
         }
-        boolean marimo = !jupyter && onPath("marimo");
+        boolean marimo = onPath("marimo");
         boolean notebook = onPath("jupyter");
-        List<String> command =
-            marimo || !notebook
-                ? List.of("marimo", "edit", r.notebookPyPath())
-                : List.of("jupyter", "notebook", r.notebookIpynbPath());
+        List<String> command;
+        if (marimo && (!jupyter || !notebook)) {
+          command = List.of("marimo", "edit", r.notebookPyPath());
+        } else if (notebook) {
+          command = List.of("jupyter", "notebook", r.notebookIpynbPath());
+        } else {
+          // Nothing here opens it: say where it is rather than name a program that is not there.
+          System.err.println(
+              "neither marimo nor jupyter is on PATH, so nothing here opens it: the notebook is "
+                  + r.notebookIpynbPath()
+                  + " (Jupyter format: any notebook editor opens it) and "
+                  + r.notebookPyPath()
+                  + " (marimo format, plain Python); install marimo (pip install marimo) or"
+                  + " Jupyter (apt-get install jupyter-notebook) to open it with 'pysandbox runs"
+                  + " open --exec'");
+          if (exec) {
+            return 1;
+          }
+          System.out.println(r.notebookIpynbPath());
+          return 0;
+        }
+        if (jupyter && !notebook) {
+          System.err.println("(jupyter is not on PATH; marimo is)");
+        }
         if (!exec) {
           System.out.println(String.join(" ", command));
-          if (!marimo && !notebook) {
-            System.err.println(
-                "(neither marimo nor jupyter is on PATH; the notebook is also at "
-                    + r.notebookIpynbPath()
-                    + ", and 'python3 "
-                    + r.notebookPyPath()
-                    + "' re-runs it without either)");
-          }
           return 0;
         }
         return new ProcessBuilder(command).inheritIO().start().waitFor();
       }
     }
 
-    private static boolean onPath(String program) {
+    static boolean onPath(String program) {
       String path = System.getenv("PATH");
       if (path == null) {
         return false;

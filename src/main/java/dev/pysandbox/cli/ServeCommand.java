@@ -96,7 +96,8 @@ final class ServeCommand implements Callable<Integer> {
               keys,
               service,
               McpFace.forTenants(service, config.resultOutputLimitBytes())
-                  .agentApprovals(config.agentMayApprove()));
+                  .agentApprovals(config.agentMayApprove())
+                  .toolsEnabled(config.toolsEnabled()));
       httpFace
           .mount(
               RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config))
@@ -114,6 +115,7 @@ final class ServeCommand implements Callable<Integer> {
       connection =
           new McpFace(service, config.resultOutputLimitBytes())
               .agentApprovals(config.agentMayApprove())
+              .toolsEnabled(config.toolsEnabled())
               .serveStdio(
                   new FileInputStream(FileDescriptor.in),
                   protocolOut,

@@ -2,6 +2,7 @@ package dev.pysandbox.config;
 
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.op.ToolGroups;
 import java.io.IOException;
 import java.io.Reader;
 import java.net.InetAddress;
@@ -18,6 +19,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.regex.Pattern;
 
@@ -48,6 +50,7 @@ public final class PysandboxConfig {
   private final int codeMaxBytes;
   private final int poolSize;
   private final List<String> poolPreload;
+  private final Set<String> toolsEnabled;
   private final int startupTimeout;
   private final String logLevel;
   private final int maxSessions;
@@ -151,6 +154,11 @@ public final class PysandboxConfig {
     this.approvalThreshold = oneOf(Setting.APPROVAL_THRESHOLD, "low", "medium", "high", "critical");
     this.approvalTtlMinutes = integer(Setting.APPROVAL_TTL, 1, 7 * 24 * 60);
     this.agentMayApprove = bool(Setting.AGENT_MAY_APPROVE);
+    try {
+      this.toolsEnabled = ToolGroups.resolve(list(Setting.TOOLS_ENABLED));
+    } catch (IllegalArgumentException e) {
+      throw bad(Setting.TOOLS_ENABLED, e.getMessage());
+    }
     this.cancelGraceSeconds = integer(Setting.CANCEL_GRACE, 0, 600);
     this.uploadMaxBytes = integer(Setting.UPLOAD_MAX_BYTES, 1, 256 << 20);
     this.readMaxBytes = integer(Setting.READ_MAX_BYTES, 1, 256 << 20);
@@ -287,7 +295,7 @@ public final class PysandboxConfig {
         throw bad(Setting.TIERS_FILE, "no such file");
       }
       try {
-        known = TiersFile.apply(f, known, mounts, maxLimits, warn);
+        known = TiersFile.apply(f, known, mounts, maxLimits, timeoutMax, warn);
       } catch (IllegalArgumentException e) {
         throw bad(Setting.TIERS_FILE, e.getMessage());
       }
@@ -719,6 +727,11 @@ public final class PysandboxConfig {
 
   public int poolSize() {
     return poolSize;
+  }
+
+  /** The MCP tools to offer ({@code tools_enabled} resolved): every tool's name when unset. */
+  public Set<String> toolsEnabled() {
+    return toolsEnabled;
   }
 
   public List<String> poolPreload() {

@@ -156,6 +156,12 @@ public enum Setting {
       "false",
       "Give agents the MCP tools approve_run and deny_run (weaker: the agent then decides its own"
           + " runs; off by default)."),
+  TOOLS_ENABLED(
+      "tools_enabled",
+      "",
+      "MCP tools offered over stdio and HTTP (comma-separated tool names or groups: run,"
+          + " approval, session, files, history, env, info, safety); empty: every tool. A smaller"
+          + " set makes tools/list smaller; REST and the command line keep every operation."),
   NOTEBOOKS(
       "notebooks",
       "true",

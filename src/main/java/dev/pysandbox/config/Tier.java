@@ -22,6 +22,8 @@ import java.util.Map;
  * @param importAllow when not {@code null}, the only top-level modules user code may import
  * @param limits the default limits of its sandboxes, within the server's maxima
  * @param unavailable why the tier cannot be used, or {@code null} when it can
+ * @param timeoutSeconds the timeout of a run in this tier that names none (within {@code
+ *     timeout_max}), or {@code null} for the server's {@code timeout_default}
  */
 public record Tier(
     String name,
@@ -31,7 +33,8 @@ public record Tier(
     List<String> importDeny,
     List<String> importAllow,
     Limits limits,
-    String unavailable) {
+    String unavailable,
+    Integer timeoutSeconds) {
   public static final String NETWORK_NONE = "none";
   public static final String NETWORK_EGRESS = "egress";
 
@@ -75,6 +78,7 @@ public record Tier(
     imports.put("allow", importAllow);
     m.put("imports", imports);
     m.put("limits", limits.describe());
+    m.put("timeout_seconds", timeoutSeconds); // null: the server's timeout_default
     return m;
   }
 }

@@ -97,6 +97,7 @@ public final class TierCatalog {
             SHIPPED_DENY,
             null,
             defaults,
+            null,
             null));
     Limits larger =
         new Limits(
@@ -115,6 +116,7 @@ public final class TierCatalog {
             SHIPPED_DENY,
             null,
             larger,
+            null,
             null));
     m.put(
         FILESYSTEM,
@@ -126,6 +128,7 @@ public final class TierCatalog {
             SHIPPED_DENY,
             null,
             defaults,
+            null,
             null));
     m.put(
         NETWORK,
@@ -139,6 +142,7 @@ public final class TierCatalog {
             NETWORK_DENY,
             null,
             defaults,
+            null,
             null));
     return m;
   }

@@ -32,8 +32,9 @@ import java.util.regex.Pattern;
  * {@code imports} ({@code deny}: modules, each with its submodules; {@code allow}: the only
  * top-level modules user code may import, or {@code null}); {@code limits} ({@code
  * memory_limit_mb}, {@code pids_limit}, {@code cpu_limit}, {@code disk_quota_mb}; above the
- * server's maximum clamped with a warning). Anything else is an error naming the tier and the
- * field.
+ * server's maximum clamped with a warning); {@code timeout_seconds} (the timeout of a run in the
+ * tier that names none, instead of {@code timeout_default}; above {@code timeout_max} clamped with
+ * a warning). Anything else is an error naming the tier and the field.
  */
 final class TiersFile {
   private static final ObjectMapper JSON =
@@ -41,7 +42,7 @@ final class TiersFile {
   private static final Pattern MODULE =
       Pattern.compile("[A-Za-z_][A-Za-z0-9_]{0,99}(\\.[A-Za-z_][A-Za-z0-9_]{0,99}){0,9}");
   private static final Set<String> FIELDS =
-      Set.of("description", "network", "mounts", "imports", "limits");
+      Set.of("description", "network", "mounts", "imports", "limits", "timeout_seconds");
   private static final Set<String> LIMITS =
       Set.of("memory_limit_mb", "pids_limit", "cpu_limit", "disk_quota_mb");
   private static final Set<String> IMPORTS = Set.of("deny", "allow");
@@ -50,6 +51,8 @@ final class TiersFile {
 
   /**
    * @param shipped the shipped tiers (changed by the file, never modified)
+   * @param timeoutMax the server's {@code timeout_max}, which bounds a tier's {@code
+   *     timeout_seconds}
    * @return every tier: the shipped ones (as the file changes them), then the file's new ones
    * @throws IllegalArgumentException naming the tier and the field that is wrong
    */
@@ -58,6 +61,7 @@ final class TiersFile {
       Map<String, Tier> shipped,
       Map<String, Path> mounts,
       Limits max,
+      int timeoutMax,
       List<String> warn) {
     JsonNode root;
     try {
@@ -78,14 +82,19 @@ final class TiersFile {
             "tier name '" + name + "' is invalid: use 1-64 letters, digits, '_' and '-'");
       }
       Tier base = shipped.getOrDefault(name, shipped.get(TierCatalog.BASIC));
-      out.put(name, new Definition(name, e.getValue(), mounts, max, warn).over(base));
+      out.put(name, new Definition(name, e.getValue(), mounts, max, timeoutMax, warn).over(base));
     }
     return out;
   }
 
   /** One tier's entry, read field by field over the tier it changes. */
   private record Definition(
-      String name, JsonNode node, Map<String, Path> mounts, Limits max, List<String> warn) {
+      String name,
+      JsonNode node,
+      Map<String, Path> mounts,
+      Limits max,
+      int timeoutMax,
+      List<String> warn) {
     Tier over(Tier base) {
       if (!node.isObject()) {
         throw bad("", "must be a JSON object");
@@ -148,7 +157,15 @@ final class TiersFile {
       }
       Limits limits =
           node.has("limits") ? limits(node.get("limits"), base.limits()) : base.limits();
-      return new Tier(name, description, network, chosen, deny, allow, limits, null);
+      Integer timeout = base.timeoutSeconds();
+      if (node.has("timeout_seconds")) {
+        JsonNode t = node.get("timeout_seconds");
+        if (!t.isIntegralNumber() || !t.canConvertToInt() || t.asInt() < 1) {
+          throw bad("timeout_seconds", "must be a whole number of seconds, at least 1, got " + t);
+        }
+        timeout = (int) clamp("timeout_seconds", t.asInt(), timeoutMax);
+      }
+      return new Tier(name, description, network, chosen, deny, allow, limits, null, timeout);
     }
 
     private Map<String, Path> mounts(JsonNode list) {

@@ -208,13 +208,7 @@ final class Approvals {
             .parentRunId(parentRunId)
             .description(request.description())
             .status(RunStatus.AWAITING_APPROVAL)
-            .message(
-                "waiting for a person's approval "
-                    + approvalId
-                    + " (until "
-                    + expires
-                    + "): "
-                    + verdict.why())
+            .message(heldMessage(runId, approvalId, expires, verdict.why()))
             .code(request.code())
             .codeHash(Sha256.hex(request.code()))
             .timeoutSeconds(timeoutSeconds)
@@ -284,6 +278,29 @@ final class Approvals {
       }
     }
     return stored(runId);
+  }
+
+  /**
+   * What a held run's caller reads (issue 23: it was null): why it waits, who may decide it and
+   * how, and how to wait for the outcome.
+   */
+  private String heldMessage(String runId, String approvalId, Instant expires, String why) {
+    return "waiting for a person's approval "
+        + approvalId
+        + " ("
+        + why
+        + "); nothing runs until then. A person decides it at this client's approval prompt if it"
+        + " shows one, on the server's host with `pysandbox approvals approve "
+        + approvalId
+        + "` (or `deny`), or over REST with an approver's key: POST /api/v1/approvals/"
+        + approvalId
+        + "/approve"
+        + (config.agentMayApprove() ? " (this server also lets agents decide: approve_run)" : "")
+        + ". Wait for the outcome with get_run (run_id "
+        + runId
+        + ", wait_seconds up to 60); unless approved it expires at "
+        + expires
+        + " and never runs.";
   }
 
   // -- deciding ----------------------------------------------------------------------------------

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
+import dev.pysandbox.util.HousekeepingLog;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,11 +36,11 @@ final class DeadServerCleanup {
   RunStore recordLost(RunStore s) {
     List<String> lost = s.closeOrphanSessions(instances::isAlive);
     if (!lost.isEmpty()) {
-      log.info("sessions of stopped servers recorded as lost: {}", lost);
+      HousekeepingLog.LOG.info("sessions of stopped servers recorded as lost: {}", lost);
     }
     List<String> interrupted = s.interruptOrphans(instances::isAlive);
     if (!interrupted.isEmpty()) {
-      log.warn(
+      HousekeepingLog.LOG.warn(
           "marked {} runs of stopped servers as interrupted: {}", interrupted.size(), interrupted);
     }
     return s;
@@ -49,7 +50,7 @@ final class DeadServerCleanup {
   void reapSandboxes(SandboxBackend backend) {
     int killed = backend.reapOrphans(instances::isAlive);
     if (killed > 0) {
-      log.warn("killed {} sandbox processes left by stopped servers", killed);
+      HousekeepingLog.LOG.warn("killed {} sandbox processes left by stopped servers", killed);
     }
     WorkspaceDirs.remove(
         layout.workspacesDir(), i -> !instances.isAlive(i), keepWorkspaces, Long.MAX_VALUE);
@@ -59,7 +60,7 @@ final class DeadServerCleanup {
   void removeDeadSockets() {
     int removed = HubSockets.removeDead(layout, instances::isAlive);
     if (removed > 0) {
-      log.info("deleted {} worker-hub sockets left by stopped servers", removed);
+      HousekeepingLog.LOG.info("deleted {} worker-hub sockets left by stopped servers", removed);
     }
   }
 

@@ -30,13 +30,22 @@ final class RequestValidator {
   /**
    * Also checks the request's tier ({@link #tier}).
    *
-   * @return the timeout to apply, in seconds
+   * @return the timeout to apply, in seconds: the call's, else that of the tier it names (or the
+   *     default tier), else {@code timeout_default}
    */
   int validate(ExecutionRequest req) {
+    return validate(req, null);
+  }
+
+  /**
+   * As {@link #validate(ExecutionRequest)}, for a run whose tier is {@code runsIn} (its session's,
+   * which the call need not name), or the tier the call names when null.
+   */
+  int validate(ExecutionRequest req, Tier runsIn) {
     if (req == null) {
       throw PysandboxException.invalid("no request");
     }
-    tier(req.tier());
+    Tier named = tier(req.tier());
     int bytes = req.code().getBytes(StandardCharsets.UTF_8).length;
     if (bytes > config.codeMaxBytes()) {
       throw new PysandboxException(
@@ -44,7 +53,9 @@ final class RequestValidator {
           "code is " + bytes + " bytes (UTF-8); the limit is " + config.codeMaxBytes() + " bytes");
     }
     if (req.timeoutSeconds() == null) {
-      return config.timeoutDefaultSeconds();
+      Tier t = runsIn != null ? runsIn : named;
+      // A tier's timeout_seconds is within timeout_max (TiersFile clamps it).
+      return t.timeoutSeconds() != null ? t.timeoutSeconds() : config.timeoutDefaultSeconds();
     }
     int t = req.timeoutSeconds();
     if (t < 1 || t > config.timeoutMaxSeconds()) {

@@ -38,8 +38,8 @@ final class SetupCheck {
           problems.add(
               "Python package "
                   + pkg
-                  + " is missing: apt-get install python3-"
-                  + pkg
+                  + " is missing: apt-get install "
+                  + InterpreterProbe.debianPackage(pkg)
                   + " (the data-science stack is expected inside the sandbox)");
         }
       }

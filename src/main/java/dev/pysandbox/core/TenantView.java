@@ -78,7 +78,7 @@ final class TenantView implements SandboxService {
 
   /** The code's analysis as a run: no sandbox of its own, nothing run, nothing recorded. */
   private RunRecord dryRun(ExecutionRequest request) {
-    int timeout = core.validator.validate(request);
+    int timeout = core.validator.validate(request, sessionTier(request));
     core.requireBackend();
     ValidationReport report = core.analysis.analyze(request.code());
     return DryRuns.record(
@@ -109,7 +109,7 @@ final class TenantView implements SandboxService {
 
   private RunRecord runLogged(
       ExecutionRequest request, RunListener listener, String parentRunId, Limits oneShotLimits) {
-    int timeout = core.validator.validate(request);
+    int timeout = core.validator.validate(request, sessionTier(request));
     Tier tier = core.validator.tier(request.tier());
     core.requireBackend();
     Approvals.Verdict verdict = core.approvals.verdict(request);
@@ -212,6 +212,18 @@ final class TenantView implements SandboxService {
      * @param env a one-shot run's package environment, or null
      */
     RunRecord.Builder begin(Session session, Environments.Ready env);
+  }
+
+  /**
+   * The tier of the open session a call names without naming a tier (its default timeout applies),
+   * or null: the call's own tier, or the default one, which a session it creates gets.
+   */
+  private Tier sessionTier(ExecutionRequest request) {
+    if (request.sessionId() == null || request.tier() != null) {
+      return null;
+    }
+    Session s = core.sessions.find(new SessionKey(tenant, request.sessionId()));
+    return s == null ? null : s.tier;
   }
 
   /**

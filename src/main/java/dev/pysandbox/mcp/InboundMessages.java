@@ -17,7 +17,8 @@ import java.util.function.Supplier;
  * error it must be answered with: -32700 for what is not JSON, -32600 for what is not a JSON-RPC
  * 2.0 message (batches included: MCP dropped them), -32602 for a request whose parameters cannot be
  * read (a {@code tools/call} without a name, with arguments that are not an object, or naming a
- * tool that does not exist). Messages are answered in our words, never with a Java exception.
+ * tool that does not exist; a {@code logging/setLevel} level outside {@link LogLevels}). Messages
+ * are answered in our words, never with a Java exception.
  */
 final class InboundMessages {
   /** A line, classified. */
@@ -146,12 +147,24 @@ final class InboundMessages {
         if (arguments != null && !arguments.isNull() && !arguments.isObject()) {
           return "tools/call: \"arguments\" must be an object, got " + kind(arguments);
         }
+        dev.pysandbox.api.op.Operation op = dev.pysandbox.api.op.Operations.named(name.textValue());
+        if (!toolNames.get().contains(name.textValue()) && op != null) {
+          return "unknown tool '"
+              + name.textValue()
+              + (dev.pysandbox.api.op.Operations.AGENT_APPROVALS.contains(op)
+                  ? "': a person decides approvals here (the server's agent_may_approve is off)"
+                  : "': not enabled on this server (its operator's tools_enabled)")
+              + "; tools/list gives the tools it has";
+        }
         if (!toolNames.get().contains(name.textValue())) {
           return "unknown tool '"
               + abbreviate(name.textValue())
               + "'; tools/list gives the tools this server has";
         }
         return null;
+      }
+      case LoggingAsked.METHOD -> {
+        return LogLevels.problem(params);
       }
       default -> {
         return null;
@@ -243,7 +256,7 @@ final class InboundMessages {
     };
   }
 
-  private static String abbreviate(String s) {
+  static String abbreviate(String s) {
     return s.length() <= 120 ? s : s.substring(0, 117) + "...";
   }
 }

@@ -55,7 +55,8 @@ public final class McpFace {
           + " returned as the result, print() output as stdout, exceptions with a traceback,"
           + " matplotlib figures as images. Without session_id each call gets a fresh sandbox;"
           + " with a session_id (create_session, or just name one) variables and files in"
-          + " /mnt/data persist between calls. numpy, pandas and matplotlib are available;"
+          + " /mnt/data persist between calls. numpy, pandas, matplotlib, seaborn, scikit-learn,"
+          + " statsmodels, openpyxl, plotly and reportlab are available;"
           + " there is no network. upload_file puts data in, read_artifact gets files out.";
 
   /** Tool calls handled at once; more wait in a queue (a run blocks its thread while it runs). */
@@ -80,6 +81,7 @@ public final class McpFace {
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
   private final boolean agentMayApprove;
+  private final Set<String> enabled; // null: every tool
 
   /**
    * One service for every call: the stdio face, whose one client acts as the tenant {@code local}.
@@ -108,16 +110,18 @@ public final class McpFace {
   }
 
   private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
-    this(services, resultOutputLimit, false);
+    this(services, resultOutputLimit, false, null);
   }
 
   private McpFace(
       Function<McpTransportContext, SandboxService> services,
       int resultOutputLimit,
-      boolean agentMayApprove) {
+      boolean agentMayApprove,
+      Set<String> enabled) {
     this.services = services;
     this.resultOutputLimit = resultOutputLimit;
     this.agentMayApprove = agentMayApprove;
+    this.enabled = enabled;
   }
 
   /**
@@ -125,7 +129,15 @@ public final class McpFace {
    * agent_may_approve}: the agent then decides its own runs, which is weaker).
    */
   public McpFace agentApprovals(boolean allow) {
-    return new McpFace(services, resultOutputLimit, allow);
+    return new McpFace(services, resultOutputLimit, allow, enabled);
+  }
+
+  /**
+   * This face, offering only the tools named (the server's {@code tools_enabled}, resolved by
+   * {@link dev.pysandbox.api.op.ToolGroups}); the others are unknown tools on both transports.
+   */
+  public McpFace toolsEnabled(Set<String> names) {
+    return new McpFace(services, resultOutputLimit, agentMayApprove, Set.copyOf(names));
   }
 
   /**
@@ -259,6 +271,9 @@ public final class McpFace {
                 (RunRecord r) ->
                     ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())));
       }
+    }
+    if (enabled != null) {
+      all.removeIf(t -> !enabled.contains(t.tool().name()));
     }
     return all;
   }

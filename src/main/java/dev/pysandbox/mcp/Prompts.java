@@ -28,6 +28,39 @@ final class Prompts {
   /** Characters of code an explain_run prompt carries (its head). */
   static final int CODE_CHARS = 20_000;
 
+  /**
+   * A data format analyze_data knows: its file extensions, the pandas call that reads a file of it
+   * ({@code %s} is the quoted path), and the package that call needs when the stock sandbox
+   * (scripts/setup.sh, the container image) does not have it, else null. Only formats that read
+   * with what is installed are named in the prompt's description (AnalyzeDataFormatsTest reads each
+   * in a real sandbox with the prompt's own call, and checks that every other one fails for want of
+   * its package), so the prompt never promises what cannot be read.
+   */
+  record Format(String label, List<String> extensions, String call, String missingPackage) {
+    boolean readable() {
+      return missingPackage == null;
+    }
+
+    boolean matches(String lowerName) {
+      return extensions.stream().anyMatch(lowerName::endsWith);
+    }
+  }
+
+  /** Most specific first: {@code .jsonl} before {@code .json}. The rest reads as CSV. */
+  static final List<Format> FORMATS =
+      List.of(
+          new Format("CSV", List.of(".csv"), "pd.read_csv(%s)", null),
+          new Format("TSV", List.of(".tsv", ".tab"), "pd.read_csv(%s, sep=\"\\t\")", null),
+          new Format("Excel (.xlsx)", List.of(".xlsx", ".xlsm"), "pd.read_excel(%s)", null),
+          new Format(
+              "JSON Lines", List.of(".jsonl", ".ndjson"), "pd.read_json(%s, lines=True)", null),
+          new Format("JSON", List.of(".json"), "pd.read_json(%s)", null),
+          // pandas reads .xls only with xlrd >= 2.0.1; Debian bookworm has 1.2.0.
+          new Format("Excel 97 (.xls)", List.of(".xls"), "pd.read_excel(%s)", "xlrd"),
+          // pyarrow (or fastparquet) is not packaged by Debian bookworm.
+          new Format("Parquet", List.of(".parquet"), "pd.read_parquet(%s)", "pyarrow"),
+          new Format("Feather", List.of(".feather"), "pd.read_feather(%s)", "pyarrow"));
+
   private Prompts() {}
 
   static List<SyncPromptSpecification> specs(
@@ -37,8 +70,12 @@ final class Prompts {
             McpSchema.Prompt.builder("analyze_data")
                 .title("Analyze a data file")
                 .description(
-                    "Load a data file (CSV, Excel, JSON, Parquet …) into a pysandbox session with"
-                        + " pandas, inspect it, summarise it and plot what matters.")
+                    "Load a data file ("
+                        + String.join(
+                            ", ",
+                            FORMATS.stream().filter(Format::readable).map(Format::label).toList())
+                        + ") into a pysandbox session with pandas, inspect it, summarise it and"
+                        + " plot what matters.")
                 .arguments(
                     List.of(
                         McpSchema.PromptArgument.builder("filename")
@@ -73,19 +110,32 @@ final class Prompts {
     if (filename.length() > 255 || filename.chars().anyMatch(Character::isISOControl)) {
       throw invalid("analyze_data: \"filename\" must be a file name of at most 255 characters");
     }
-    String path = "/mnt/data/" + filename;
+    Format format = formatOf(filename);
+    String load = "`import pandas as pd; df = " + readerCall(filename) + "`";
+    String session =
+        format.readable()
+            ? "use session_id \"analysis\" (create_session, or just name it)"
+            : "create it first with create_session (session_id \"analysis\", packages [\""
+                + format.missingPackage()
+                + "\"]): reading "
+                + format.label()
+                + " needs "
+                + format.missingPackage()
+                + ", which this server's standard Python lacks, and the server installs it into"
+                + " the session's environment (if that fails, ask for the data as CSV instead)";
     String text =
         "Analyze the data file `"
             + filename
             + "` with pysandbox's tools.\n\n"
-            + "1. Work in one session so that variables persist: use session_id \"analysis\""
-            + " (create_session, or just name it). If the file is not in the session yet,"
+            + "1. Work in one session so that variables persist: "
+            + session
+            + ". If the file is not in the session yet,"
             + " upload it with upload_file (session_id \"analysis\", filename `"
             + filename
             + "`); list_artifacts shows what is there.\n"
-            + "2. Load it with run_python in that session: `import pandas as pd; df = "
-            + reader(filename, path)
-            + "`. Then look at it: `df.shape`, `df.dtypes`, `df.head()`, `df.isna().sum()`,"
+            + "2. Load it with run_python in that session: "
+            + load
+            + ". Then look at it: `df.shape`, `df.dtypes`, `df.head()`, `df.isna().sum()`,"
             + " `df.describe(include=\"all\")`.\n"
             + "3. Summarise what the data holds: its size, the meaning and type of each column,"
             + " missing or odd values, and the notable distributions, trends or relations.\n"
@@ -99,26 +149,17 @@ final class Prompts {
         .build();
   }
 
-  /** The pandas call that reads a file, by its extension. */
-  private static String reader(String filename, String path) {
+  /** The format of a file by its extension; CSV when none matches. */
+  static Format formatOf(String filename) {
     String lower = filename.toLowerCase(Locale.ROOT);
+    return FORMATS.stream().filter(f -> f.matches(lower)).findFirst().orElse(FORMATS.get(0));
+  }
+
+  /** The pandas call that reads a file in /mnt/data, by its extension. */
+  static String readerCall(String filename) {
+    String path = "/mnt/data/" + filename;
     String quoted = "\"" + path.replace("\\", "\\\\").replace("\"", "\\\"") + "\"";
-    if (lower.endsWith(".tsv") || lower.endsWith(".tab")) {
-      return "pd.read_csv(" + quoted + ", sep=\"\\t\")";
-    }
-    if (lower.endsWith(".xlsx") || lower.endsWith(".xls")) {
-      return "pd.read_excel(" + quoted + ")";
-    }
-    if (lower.endsWith(".jsonl")) {
-      return "pd.read_json(" + quoted + ", lines=True)";
-    }
-    if (lower.endsWith(".json")) {
-      return "pd.read_json(" + quoted + ")";
-    }
-    if (lower.endsWith(".parquet")) {
-      return "pd.read_parquet(" + quoted + ")";
-    }
-    return "pd.read_csv(" + quoted + ")";
+    return String.format(Locale.ROOT, formatOf(filename).call(), quoted);
   }
 
   static McpSchema.GetPromptResult explainRun(SandboxService service, String runId) {

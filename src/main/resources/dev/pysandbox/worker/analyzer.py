@@ -65,21 +65,30 @@ def _names(rule, severity, what, *qualified):
         NAMES[q] = (rule, severity, what)
 
 
+# The tiers (README, "validate_code"): a call that runs a program, and eval / exec / compile of code
+# that is not a constant, are critical; importing a module that can run programs is high (a call
+# still has to come); writing files outside the workspace medium (high outside /tmp); reading the
+# environment (cleared in every sandbox) low. A program-running *function* imported by name or
+# passed as a value stays critical: a later cell of the session may call it where no cell shows it.
 _names("process_execution", CRITICAL, "runs a shell command", "os.system", "os.popen",
        "subprocess.getoutput", "subprocess.getstatusoutput", "_posixsubprocess", "commands")
 _names("process_execution", CRITICAL, "runs a program on a pseudo-terminal (an interactive shell)",
        "pty.spawn")
+_names("process_execution", CRITICAL, "runs another program", "subprocess.run", "subprocess.call",
+       "subprocess.check_call", "subprocess.check_output", "subprocess.Popen", "os.execl",
+       "os.execle", "os.execlp", "os.execlpe", "os.execv", "os.execve", "os.execvp", "os.execvpe",
+       "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "os.spawnv", "os.spawnve",
+       "os.spawnvp", "os.spawnvpe", "os.posix_spawn", "os.posix_spawnp",
+       "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell")
 _names("process_execution", HIGH, "forks the process", "os.fork", "os.forkpty", "pty.fork")
-_names("process_execution", HIGH, "runs another program", "subprocess", "os.execl", "os.execle", "os.execlp", "os.execlpe", "os.execv", "os.execve", "os.execvp",
-       "os.execvpe", "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "os.spawnv",
-       "os.spawnve", "os.spawnvp", "os.spawnvpe", "os.posix_spawn", "os.posix_spawnp", "pty",
-       "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell", "sh", "plumbum",
+_names("process_execution", HIGH, "can run other programs", "subprocess", "pty", "sh", "plumbum",
        "pexpect")
 _names("process_execution", MEDIUM, "signals another process", "os.kill", "os.killpg")
-_names("dynamic_code", HIGH, "runs code built at run time", "builtins.eval", "builtins.exec",
-       "builtins.compile", "runpy", "types.FunctionType", "types.CodeType", "types.LambdaType",
-       "code.interact", "code.InteractiveConsole", "code.InteractiveInterpreter",
-       "code.compile_command", "codeop")
+_names("dynamic_code", CRITICAL, "runs code built at run time", "builtins.eval", "builtins.exec",
+       "builtins.compile")
+_names("dynamic_code", HIGH, "runs code built at run time", "runpy", "types.FunctionType",
+       "types.CodeType", "types.LambdaType", "code.interact", "code.InteractiveConsole",
+       "code.InteractiveInterpreter", "code.compile_command", "codeop")
 _names("dynamic_import", HIGH, "imports a module chosen at run time", "builtins.__import__",
        "importlib.__import__", "importlib.util.spec_from_file_location",
        "importlib.util.module_from_spec", "importlib.util.spec_from_loader", "importlib.machinery",
@@ -110,13 +119,17 @@ _names("introspection", HIGH, "walks interpreter frames or objects (a classic sa
        "gc.get_referrers", "gc.get_referents")
 _names("introspection", MEDIUM, "inspects the call stack", "inspect.stack", "inspect.trace",
        "inspect.getouterframes", "sys.settrace", "sys.setprofile", "threading.settrace")
-_names("environment", MEDIUM, "reads the whole environment", "os.environ", "os.environb")
+_names("environment", LOW, "reads the whole environment", "os.environ", "os.environb")
 _names("environment", LOW, "reads an environment variable", "os.getenv", "os.getenvb")
 _names("environment", LOW, "changes the environment", "os.putenv", "os.unsetenv")
 _names("dynamic_attribute", MEDIUM, "reads attributes by a name given at run time",
        "builtins.getattr", "builtins.vars")
 
 EXACT_ONLY = {"builtins"}  # builtins.print is not "the builtins module"
+
+# Modules any call into which runs a program (subprocess.run, sh.ls(), pexpect.spawn(...)): a call
+# is critical even where the table has only the module (high, for its import and its constants).
+PROGRAM_MODULES = {"subprocess", "sh", "plumbum", "pexpect"}
 
 # Builtins that name an entry above, plus those with a call rule below.
 BUILTIN_NAMES = {"eval", "exec", "compile", "__import__", "globals", "locals", "vars", "getattr",
@@ -824,7 +837,7 @@ class Analysis:
         if "os.environ" in base or "os.environb" in base:
             if ctx is _Load:
                 if key is None:
-                    self.add("environment", MEDIUM, "reads an environment variable chosen at run"
+                    self.add("environment", LOW, "reads an environment variable chosen at run"
                              " time", node)
                 else:
                     self.add("environment", LOW, "reads the environment variable %s" % key[:100],
@@ -857,7 +870,7 @@ class Analysis:
                     "mem", "maps", "pagemap", "kcore", "kmem"):
                 self.add("native_access", HIGH, "names process memory (%s)" % head, node)
             elif head.startswith("/proc/") and head.endswith("/environ"):
-                self.add("environment", MEDIUM, "names the environment of a process (%s)" % head,
+                self.add("environment", LOW, "names the environment of a process (%s)" % head,
                          node)
             elif head.startswith("/dev/") or head.startswith("/sys/kernel"):
                 self.add("native_access", HIGH, "names raw memory or the kernel (%s)" % head, node)
@@ -919,9 +932,10 @@ class Analysis:
             entry = lookup(f)
             if entry is not None:
                 rule, severity, what = entry
-                if rule == "process_execution" and f.startswith("subprocess"):
-                    if _keyword_true(node, "shell"):
-                        severity, what = CRITICAL, "runs a shell command (shell=True)"
+                if rule == "process_execution" and f.split(".", 1)[0] in PROGRAM_MODULES:
+                    severity = CRITICAL  # a call into it runs a program
+                    if f.startswith("subprocess") and _keyword_true(node, "shell"):
+                        what = "runs a shell command (shell=True)"
                 command = self.command_text(node)
                 self.add(rule, severity, "%s%s: %s%s" % (_short(f), via, what, command), node)
         if type(node.func) is _Attribute:
@@ -968,7 +982,7 @@ class Analysis:
         name = f.rsplit(".", 1)[-1]
         source = self.argument(node, 0, "source")
         if source is None:
-            self.add("dynamic_code", HIGH, "%s%s with code not given" % (name, via), node)
+            self.add("dynamic_code", CRITICAL, "%s%s with code not given" % (name, via), node)
             return
         if type(source) is _Constant and type(source.value) in (str, bytes):
             self.add("dynamic_code", HIGH if via else MEDIUM, "%s%s of a literal string" % (name, via),
@@ -980,10 +994,11 @@ class Analysis:
         if hidden:
             self.add("dynamic_code", CRITICAL, "%s%s of code %s" % (name, via, hidden), node)
         elif text is not None:
-            self.add("dynamic_code", HIGH, "%s%s of a string assembled from pieces (%r)"
+            self.add("dynamic_code", CRITICAL, "%s%s of a string assembled from pieces (%r)"
                      % (name, via, text[:80]), node)
         else:
-            self.add("dynamic_code", HIGH, "%s%s of code known only at run time" % (name, via), node)
+            self.add("dynamic_code", CRITICAL, "%s%s of code known only at run time" % (name, via),
+                     node)
         if text is not None:
             self.analyse_nested(node, text, name)
 
@@ -1142,7 +1157,7 @@ class Analysis:
             values = [literal]
         if not values:
             verb = "writes" if action == "write" else "deletes"
-            self.add("file_" + action, LOW, "%s %s a path known only at run time" % (what, verb),
+            self.add("file_" + action, MEDIUM, "%s %s a path known only at run time" % (what, verb),
                      node)
             return
         for p in values:
@@ -1162,12 +1177,12 @@ class Analysis:
         if method in ("get", "setdefault", "pop", "__getitem__", "__contains__"):
             key = self.fold(node.args[0]) if node.args else None
             if key is None:
-                self.add("environment", MEDIUM, "reads an environment variable chosen at run time",
+                self.add("environment", LOW, "reads an environment variable chosen at run time",
                          node)
             else:
                 self.add("environment", LOW, "reads the environment variable %s" % key[:100], node)
         else:
-            self.add("environment", MEDIUM, "reads the whole environment (os.environ.%s)" % method,
+            self.add("environment", LOW, "reads the whole environment (os.environ.%s)" % method,
                      node)
 
     def check_getenv(self, node, f, via):
@@ -1175,7 +1190,7 @@ class Analysis:
         if f in ("os.putenv", "os.unsetenv"):
             self.add("environment", LOW, "changes the environment", node)
         elif key is None:
-            self.add("environment", MEDIUM, "reads an environment variable chosen at run time", node)
+            self.add("environment", LOW, "reads an environment variable chosen at run time", node)
         else:
             self.add("environment", LOW, "reads the environment variable %s" % key[:100], node)
 
@@ -1344,13 +1359,49 @@ def _outside_workspace(path):
     return norm
 
 
+_INSTALLERS = ("pip", "pip3", "conda", "mamba", "micromamba", "uv", "poetry")
+
+
+def not_python_hint(line):
+    """What to do instead, when a line the compiler refused is an IPython shell escape (``!ls``,
+    ``!pip install x``) or magic (``%pip``, ``%matplotlib inline``, ``%%time``): they are not
+    Python and a bare "invalid syntax" does not say so. None for any other line. Used for
+    validate_code and dry runs here, and by the runner for a run's SyntaxError."""
+    s = line.strip()
+    if s.startswith("!") and not s.startswith("!="):
+        kind = "an IPython shell escape (!command)"
+    elif s.startswith("%") and s.lstrip("%")[:1].isalpha():
+        kind = "an IPython magic (%name)"
+    else:
+        return None
+    body = s.lstrip("!%").strip()
+    words = body.split()
+    shown = s if len(s) <= 60 else s[:57] + "..."
+    if words and (words[0] in _INSTALLERS or words[1:3] == ["-m", "pip"]):
+        return ("%s is %s, not Python: packages are not installed from code here; name them in the"
+                " packages argument of run_python or create_session (e.g. packages=[\"%s\"])"
+                % (shown, kind, next((w for w in words[1:] if w[:1].isalnum() and w not in
+                                      ("install", "add", "pip")), "pandas")[:60]))
+    if words and words[0] == "matplotlib":
+        return ("%s is %s, not Python: remove it; matplotlib figures come back as images without it"
+                % (shown, kind))
+    if s.startswith("!"):
+        return ("%s is %s, which pysandbox does not run: the code is plain Python; do it in Python"
+                " (os.listdir, pathlib, shutil, or subprocess where the tier allows it)" % (shown, kind))
+    return ("%s is %s, which pysandbox does not run: the code is plain Python; remove it or write"
+            " the Python it stands for (timeit, time.perf_counter, os.chdir ...)" % (shown, kind))
+
+
 def _syntax_problem(e, code, byte_offsets):
     line = e.lineno if isinstance(e.lineno, int) and e.lineno > 0 else None
     column = e.offset if isinstance(e.offset, int) and e.offset > 0 else None
+    lines = code.split("\n")
     if byte_offsets and line is not None and column is not None:
-        lines = code.split("\n")
         if line <= len(lines):
             column = len(lines[line - 1].encode("utf-8")[:column - 1].decode("utf-8", "ignore")) + 1
+    hint = not_python_hint(lines[line - 1]) if line is not None and line <= len(lines) else None
+    if hint is not None:
+        return {"line": line, "column": 1, "message": hint[:500]}
     return {"line": line, "column": column, "message": str(e.msg)[:500]}
 
 

@@ -535,7 +535,10 @@ class Runner:
             try:
                 if self.pending_interrupt is not None and self.pending_interrupt == self.current:
                     raise KeyboardInterrupt
-                tree = compile(code, filename, "exec", PYCF_ONLY_AST | COMPILE_FLAGS)
+                try:
+                    tree = compile(code, filename, "exec", PYCF_ONLY_AST | COMPILE_FLAGS)
+                except SyntaxError as e:
+                    raise self._explained(e, code) from None
                 last = None
                 if tree.body and isinstance(tree.body[-1], _ast.Expr) and not code.rstrip().endswith(";"):
                     last = tree.body.pop()
@@ -678,21 +681,39 @@ class Runner:
         """The risk report of code that is not run: ``{"code": ..., "budget_ms": ...}``."""
         frame = {"type": "done", "id": self.current}
         try:
-            if self.analyzer is None:
-                with open(ANALYZER_FILE, encoding="utf-8") as f:
-                    source = f.read()
-                module = ModuleType("pysandbox_analyzer")
-                module.__file__ = ANALYZER_FILE
-                exec(compile(source, ANALYZER_FILE, "exec"), module.__dict__)
-                self.analyzer = module
             budget = msg.get("budget_ms")
             budget = budget / 1000.0 if isinstance(budget, (int, float)) and budget > 0 else 2.0
-            frame["report"] = self.analyzer.analyze_safely(str(msg.get("code", "")), budget)
+            frame["report"] = self._analyzer().analyze_safely(str(msg.get("code", "")), budget)
             frame["status"] = "ok"
         except BaseException as e:  # no analyser: say so rather than leave the server waiting
             frame["status"] = "error"
             frame["error"] = {"name": type(e).__name__, "value": _short_repr(e), "traceback": ""}
         return frame
+
+    def _analyzer(self):
+        """analyzer.py (beside this file in every sandbox), loaded once, when first needed."""
+        if self.analyzer is None:
+            with open(ANALYZER_FILE, encoding="utf-8") as f:
+                source = f.read()
+            module = ModuleType("pysandbox_analyzer")
+            module.__file__ = ANALYZER_FILE
+            exec(compile(source, ANALYZER_FILE, "exec"), module.__dict__)
+            self.analyzer = module
+        return self.analyzer
+
+    def _explained(self, error, code):
+        """A SyntaxError at an IPython ``!command`` or ``%magic`` line, with what to do instead (the
+        analyser's words, as validate_code gives them); any other one as it is."""
+        lines = code.splitlines()
+        if not isinstance(error.lineno, int) or not 0 < error.lineno <= len(lines):
+            return error
+        try:
+            hint = self._analyzer().not_python_hint(lines[error.lineno - 1])
+        except Exception:  # no analyser: Python's own message still says where
+            return error
+        if hint is None:
+            return error
+        return SyntaxError(hint, (error.filename, error.lineno, 1, lines[error.lineno - 1]))
 
     def stop_others(self, msg):
         """Output past the server's limit came between requests: kill every process in the

@@ -72,6 +72,22 @@ class PysandboxConfigTest {
   }
 
   @Test
+  void toolsEnabled_namesToolsAndGroups_everyToolWhenUnset_andAnUnknownNameIsAnErrorNamingIt() {
+    assertThat(load("tools_enabled", "run, info,list_runs").toolsEnabled())
+        .containsExactly(
+            "run_python", "validate_code", "cancel_run", "rerun", "check_setup", "list_runs");
+    assertThat(
+            PysandboxConfig.load(Map.of("data_dir", dir.toString()), Map.of(), null).toolsEnabled())
+        .hasSize(dev.pysandbox.api.op.Operations.ALL.size() + 2)
+        .contains("run_python", "approve_run", "clean_environments");
+    assertThatThrownBy(() -> load("tools_enabled", "run,run_pyton,sesion"))
+        .isInstanceOf(PysandboxException.class)
+        .hasMessageContaining("tools_enabled")
+        .hasMessageContaining("'run_pyton', 'sesion' are neither a tool nor a group")
+        .hasMessageContaining("groups: run, approval, session, files, history, env, info, safety");
+  }
+
+  @Test
   void riskyValues_areClampedWithAWarning() {
     PysandboxConfig c =
         PysandboxConfig.load(

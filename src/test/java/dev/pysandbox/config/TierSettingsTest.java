@@ -169,6 +169,32 @@ class TierSettingsTest {
   }
 
   @Test
+  void tiersFile_timeoutSeconds_isTheTiersDefaultTimeout_boundedByTimeoutMax() throws Exception {
+    Path f =
+        tiersFile(
+            "{\"data_science\": {\"timeout_seconds\": 600}, \"long\": {\"timeout_seconds\":"
+                + " 99999}}");
+    PysandboxConfig c = load("tiers_file", f.toString(), "timeout_max", "1800");
+
+    assertThat(c.tiers().get("data_science").timeoutSeconds()).isEqualTo(600);
+    assertThat(c.tiers().get("long").timeoutSeconds()).isEqualTo(1800);
+    assertThat(c.tiers().get("basic").timeoutSeconds()).isNull();
+    assertThat(c.warnings())
+        .anySatisfy(
+            w ->
+                assertThat(w)
+                    .contains(
+                        "tier 'long'", "timeout_seconds 99999", "maximum 1800", "using 1800"));
+    assertThat(c.tiers().get("data_science").describe()).containsEntry("timeout_seconds", 600);
+    for (String bad : new String[] {"0", "1.5", "\"60\"", "null"}) {
+      Path wrong = tiersFile("{\"x\": {\"timeout_seconds\": " + bad + "}}");
+      assertThatThrownBy(() -> load("tiers_file", wrong.toString()))
+          .as(bad)
+          .hasMessageContaining("tier 'x': timeout_seconds must be a whole number of seconds");
+    }
+  }
+
+  @Test
   void tierChoice_unknownOrNotAllowed_isAConfigurationError_networkIsAllowedWhenNamed() {
     assertThatThrownBy(() -> load("tiers_allowed", "basic,gpu"))
         .hasMessageContaining("tiers_allowed")

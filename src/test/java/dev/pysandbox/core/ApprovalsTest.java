@@ -252,4 +252,25 @@ class ApprovalsTest {
     assertThat(r.status()).isEqualTo(RunStatus.AWAITING_APPROVAL);
     assertThat(r.approvalId()).isNotNull();
   }
+
+  @Test
+  void aHeldRun_saysWhoDecidesHowAndHowToWaitForIt_asAnsweredAndAsRecorded() {
+    RunRecord r = held(null, "print(1)");
+
+    for (RunRecord seen : java.util.List.of(r, service.getRun(r.runId(), false))) {
+      assertThat(seen.runId()).isEqualTo(r.runId());
+      assertThat(seen.message())
+          .as("the message of %s", seen.runId())
+          .isNotNull()
+          .contains("approval " + r.approvalId())
+          .contains("the server's approval_policy is always")
+          .contains("pysandbox approvals approve " + r.approvalId())
+          .contains("POST /api/v1/approvals/" + r.approvalId() + "/approve")
+          .contains("approver")
+          .contains("prompt")
+          .contains("get_run")
+          .contains("wait_seconds")
+          .contains("expires");
+    }
+  }
 }

@@ -234,7 +234,7 @@ class CodeAnalysisTest {
     assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
     assertThat(r.valid()).isTrue();
     assertThat(r.riskFindings()).isEmpty();
-    assertThat(service.validateCode("eval(input())").maxSeverity()).isEqualTo("high");
+    assertThat(service.validateCode("eval(input())").maxSeverity()).isEqualTo("critical");
   }
 
   @Test
@@ -332,7 +332,8 @@ class CodeAnalysisTest {
     assertThat(dry.stdout()).isNull();
     assertThat(dry.riskFindings())
         .anySatisfy(f -> assertThat(f.rule()).isEqualTo("process_execution"));
-    assertThat(dry.message()).isEqualTo("dry run: valid, 2 findings (highest: high); nothing ran");
+    assertThat(dry.message())
+        .isEqualTo("dry run: valid, 2 findings (highest: critical); nothing ran");
     assertThat(started.status()).isEqualTo(RunStatus.DRY_RUN);
     assertThat(started.message()).isEqualTo("dry run: valid, no findings; nothing ran");
     assertThat(service.listRuns(new RunQuery(1, 0, null, null)).total()).isEqualTo(runs);

@@ -133,6 +133,9 @@ class ApprovalsIT {
       String approvalId = held.path("approval_id").asText();
       String runId = held.path("run_id").asText();
       assertThat(held.path("risk_findings").size()).isPositive();
+      // What happens next, for the agent to tell its user (issue 23: it was null).
+      assertThat(held.path("message").asText())
+          .contains("pysandbox approvals approve " + approvalId, "get_run", "wait_seconds");
 
       org.assertj.core.api.Assertions.assertThatThrownBy(
               () ->

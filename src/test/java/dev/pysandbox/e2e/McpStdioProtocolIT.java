@@ -75,7 +75,7 @@ class McpStdioProtocolIT {
           .contains("no_such_tool")
           .doesNotContain("invalid_tool_name");
       JsonNode wrongType = c.call("run_python", Map.of("code", 42), 30);
-      JsonNode noArgs = c.call("list_sessions", Map.of("x", 1), 30);
+      JsonNode noArgs = c.call("check_setup", Map.of("x", 1), 30);
       assertThat(
               wrongType
                   .path("result")

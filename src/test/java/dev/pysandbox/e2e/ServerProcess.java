@@ -22,12 +22,20 @@ final class ServerProcess {
   /** As {@link #run}, started in {@code cwd} (a user's own directory, not the checkout). */
   static Result runIn(Path cwd, Path dataDir, String stdin, String... args)
       throws IOException, InterruptedException {
+    return runWith(cwd, dataDir, java.util.Map.of(), stdin, args);
+  }
+
+  /** As {@link #runIn}, with {@code env} over the inherited environment (e.g. another PATH). */
+  static Result runWith(
+      Path cwd, Path dataDir, java.util.Map<String, String> env, String stdin, String... args)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(TestServices.launcher().toString());
     cmd.addAll(List.of(args));
     cmd.add("--data-dir");
     cmd.add(dataDir.toString());
     ProcessBuilder pb = new ProcessBuilder(cmd);
+    pb.environment().putAll(env);
     if (cwd != null) {
       pb.directory(cwd.toFile());
     }

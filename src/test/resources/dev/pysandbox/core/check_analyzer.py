@@ -36,6 +36,12 @@ for case in corpus["clean"]:
     if any(RANK[f["severity"]] >= RANK["high"] for f in r["risk_findings"]):
         fail(case["name"], "clean code has a finding at high or above", r)
 
+# The tiers users know (README, validate_code): each case's most severe finding is exactly its tier.
+for case in corpus["tiers"]:
+    r = analyzer.analyze(case["code"])
+    if r["max_severity"] != case["severity"]:
+        fail(case["name"], "max_severity %s, not %s" % (r["max_severity"], case["severity"]), r)
+
 # Analysing never executes: code that would leave a mark if it ran leaves none.
 marker = []
 sys.modules["__pysandbox_marker__"] = marker

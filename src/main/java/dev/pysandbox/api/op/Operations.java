@@ -61,7 +61,7 @@ public final class Operations {
               + " package it lacks give packages; for a file, download_file; the network tier"
               + " reaches allowed hosts) and no host files (but in the filesystem tier, the"
               + " directories the server shows read-only at /mnt/host/<name>); numpy, pandas,"
-              + " matplotlib and"
+              + " matplotlib, seaborn, scikit-learn, statsmodels, openpyxl, plotly, reportlab and"
               + " Debian's Python packages are there (check_setup lists them with versions);"
               + " /mnt/data is the working directory, the place for input and output files."
               + " Give session_id to keep variables and files between calls (a session is"

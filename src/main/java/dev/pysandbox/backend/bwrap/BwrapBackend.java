@@ -14,6 +14,7 @@ import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.util.HousekeepingLog;
 import dev.pysandbox.util.Sha256;
 import dev.pysandbox.worker.WorkerConnection;
 import dev.pysandbox.worker.WorkerHub;
@@ -700,7 +701,7 @@ public final class BwrapBackend implements SandboxBackend {
     if (s != null && s.cgroups().available()) {
       int groups = s.cgroups().removeDead(instanceAlive);
       if (groups > 0) {
-        log.warn("removed the cgroups of {} stopped servers", groups);
+        HousekeepingLog.LOG.warn("removed the cgroups of {} stopped servers", groups);
       }
     }
     if (s != null && HostUser.currentUid() == 0) {

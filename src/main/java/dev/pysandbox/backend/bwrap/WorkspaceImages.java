@@ -3,6 +3,7 @@ package dev.pysandbox.backend.bwrap;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.util.Futures;
+import dev.pysandbox.util.HousekeepingLog;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
@@ -211,7 +212,7 @@ final class WorkspaceImages {
     }
     int deleted = deleteDeadImages(instanceAlive);
     if (!mounts.isEmpty() || deleted > 0) {
-      log.warn(
+      HousekeepingLog.LOG.warn(
           "released {} workspace file systems and deleted {} images left by stopped servers",
           mounts.size(),
           deleted);

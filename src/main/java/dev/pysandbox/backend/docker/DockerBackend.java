@@ -22,6 +22,7 @@ import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.util.HousekeepingLog;
 import dev.pysandbox.worker.WorkerConnection;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
@@ -680,7 +681,7 @@ public final class DockerBackend implements SandboxBackend {
       }
     }
     if (removed > 0) {
-      log.warn("removed {} containers that stopped servers left behind", removed);
+      HousekeepingLog.LOG.warn("removed {} containers that stopped servers left behind", removed);
     }
     try (var dirs = Files.list(s.doors())) {
       for (Path d : dirs.toList()) {

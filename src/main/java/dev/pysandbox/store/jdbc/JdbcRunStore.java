@@ -105,8 +105,8 @@ public final class JdbcRunStore implements RunStore {
       "INSERT INTO runs (id, session_id, parent_run_id, instance_id, description, status, code,"
           + " code_hash, timeout_seconds, backend, created_at, limits_json, tenant, request_id,"
           + " interpreter, env_hash, server_version, approval_id, risk_findings_json, tier,"
-          + " packages_json, environment, pip_freeze)"
-          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+          + " packages_json, environment, pip_freeze, message)"
+          + " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
 
   @Override
   public void insert(RunRecord run, String instanceId) {
@@ -138,6 +138,7 @@ public final class JdbcRunStore implements RunStore {
     ps.setString(21, run.packages().isEmpty() ? null : json(run.packages()));
     ps.setString(22, run.environment());
     ps.setString(23, run.pipFreeze());
+    ps.setString(24, run.message()); // a held run's says who decides it and how to wait
   }
 
   @Override
@@ -698,7 +699,7 @@ public final class JdbcRunStore implements RunStore {
   @Override
   public boolean startApproved(String runId, String instanceId) {
     return write(
-            "UPDATE runs SET status='running', instance_id=? WHERE id=?"
+            "UPDATE runs SET status='running', instance_id=?, message=NULL WHERE id=?"
                 + " AND status='awaiting_approval'",
             ps -> {
               ps.setString(1, instanceId);
