@@ -50,7 +50,7 @@ final class StoreFiles {
 
   /**
    * Checks that the database's directory, the database and its {@code -wal} and {@code -shm} (those
-   * that exist) can be written by this process.
+   * of them that exist) can be written by this process.
    *
    * @throws Unwritable naming the first that cannot, and why
    */
@@ -65,8 +65,8 @@ final class StoreFiles {
             database,
             dir.resolve(database.getFileName() + "-wal"),
             dir.resolve(database.getFileName() + "-shm"))) {
-      if (p != dir && !Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
-        continue;
+      if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+        continue; // made when needed; a directory that cannot be made says so then
       }
       try {
         p.getFileSystem().provider().checkAccess(p, AccessMode.WRITE);
