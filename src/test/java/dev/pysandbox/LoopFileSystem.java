@@ -56,23 +56,27 @@ public final class LoopFileSystem implements AutoCloseable {
     Path filler = root.resolve(name);
     try (FileChannel ch =
         FileChannel.open(filler, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-      for (int chunk : new int[] {1 << 20, 1 << 16, 1 << 12, 1}) {
-        ByteBuffer zeros = ByteBuffer.allocateDirect(chunk);
-        try {
-          while (true) {
-            zeros.clear();
-            while (zeros.hasRemaining()) {
-              ch.write(zeros);
+      // ext4 reserves blocks for delayed allocation: some come back once the data is written
+      // back, so fill again until nothing is left.
+      for (int round = 0; round < 10 && (round == 0 || usable() > 0); round++) {
+        for (int chunk : new int[] {1 << 20, 1 << 16, 1 << 12, 1}) {
+          ByteBuffer zeros = ByteBuffer.allocateDirect(chunk);
+          try {
+            while (true) {
+              zeros.clear();
+              while (zeros.hasRemaining()) {
+                ch.write(zeros);
+              }
             }
+          } catch (IOException full) {
+            // no space for this chunk size; try a smaller one
           }
-        } catch (IOException full) {
-          // no space for this chunk size; try a smaller one
         }
-      }
-      try {
-        ch.force(true);
-      } catch (IOException ignored) {
-        // what did not fit was never acknowledged
+        try {
+          ch.force(true);
+        } catch (IOException ignored) {
+          // what did not fit was never acknowledged
+        }
       }
     }
     return filler;

@@ -60,21 +60,23 @@ class TrajectoryFullDiskTest {
     Await.until("the first line", () -> lineCount(file), n -> n == 1);
 
     Path filler = fs.fill("filler");
-    // Longer than a block: whatever is left, one of them is cut short.
-    for (int i = 0; i < 8; i++) {
-      record("x".repeat(3000) + i);
+    // More than the block the file ends in can take: whatever is left, one line is cut short.
+    int lines = 40;
+    for (int i = 0; i < lines; i++) {
+      record("call" + i);
     }
-    Await.until("8 lines written or lost", () -> lineCount(file) - 1 + log.lost(), n -> n == 8);
+    Await.until(
+        lines + " lines written or lost", () -> lineCount(file) - 1 + log.lost(), n -> n == lines);
     long lost = log.lost();
     assertThat(lost).as("lines the full disk took").isPositive();
 
     Files.delete(filler);
     record("after");
-    Await.until("the line after the full disk", () -> lineCount(file), n -> n == 10 - lost);
-    List<String> lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-    assertThat(lines)
+    Await.until("the line after the full disk", () -> lineCount(file), n -> n == lines + 2 - lost);
+    List<String> kept = Files.readAllLines(file, StandardCharsets.UTF_8);
+    assertThat(kept)
         .allSatisfy(l -> assertThat(Json.mapper().readTree(l).path("tool").asText()).isNotEmpty());
-    assertThat(lines.get(lines.size() - 1)).contains("\"after\"");
+    assertThat(kept.get(kept.size() - 1)).contains("\"after\"");
   }
 
   private void record(String tool) {
