@@ -309,6 +309,59 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_chmodDir(JNIEnv *env, jc
   return r == 0 ? 0 : -e;
 }
 
+/* fsync: the file's data and metadata on the disk, or the write-back error that lost them. */
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fsync(JNIEnv *env, jclass c, jint fd) {
+  (void)env;
+  (void)c;
+  return RETRY(fsync(fd)) == 0 ? 0 : neg_errno();
+}
+
+/*
+ * syncfs: everything of the file system holding fd on the disk; since Linux 5.8 it also reports
+ * a write-back error of that file system seen since fd was opened (a build's thousands of files
+ * are made durable, and checked, by one call).
+ */
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_syncfs(JNIEnv *env, jclass c, jint fd) {
+  (void)env;
+  (void)c;
+  return RETRY(syncfs(fd)) == 0 ? 0 : neg_errno();
+}
+
+/*
+ * Moves the process's stdout out of the JVM's way: the stream a client reads (fd 1) is duplicated
+ * to a new descriptor (close-on-exec, 3 or above) that the caller writes the protocol to, and fd 1
+ * becomes a copy of stderr. What the JVM itself prints to fd 1 (the header of a fatal error report
+ * goes there whatever -XX:+DisplayVMOutputToStderr says) then lands on stderr. Returns a
+ * java.io.FileDescriptor for the new descriptor, or NULL with a pending exception.
+ */
+JNIEXPORT jobject JNICALL Java_dev_pysandbox_core_NativeFs_moveStdout(JNIEnv *env, jclass c) {
+  (void)c;
+  jclass fdClass = (*env)->FindClass(env, "java/io/FileDescriptor");
+  if (fdClass == NULL) {
+    return NULL;
+  }
+  jmethodID init = (*env)->GetMethodID(env, fdClass, "<init>", "()V");
+  jfieldID field = (*env)->GetFieldID(env, fdClass, "fd", "I");
+  if (init == NULL || field == NULL) {
+    return NULL;
+  }
+  int keep = fcntl(1, F_DUPFD_CLOEXEC, 3);
+  if (keep < 0) {
+    return NULL;
+  }
+  jobject out = (*env)->NewObject(env, fdClass, init);
+  if (out == NULL) {
+    close(keep);
+    return NULL;
+  }
+  if (RETRY(dup2(2, 1)) < 0) {
+    close(keep);
+    return NULL;
+  }
+  (*env)->SetIntField(env, out, field, keep);
+  return out;
+}
+
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_close(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;

@@ -1,5 +1,7 @@
 package dev.pysandbox.api;
 
+import dev.pysandbox.util.DiskFullException;
+import java.io.IOException;
 import java.util.Objects;
 
 /** A failure with one of the closed set of {@link ErrorCode}s and a self-diagnosing message. */
@@ -40,6 +42,22 @@ public class PysandboxException extends RuntimeException {
    */
   public boolean retryable() {
     return retryable != null ? retryable : code.retryable();
+  }
+
+  /**
+   * A write that failed, as callers get it: {@code disk_full} (retryable) when its disk was full,
+   * {@code internal} otherwise.
+   *
+   * @param what what could not be written ("could not write the export /x/y.ipynb")
+   */
+  public static PysandboxException writeFailed(String what, IOException e) {
+    if (e instanceof DiskFullException full) {
+      return new PysandboxException(
+          ErrorCode.DISK_FULL,
+          what + ": " + full.getMessage() + "; nothing was kept; free space and try again",
+          e);
+    }
+    return new PysandboxException(ErrorCode.INTERNAL, what + ": " + e.getMessage(), e);
   }
 
   public static PysandboxException invalid(String message) {

@@ -1,5 +1,6 @@
 package dev.pysandbox.backend;
 
+import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.io.InputStream;
@@ -7,7 +8,6 @@ import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.Map;
@@ -69,10 +69,11 @@ public final class SandboxFiles {
         return;
       }
       Files.createDirectories(file.getParent());
-      Path tmp = Files.createTempFile(file.getParent(), ".install-", ".tmp");
-      Files.write(tmp, content);
-      Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      DurableFiles.write(
+          file,
+          content.length,
+          DurableFiles.bytes(content),
+          PosixFilePermissions.fromString("rw-r--r--"));
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file, e);
     }

@@ -1,9 +1,11 @@
 package dev.pysandbox.cli;
 
+import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
 import dev.pysandbox.core.ApiKeysFactory;
 import dev.pysandbox.core.DefaultSandboxService;
+import dev.pysandbox.core.ProtocolStdout;
 import dev.pysandbox.http.Caller;
 import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.KeyCheck;
@@ -14,6 +16,7 @@ import dev.pysandbox.store.ApiKeys;
 import java.io.FileDescriptor;
 import java.io.FileInputStream;
 import java.io.FileOutputStream;
+import java.io.OutputStream;
 import java.io.PrintStream;
 import java.util.Map;
 import java.util.Optional;
@@ -26,8 +29,9 @@ import picocli.CommandLine.ParentCommand;
 /**
  * {@code pysandbox serve}: MCP over stdio until the client closes stdin, or with {@code --http} MCP
  * over Streamable HTTP (and the rest of the HTTP face) until the process is told to stop; {@code
- * --http --stdio} serves both from one core. The real stdout goes to the stdio transport alone;
- * {@code System.out} is pointed at stderr first, so a stray print anywhere can never corrupt the
+ * --http --stdio} serves both from one core. The real stdout goes to the stdio transport alone, on
+ * a descriptor of its own ({@link ProtocolStdout}: descriptor 1 and {@code System.out} are pointed
+ * at stderr), so neither a stray print nor the JVM's own fatal error report can corrupt the
  * protocol.
  *
  * <p>Stopping: at the end of stdin, runs in flight on every face (HTTP too, with {@code --stdio})
@@ -74,7 +78,6 @@ final class ServeCommand implements Callable<Integer> {
   @Override
   public Integer call() {
     boolean serveStdio = stdio || !http;
-    FileOutputStream protocolOut = new FileOutputStream(FileDescriptor.out);
     System.setOut(new PrintStream(new FileOutputStream(FileDescriptor.err), true));
     if (port != null) {
       main.settings.put(Setting.HTTP_PORT.key(), port.toString());
@@ -83,6 +86,10 @@ final class ServeCommand implements Callable<Integer> {
       main.settings.put(Setting.HTTP_HOST.key(), host);
     }
     PysandboxConfig config = main.config(Map.of());
+    OutputStream protocolOut =
+        serveStdio
+            ? ProtocolStdout.take(new DataLayout(config.dataDir()).nativeDir())
+            : new FileOutputStream(FileDescriptor.out);
     KeyCheck keys = keyCheck(config, http);
     if (http) {
       HttpFace.checkCanServe(config, keys);

@@ -19,7 +19,8 @@ import java.time.LocalDate;
  *     days/YYYY-MM-DD.jsonl      the others (one-shot runs, listings), by day (UTC)
  *   instances/ID.lock       held by each live server process; a free lock means a dead one
  *   native/                 the server's JNI library, by content hash (never seen by sandboxes)
- *   run/io-INSTANCE.sock    the worker hub's socket (private to the server's user)
+ *   logs/hs_err_pid*.log    the JVM's report of a fatal error, if it ever has one
+ *   run/io-INSTANCE.sock       the worker hub's socket (private to the server's user)
  *   sandbox/                what sandboxes may see (bind-mounted, never whole)
  *     lib/                  runner.py by content hash, a stub /etc
  *     workspaces/SANDBOX_ID/  one sandbox's /mnt/data (a mount point when it has its own image)
@@ -94,6 +95,14 @@ public record DataLayout(Path dataDir) {
   /** Where the server's own native library is written and loaded from. */
   public Path nativeDir() {
     return dataDir.resolve("native");
+  }
+
+  /**
+   * Where the JVM writes a fatal error report ({@code hs_err_pid<pid>.log}: bin/pysandbox sets
+   * {@code -XX:ErrorFile}); made by a server at start, so that the JVM finds it.
+   */
+  public Path logsDir() {
+    return dataDir.resolve("logs");
   }
 
   public Path runtimeDir() {

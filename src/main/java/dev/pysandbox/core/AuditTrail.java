@@ -17,6 +17,7 @@ import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.StoredRun;
 import dev.pysandbox.util.DaemonThreads;
+import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,9 +27,8 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -246,10 +246,8 @@ final class AuditTrail implements AutoCloseable {
           .viewCommand(viewCommand(py, ipynb))
           .build();
     } catch (IOException e) {
-      throw new PysandboxException(
-          ErrorCode.INTERNAL,
-          "the notebook of " + run.runId() + " could not be written or read: " + e.getMessage(),
-          e);
+      throw PysandboxException.writeFailed(
+          "the notebook of " + run.runId() + " could not be written or read", e);
     }
   }
 
@@ -412,18 +410,13 @@ final class AuditTrail implements AutoCloseable {
     Path file = dir.resolve(name);
     try {
       Files.createDirectories(dir);
-      Path tmp = dir.resolve("." + name + ".tmp");
-      Files.write(
-          tmp,
-          bytes,
-          StandardOpenOption.CREATE,
-          StandardOpenOption.TRUNCATE_EXISTING,
-          StandardOpenOption.WRITE,
-          LinkOption.NOFOLLOW_LINKS);
-      Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      DurableFiles.write(
+          file,
+          bytes.length,
+          DurableFiles.bytes(bytes),
+          PosixFilePermissions.fromString("rw-r--r--"));
     } catch (IOException e) {
-      throw new PysandboxException(
-          ErrorCode.INTERNAL, "could not write the export " + file + ": " + e.getMessage(), e);
+      throw PysandboxException.writeFailed("could not write the export " + file, e);
     }
     int failed = (int) runs.stream().filter(r -> r.status() != RunStatus.SUCCEEDED).count();
     return new SessionExport(

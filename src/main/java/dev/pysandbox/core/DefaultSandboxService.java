@@ -24,7 +24,9 @@ import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
+import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.InputStream;
@@ -93,6 +95,10 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
       PysandboxConfig config, Clock clock, boolean readOnly) {
     for (String warning : config.warnings()) {
       log.warn("configuration: {}", warning);
+    }
+    if (!readOnly) {
+      // At once, before anything is made: a store that cannot be written never comes right alone.
+      StoreFactory.requireWritable(new DataLayout(config.dataDir()));
     }
     try {
       return new DefaultSandboxService(new ServiceWiring(config, clock, readOnly));

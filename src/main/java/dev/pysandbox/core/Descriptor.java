@@ -128,6 +128,16 @@ final class Descriptor implements AutoCloseable {
     check(NativeFs.ftruncate(fd, len), "ftruncate", null);
   }
 
+  /** Puts what was written to this file (or directory) on the disk, or fails as write-back did. */
+  void sync() throws IOException {
+    check(NativeFs.fsync(fd), "fsync", null);
+  }
+
+  /** Puts everything of this descriptor's file system on the disk, or fails as write-back did. */
+  void syncFileSystem() throws IOException {
+    check(NativeFs.syncfs(fd), "syncfs", null);
+  }
+
   /** Directory entries (linux_dirent64) into the start of a direct buffer; 0 at the end. */
   int readEntries(ByteBuffer direct) throws IOException {
     return check(NativeFs.getdents(fd, direct, direct.capacity()), "getdents64", null);

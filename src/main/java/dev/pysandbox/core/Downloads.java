@@ -10,6 +10,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.egress.EgressProxy;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.Closeables;
+import dev.pysandbox.util.DiskFullException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -109,6 +110,20 @@ final class Downloads {
           "could not download " + PysandboxException.quote(url) + ": " + e.getMessage(),
           e.status() >= 500);
     } catch (IOException e) {
+      DiskFullException full =
+          DiskFullException.of(e, temp == null ? layout.runtimeDir() : temp, -1);
+      if (full != null) {
+        throw new PysandboxException(
+            ErrorCode.DISK_FULL,
+            "could not download "
+                + PysandboxException.quote(url)
+                + " into session '"
+                + sessionId
+                + "': the server's own copy did not fit: "
+                + full.getMessage()
+                + "; nothing was kept",
+            e);
+      }
       // A broken or timed-out transfer: trying again may work.
       String why = e.getMessage() == null ? e.getClass().getSimpleName() : e.getMessage();
       throw new PysandboxException(

@@ -15,6 +15,8 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.packages.Requirement;
 import dev.pysandbox.packages.Requirements;
+import dev.pysandbox.util.DiskFullException;
+import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.Pause;
 import dev.pysandbox.util.RandomIds;
@@ -86,6 +88,9 @@ final class Environments implements AutoCloseable {
 
   /** What a build may print that is kept to explain a failure. */
   private static final int FAILURE_TAIL_CHARS = 4000;
+
+  /** A build that ran out of space while the host's disk has less than this free: disk_full. */
+  private static final long HOST_FULL_BELOW_BYTES = 64L << 20;
 
   /**
    * A finished environment.
@@ -318,8 +323,8 @@ final class Environments implements AutoCloseable {
         }
       }
     } catch (IOException e) {
-      throw new PysandboxException(
-          ErrorCode.INTERNAL, "environment " + key + ": " + e.getMessage(), e);
+      DiskFullException full = DiskFullException.of(e, root, -1);
+      throw PysandboxException.writeFailed("environment " + key, full != null ? full : e);
     }
   }
 
@@ -386,11 +391,19 @@ final class Environments implements AutoCloseable {
       meta.put("created_at", now.toString());
       meta.put("size_bytes", size);
       meta.put("build_ms", TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
-      Path metaFile = temp.resolve(META);
-      Files.writeString(metaFile, Json.write(meta), StandardCharsets.UTF_8);
-      setMode(metaFile, "rw-r--r--");
+      // Everything pip wrote on the disk (one syncfs reports a write-back that failed), the record
+      // of it written whole, then the environment published by a rename that lasts.
+      try (Descriptor built = Descriptor.openDirectory(temp)) {
+        built.syncFileSystem();
+      }
+      DurableFiles.write(
+          temp.resolve(META),
+          -1,
+          DurableFiles.bytes(Json.write(meta).getBytes(StandardCharsets.UTF_8)),
+          PosixFilePermissions.fromString("rw-r--r--"));
       Path dir = root.resolve(key);
       Files.move(temp, dir, StandardCopyOption.ATOMIC_MOVE);
+      DurableFiles.syncDirectory(root);
       kept = true;
       touch(key);
       progress.accept(
@@ -553,6 +566,20 @@ final class Environments implements AutoCloseable {
       String said =
           (out + "\n" + err).strip().replace(BuildScript.UNREACHABLE_MARK, "index unreachable: ");
       String why = r.frame().path("error").path("value").asText("");
+      // Only the host's disk: a build's /tmp of its own (tmp_size_mb) can be full on its own.
+      long hostFree = DiskFullException.usable(temp);
+      if ((said.contains("No space left on device") || said.contains("Disk quota exceeded"))
+          && hostFree >= 0
+          && hostFree < HOST_FULL_BELOW_BYTES) {
+        throw new PysandboxException(
+            ErrorCode.DISK_FULL,
+            "environment "
+                + key
+                + " could not be built: the disk that holds the environments is full ("
+                + DiskFullException.describe(temp)
+                + "); free space and try again\n--- pip said ---\n"
+                + tail(said));
+      }
       throw failed(
           key, why.isEmpty() ? "pip failed" : why, tail(said), indexUnreachable(out + err));
     }

@@ -11,8 +11,9 @@ import java.util.Locale;
 /**
  * The few system calls pysandbox needs and Java cannot make: {@code openat} with {@code O_NONBLOCK}
  * (so that an open of a FIFO or a leased file returns at once), {@code fstat} on a descriptor,
- * {@code getdents64}, {@code lseek} with {@code SEEK_DATA}/{@code SEEK_HOLE}, {@code unlinkat}.
- * Every call returns {@code -errno} on failure; {@link Descriptor} turns that into exceptions.
+ * {@code getdents64}, {@code lseek} with {@code SEEK_DATA}/{@code SEEK_HOLE}, {@code unlinkat},
+ * {@code fsync} and {@code syncfs} on a descriptor, {@code dup2} of stdout. Every call returns
+ * {@code -errno} on failure; {@link Descriptor} turns that into exceptions.
  *
  * <p>The library ({@code src/main/c/pysandbox_fs.c}) is built by {@code mvn package} for the build
  * machine's architecture and packaged in the jar; it is written to {@code <data_dir>/native/} under
@@ -201,6 +202,19 @@ final class NativeFs {
   static native int chmodDir(int dirfd, byte[] name, int mode);
 
   static native int close(int fd);
+
+  /** fsync: 0 or -errno (the write-back error that lost data). */
+  static native int fsync(int fd);
+
+  /** syncfs of the file system holding {@code fd}: 0 or -errno. */
+  static native int syncfs(int fd);
+
+  /**
+   * Duplicates fd 1 to a new close-on-exec descriptor and makes fd 1 a copy of stderr.
+   *
+   * @return the new descriptor, or {@code null} (the old stdout untouched) when it could not
+   */
+  static native java.io.FileDescriptor moveStdout();
 
   static native String strerror(int errno);
 }

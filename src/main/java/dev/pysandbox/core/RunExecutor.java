@@ -239,7 +239,7 @@ final class RunExecutor {
       store.get().finish(r);
       finished.accept(r.runId());
     } catch (PysandboxException e) {
-      if (e.code() != ErrorCode.STORE_UNAVAILABLE) {
+      if (e.code() != ErrorCode.STORE_UNAVAILABLE && e.code() != ErrorCode.DISK_FULL) {
         throw e;
       }
       deferred.add(r);

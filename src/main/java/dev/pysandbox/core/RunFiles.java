@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.util.DiskFullException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -15,8 +16,9 @@ import java.util.List;
  * Keeps the files a run created or changed, under {@code <data_dir>/runs/<run id>/files/}: regular
  * files only (opened without following a link and without blocking, checked on the descriptor),
  * without setuid, setgid or group/other write bits, sparse files kept sparse, at most the disk
- * quota of data per run, each recorded with the hash of the copy actually kept. What is not kept is
- * still listed, with the reason in {@link Artifact#skipped()}.
+ * quota of data per run, each recorded with the hash of the copy actually kept, once the copy is
+ * synced to the disk whole. What is not kept is still listed, with the reason in {@link
+ * Artifact#skipped()} (a full disk says which).
  */
 final class RunFiles {
   /**
@@ -57,7 +59,15 @@ final class RunFiles {
           done = keepOne(from, a, to, left, quotaBytes);
         } catch (IOException e) {
           // This file only (a read error, a full disk for the copy): the others are still kept.
-          done = skipped(a, "could not be kept (" + e.getMessage() + ")");
+          DiskFullException full = DiskFullException.of(e, target, a.sizeBytes());
+          done =
+              skipped(
+                  a,
+                  full != null
+                      ? "not kept: the data directory's disk is full ("
+                          + DiskFullException.describe(target)
+                          + ")"
+                      : "could not be kept (" + e.getMessage() + ")");
         }
         if (done.artifact().skipped() == null) {
           kept = true;
@@ -129,6 +139,15 @@ final class RunFiles {
       FileContents.Copied c;
       try (Descriptor copy = dst.createFile(name, (st.permissions() & 0755) | 0600)) {
         c = FileContents.copy(src, st.size(), copy, left);
+        if (!c.overBudget()) {
+          // Recorded with its hash only once it is on the disk, whole.
+          copy.sync();
+          long size = copy.stat().size();
+          if (size != c.size()) {
+            throw new IOException("the copy holds " + size + " bytes, not " + c.size());
+          }
+          dst.sync();
+        }
       } catch (IOException e) {
         try {
           dst.unlink(name, false);

@@ -243,7 +243,7 @@ final class SecurityEventLog {
       try {
         store.get().recordSecurityEvent(e);
       } catch (PysandboxException x) {
-        if (x.code() == ErrorCode.STORE_UNAVAILABLE) {
+        if (x.code() == ErrorCode.STORE_UNAVAILABLE || x.code() == ErrorCode.DISK_FULL) {
           warn(
               "security events: the store cannot take them ({}); {} queued, tried again every"
                   + " second",

@@ -91,6 +91,13 @@ final class ServiceWiring {
     this.readOnly = readOnly;
     Files.createDirectories(config.dataDir());
     restrict(config.dataDir());
+    if (!readOnly) {
+      try {
+        Files.createDirectories(layout.logsDir());
+      } catch (IOException e) {
+        log.warn("no {} for the JVM's crash reports: {}", layout.logsDir(), e.toString());
+      }
+    }
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
     this.cleanup = new DeadServerCleanup(layout, instances, config.keepWorkspaces());
@@ -178,7 +185,9 @@ final class ServiceWiring {
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     SessionSteps steps = new SessionSteps(this::store, time);
-    this.uploads = new Uploads(config.uploadMaxBytes(), sessions, this::requireBackend, steps);
+    this.uploads =
+        new Uploads(
+            config.uploadMaxBytes(), sessions, this::requireBackend, steps, layout.imagesDir());
     this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
     this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);

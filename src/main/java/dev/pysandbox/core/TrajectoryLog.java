@@ -29,6 +29,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
@@ -47,7 +48,8 @@ import org.slf4j.LoggerFactory;
  * <p>Files are opened for each batch with {@code O_APPEND}, never through a link ({@code
  * O_NOFOLLOW}; a directory on the way that is a link, or a file that is not a regular one, loses
  * its lines with a warning), created 0600 in 0700 directories, and each line is one {@code write}:
- * servers sharing the data directory interleave whole lines. Files whose last line is older than
+ * servers sharing the data directory interleave whole lines, and a line a full disk cut short is
+ * taken back (or ended), so the lines after it stay readable. Files whose last line is older than
  * {@code trajectory_retention_days} are deleted at start and daily ({@link TrajectoryRetention}).
  */
 final class TrajectoryLog {
@@ -58,6 +60,7 @@ final class TrajectoryLog {
   private static final long CLOSE_WAIT_MILLIS = 1_000;
   private static final FileAttribute<Set<PosixFilePermission>> FILE_MODE =
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------"));
+  private static final byte[] NEWLINE = {'\n'};
   private static final FileAttribute<Set<PosixFilePermission>> DIR_MODE =
       PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
 
@@ -73,6 +76,8 @@ final class TrajectoryLog {
   private final AtomicLong dropped = new AtomicLong();
   private final AtomicLong droppedSinceWarning = new AtomicLong();
   private final AtomicLong lost = new AtomicLong();
+  // Files whose last line a full disk cut short and that could not be taken back: ended first.
+  private final Set<Path> unterminated = ConcurrentHashMap.newKeySet();
   private final Throttle droppedWarning;
   private final Throttle lostWarning;
   private volatile boolean closed;
@@ -214,18 +219,51 @@ final class TrajectoryLog {
     }
     byFile.forEach(
         (file, lines) -> {
+          int done = 0;
           try (FileChannel ch = open(file)) {
+            if (unterminated.contains(file)) {
+              append(ch, file, NEWLINE);
+              unterminated.remove(file);
+            }
             for (byte[] line : lines) {
-              ByteBuffer b = ByteBuffer.wrap(line);
-              while (b.hasRemaining()) {
-                ch.write(b); // one write(2) for a whole line, short of a full disk
-              }
+              append(ch, file, line); // one write(2) for a whole line, short of a full disk
+              done++;
             }
           } catch (IOException | RuntimeException e) {
-            lost.addAndGet(lines.size());
-            warnLost(file, lines.size(), e);
+            lost.addAndGet(lines.size() - done);
+            warnLost(file, lines.size() - done, e);
           }
         });
+  }
+
+  /**
+   * Appends one line. A write cut short (a full disk) is taken back when nothing was appended after
+   * it; else (another server appended meanwhile) the line is ended before the next one is written,
+   * so that a full disk loses whole lines, never the line after a half one.
+   */
+  private void append(FileChannel ch, Path file, byte[] line) throws IOException {
+    ByteBuffer b = ByteBuffer.wrap(line);
+    long before = ch.size();
+    try {
+      while (b.hasRemaining()) {
+        ch.write(b);
+      }
+    } catch (IOException e) {
+      int written = b.position();
+      if (written > 0) {
+        try {
+          if (ch.size() == before + written) {
+            ch.truncate(before);
+          } else {
+            unterminated.add(file);
+          }
+        } catch (IOException again) {
+          unterminated.add(file);
+          e.addSuppressed(again);
+        }
+      }
+      throw e;
+    }
   }
 
   private void warnLost(Path file, int lines, Exception e) {

@@ -9,38 +9,45 @@ import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.store.SessionKey;
-import dev.pysandbox.util.Sha256;
+import dev.pysandbox.util.DurableFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.WritableByteChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.security.MessageDigest;
+import java.nio.file.Path;
 import java.util.Base64;
-import java.util.HexFormat;
 
 /**
  * Puts a file into a session's workspace: the content decoded (text, or strict base64 whose size is
  * checked before decoding) or streamed through a bounded buffer, the session's disk quota checked,
- * the file written as the sandbox's host user, and the session's file snapshot brought up to date.
+ * the file written whole or not at all as the sandbox's host user ({@link WorkspaceFileWriter}),
+ * and the session's file snapshot brought up to date.
  */
 final class Uploads {
   private final long uploadMaxBytes;
   private final SessionManager sessions;
   private final Runnable requireBackend;
   private final SessionSteps steps;
+  private final Path imagesDir;
 
   /**
    * @param requireBackend throws {@code backend_unavailable} when no sandbox can be started
    * @param steps records each file put as a step of its session
+   * @param imagesDir where workspaces that are file systems of their own keep their images
    */
   Uploads(
-      long uploadMaxBytes, SessionManager sessions, Runnable requireBackend, SessionSteps steps) {
+      long uploadMaxBytes,
+      SessionManager sessions,
+      Runnable requireBackend,
+      SessionSteps steps,
+      Path imagesDir) {
     this.steps = steps;
     this.uploadMaxBytes = uploadMaxBytes;
     this.sessions = sessions;
     this.requireBackend = requireBackend;
+    this.imagesDir = imagesDir;
   }
 
   UploadResult upload(String tenant, UploadRequest req) {
@@ -48,19 +55,21 @@ final class Uploads {
     byte[] data = decode(req);
     requireBackend.run();
     Session s = sessions.open(new SessionKey(tenant, req.sessionId()), null);
-    boolean root = HostUser.currentUid() == 0;
     return sessions.with(
         s,
         sandbox -> {
-          HostUser owner = root ? sandbox.hostUser() : null;
           long quota = sandbox.limits().diskBytes();
           if (s.workspaceBytes() + data.length > quota
               || data.length > roomInOwnFileSystem(sandbox)) {
             throw overQuota(s.id, Long.toString(data.length), quota, s.workspaceBytes());
           }
           UploadResult r =
-              WorkspaceAccess.write(
-                  s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
+              WorkspaceFileWriter.write(
+                  target(s, sandbox),
+                  filename,
+                  data.length,
+                  DurableFiles.bytes(data),
+                  req.overwrite());
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), null);
           return r;
@@ -102,32 +111,42 @@ final class Uploads {
     long limit = Math.min(maxBytes, uploadMaxBytes);
     requireBackend.run();
     Session s = sessions.open(new SessionKey(tenant, sessionId), null);
-    boolean root = HostUser.currentUid() == 0;
     return sessions.with(
         s,
         sandbox -> {
-          HostUser owner = root ? sandbox.hostUser() : null;
           long quota = sandbox.limits().diskBytes();
           long used = s.workspaceBytes();
           long room = Math.min(Math.max(0, quota - used), roomInOwnFileSystem(sandbox));
           UploadResult r =
-              WorkspaceAccess.write(
-                  s.id,
-                  sandbox.workspace(),
+              WorkspaceFileWriter.write(
+                  target(s, sandbox),
                   filename,
+                  -1,
                   file -> {
-                    WorkspaceAccess.Written w = copy(content, file, limit, room);
+                    DurableFiles.Written w = copy(content, file, limit, room);
                     if (w == null) {
                       throw overQuota(s.id, "over " + room, quota, used);
                     }
                     return w;
                   },
-                  overwrite,
-                  owner);
+                  overwrite);
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
           return r;
         });
+  }
+
+  /** The session's workspace as a write needs it. */
+  private WorkspaceFileWriter.Target target(Session s, Sandbox sandbox) {
+    long quota = sandbox.limits().diskBytes();
+    return new WorkspaceFileWriter.Target(
+        s.id,
+        sandbox.workspace(),
+        HostUser.currentUid() == 0 ? sandbox.hostUser() : null,
+        sandbox.diskQuotaEnforced() ? imagesDir : null,
+        bytes ->
+            overQuota(
+                s.id, bytes >= 0 ? Long.toString(bytes) : "unknown", quota, s.workspaceBytes()));
   }
 
   /**
@@ -137,9 +156,9 @@ final class Uploads {
    * @throws PysandboxException {@code payload_too_large} past {@code limit}, {@code
    *     invalid_argument} when {@code in} fails (the client stopped sending)
    */
-  private static WorkspaceAccess.Written copy(
-      InputStream in, WritableByteChannel out, long limit, long room) throws IOException {
-    MessageDigest md = Sha256.newDigest();
+  private static DurableFiles.Written copy(
+      InputStream in, WritableByteChannel file, long limit, long room) throws IOException {
+    DurableFiles.HashingChannel out = new DurableFiles.HashingChannel(file);
     byte[] buf = new byte[64 * 1024];
     long total = 0;
     while (true) {
@@ -151,7 +170,7 @@ final class Uploads {
             "the upload ended before its end after " + total + " bytes: " + e.getMessage());
       }
       if (n < 0) {
-        return new WorkspaceAccess.Written(total, HexFormat.of().formatHex(md.digest()));
+        return out.written();
       }
       total += n;
       if (total > limit) {
@@ -162,7 +181,6 @@ final class Uploads {
       if (total > room) {
         return null;
       }
-      md.update(buf, 0, n);
       ByteBuffer chunk = ByteBuffer.wrap(buf, 0, n);
       while (chunk.hasRemaining()) {
         out.write(chunk);

@@ -5,42 +5,27 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.FileInfo;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.api.UploadResult;
-import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.util.RandomIds;
 import dev.pysandbox.util.Sha256;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.channels.SeekableByteChannel;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.FileSystems;
-import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SecureDirectoryStream;
-import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributeView;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFileAttributeView;
-import java.nio.file.attribute.UserPrincipalLookupService;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * Reads and writes files the code can also touch, without trusting anything it made: every path is
  * checked at the edge; a read opens each directory relative to its parent with O_NOFOLLOW and the
  * file with O_NOFOLLOW | O_NONBLOCK ({@link Descriptor}), then checks what it opened on the
  * descriptor, so a link is refused rather than followed and a FIFO or a lease never makes it wait.
- * A write goes to a new temporary name (O_EXCL) and is renamed into place, so that a link the code
- * planted is replaced, never written through.
+ * Writes are {@link WorkspaceFileWriter}'s.
  */
 final class WorkspaceAccess {
   private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
@@ -67,127 +52,6 @@ final class WorkspaceAccess {
       parts.add(part);
     }
     return parts;
-  }
-
-  /** What a {@link Content} wrote: its size and the sha256 of exactly those bytes. */
-  record Written(long size, String sha256) {}
-
-  /** Writes a file's bytes into the new, empty file it is given. */
-  @FunctionalInterface
-  interface Content {
-    /**
-     * @throws PysandboxException to give up (the partial file is removed)
-     */
-    Written writeTo(SeekableByteChannel file) throws IOException;
-  }
-
-  /**
-   * Writes one file at the top of the workspace, owned by the sandbox user.
-   *
-   * @param filename a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it
-   * @param owner the sandbox user, or {@code null} when the server itself is that user
-   */
-  static UploadResult write(
-      String sessionId,
-      Path workspace,
-      String filename,
-      byte[] data,
-      boolean overwrite,
-      HostUser owner) {
-    return write(
-        sessionId,
-        workspace,
-        filename,
-        ch -> {
-          ByteBuffer buf = ByteBuffer.wrap(data);
-          while (buf.hasRemaining()) {
-            ch.write(buf);
-          }
-          return new Written(data.length, Sha256.hex(data));
-        },
-        overwrite,
-        owner);
-  }
-
-  /**
-   * Writes one file at the top of the workspace, owned by the sandbox user: {@code content} fills a
-   * new temporary file (O_EXCL, no link followed), which is then renamed over the name. If {@code
-   * content} fails, the temporary file is removed and nothing else changed.
-   *
-   * @param filename a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it
-   * @param owner the sandbox user, or {@code null} when the server itself is that user
-   */
-  static UploadResult write(
-      String sessionId,
-      Path workspace,
-      String filename,
-      Content content,
-      boolean overwrite,
-      HostUser owner) {
-    try (DirectoryStream<Path> top = Files.newDirectoryStream(workspace)) {
-      SecureDirectoryStream<Path> dir = secure(top);
-      Path name = Path.of(filename);
-      BasicFileAttributes existing = attributes(dir, name);
-      if (existing != null && !overwrite) {
-        throw new PysandboxException(
-            ErrorCode.FILE_EXISTS,
-            filename
-                + " already exists in session '"
-                + sessionId
-                + "'; pass overwrite=true to replace it");
-      }
-      if (existing != null && existing.isDirectory()) {
-        throw PysandboxException.invalid(
-            filename + " is a directory in session '" + sessionId + "'");
-      }
-      Path tmp = Path.of(".pysandbox-upload-" + RandomIds.hex(8));
-      Written written;
-      try (SeekableByteChannel ch =
-          dir.newByteChannel(
-              tmp, Set.of(StandardOpenOption.WRITE, StandardOpenOption.CREATE_NEW, NOFOLLOW))) {
-        written = content.writeTo(ch);
-      } catch (IOException | RuntimeException e) {
-        try {
-          dir.deleteFile(tmp);
-        } catch (IOException gone) {
-          // never created
-        }
-        throw e;
-      }
-      if (owner != null) {
-        PosixFileAttributeView view =
-            dir.getFileAttributeView(tmp, PosixFileAttributeView.class, NOFOLLOW);
-        UserPrincipalLookupService users = FileSystems.getDefault().getUserPrincipalLookupService();
-        view.setOwner(users.lookupPrincipalByName(owner.name()));
-        view.setGroup(users.lookupPrincipalByGroupName(Integer.toString(owner.gid())));
-      }
-      dir.move(tmp, dir, name);
-      return new UploadResult(
-          sessionId,
-          filename,
-          written.size(),
-          written.sha256(),
-          WorkspaceFiles.mediaType(filename),
-          existing != null);
-    } catch (IOException e) {
-      String why = String.valueOf(e.getMessage());
-      if (why.contains("No space left") || why.contains("Disk quota exceeded")) {
-        throw new PysandboxException(
-            ErrorCode.BACKEND_UNAVAILABLE,
-            "could not write "
-                + filename
-                + " into session '"
-                + sessionId
-                + "': the host's disk that holds the workspaces is full ("
-                + why
-                + "); nothing was written; try again when there is space",
-            e);
-      }
-      throw new PysandboxException(
-          ErrorCode.INTERNAL,
-          "could not write " + filename + " into session '" + sessionId + "': " + why,
-          e);
-    }
   }
 
   /** The files of a snapshot, as the API lists them (what is not kept is left out). */
@@ -421,22 +285,6 @@ final class WorkspaceAccess {
     } catch (CharacterCodingException e) {
       return null;
     }
-  }
-
-  private static BasicFileAttributes attributes(SecureDirectoryStream<Path> dir, Path name) {
-    try {
-      return dir.getFileAttributeView(name, BasicFileAttributeView.class, NOFOLLOW)
-          .readAttributes();
-    } catch (IOException e) {
-      return null;
-    }
-  }
-
-  private static SecureDirectoryStream<Path> secure(DirectoryStream<Path> ds) {
-    if (ds instanceof SecureDirectoryStream<Path> s) {
-      return s;
-    }
-    throw new IllegalStateException("this platform has no SecureDirectoryStream");
   }
 
   private static PysandboxException notFound(String path, String where) {

@@ -28,6 +28,18 @@ public final class StoreFactory {
   }
 
   /**
+   * Checks, without opening anything, that the database of {@code layout}'s data directory can be
+   * written (the directory, the database and its {@code -wal} and {@code -shm} where they exist): a
+   * server whose store cannot be written fails at start with one line instead of serving calls that
+   * all fail.
+   *
+   * @throws dev.pysandbox.api.PysandboxException {@code store_unavailable} naming the file and why
+   */
+  public static void requireWritable(DataLayout layout) {
+    JdbcRunStore.requireWritable(layout.database());
+  }
+
+  /**
    * Opens the API keys of {@code layout}'s data directory; they live next to the run history, so
    * every process sharing the directory sees the same keys.
    *

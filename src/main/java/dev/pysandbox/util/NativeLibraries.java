@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.Optional;
@@ -13,7 +12,8 @@ import java.util.Optional;
 /**
  * Native libraries shipped inside the jar, written once to a directory of the server's own and
  * loaded from there: a file named by its content, so that every process of every version finds its
- * own, written by a rename so that none ever loads half a file, and compared before it is trusted.
+ * own, written whole ({@link DurableFiles}) so that none ever loads half a file, and compared
+ * before it is trusted.
  */
 public final class NativeLibraries {
   private NativeLibraries() {}
@@ -38,14 +38,11 @@ public final class NativeLibraries {
     if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
         || Files.size(lib) != bytes.length
         || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
-      Path tmp = Files.createTempFile(dir, "." + stem + "-", ".tmp");
-      try {
-        Files.write(tmp, bytes);
-        Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rw-r--r--"));
-        Files.move(tmp, lib, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
-      } finally {
-        Files.deleteIfExists(tmp);
-      }
+      DurableFiles.write(
+          lib,
+          bytes.length,
+          DurableFiles.bytes(bytes),
+          PosixFilePermissions.fromString("rw-r--r--"));
     }
     return Optional.of(lib);
   }

@@ -149,9 +149,9 @@ class ServerLifecycleTest {
 
   /**
    * The data directory's file system fills while a run is in flight (sandboxed code can do that,
-   * within its quota, when workspaces share it): the run still answers, an upload says the host's
-   * disk is full (not "internal"), and once space returns the run's final state is recorded without
-   * a restart.
+   * within its quota, when workspaces share it): the run still answers, an upload is disk_full
+   * naming the file system (not "internal"), and once space returns the run's final state is
+   * recorded without a restart.
    */
   @Test
   void fullDisk_runInFlightIsRecordedOnceSpaceReturns_andUploadsSayWhy() throws Exception {
@@ -186,8 +186,12 @@ class ServerLifecycleTest {
           .isInstanceOfSatisfying(
               PysandboxException.class,
               e -> {
-                assertThat(e.code()).isEqualTo(ErrorCode.BACKEND_UNAVAILABLE);
-                assertThat(e.getMessage()).contains("disk").contains("full");
+                assertThat(e.code()).isEqualTo(ErrorCode.DISK_FULL);
+                assertThat(e.retryable()).isTrue();
+                assertThat(e.getMessage())
+                    .contains("no space left")
+                    .contains("the file system " + fs)
+                    .contains("nothing was kept");
               });
       Files.delete(filler);
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);

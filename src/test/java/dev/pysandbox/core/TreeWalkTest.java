@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.LoopFileSystem;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -11,7 +12,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
@@ -20,16 +24,43 @@ import org.junit.jupiter.api.io.TempDir;
  * The walk by descriptor on trees the test builds itself (by descriptor too: their paths are longer
  * than PATH_MAX): counting below the listing depth through "..", the listing's limits, and deleting
  * however deep.
+ *
+ * <p>The trees live on an ext4 of the test's own, where a directory takes a block: on a tmpfs (the
+ * {@code /tmp} of Debian 13 and of fresh CI images) directories take none, and the counts would
+ * prove nothing (issue 23). Each tree is deleted by the walk itself, also when an assertion fails:
+ * a tree deeper than PATH_MAX left to JUnit's {@code @TempDir} took it minutes to remove.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Timeout(value = 120, unit = TimeUnit.SECONDS)
 class TreeWalkTest {
   @TempDir static Path nativeDir;
-  @TempDir Path root;
+  @TempDir static Path imageDir;
+  static LoopFileSystem disk;
+  Path root;
 
   @BeforeAll
-  static void loadLibrary() {
+  static void loadLibraryAndMount() throws Exception {
     NativeFs.useDirectory(nativeDir);
     NativeFs.require();
+    disk = LoopFileSystem.ext4(imageDir, 96L << 20);
+  }
+
+  @AfterAll
+  static void unmount() throws Exception {
+    if (disk != null) {
+      disk.close();
+    }
+  }
+
+  @BeforeEach
+  void newRoot() throws Exception {
+    root = Files.createTempDirectory(disk.root(), "tree");
+  }
+
+  @AfterEach
+  void deleteTree() {
+    if (Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
+      WorkspaceFiles.deleteTree(root);
+    }
   }
 
   static byte[] b(String s) {

@@ -189,6 +189,16 @@ final class RawMcpClient implements AutoCloseable {
     return q.poll(millis, TimeUnit.MILLISECONDS) != null;
   }
 
+  /**
+   * Waits until the server's stdout is closed and every line it wrote is in {@link #stdoutLines}.
+   */
+  void awaitOutputClosed(int timeoutSeconds) throws InterruptedException {
+    reader.join(TimeUnit.SECONDS.toMillis(timeoutSeconds));
+    if (reader.isAlive()) {
+      throw new AssertionError("the server's stdout is still open after " + timeoutSeconds + " s");
+    }
+  }
+
   void closeStdin() throws IOException {
     stdin.close();
   }

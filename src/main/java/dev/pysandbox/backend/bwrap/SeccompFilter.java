@@ -4,11 +4,12 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.SandboxFiles;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.util.DurableFiles;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -111,7 +112,13 @@ public final class SeccompFilter {
                     : ": " + printed.strip())
                 + "; or set seccomp=false to run without it");
       }
-      Files.move(tmp, out, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+      byte[] filter = Files.readAllBytes(tmp);
+      Files.delete(tmp);
+      DurableFiles.write(
+          out,
+          filter.length,
+          DurableFiles.bytes(filter),
+          PosixFilePermissions.fromString("rw-r--r--"));
       return out;
     } catch (IOException e) {
       throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, failed + ": " + e, e);

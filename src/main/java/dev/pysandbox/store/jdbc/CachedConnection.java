@@ -1,7 +1,5 @@
 package dev.pysandbox.store.jdbc;
 
-import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.PysandboxException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,7 +12,10 @@ import java.util.concurrent.locks.ReentrantLock;
  * One JDBC connection used under a lock, with its prepared statements cached (parsing SQL costs
  * more than running the store's small statements). After a failure the failed statement is dropped
  * and, when the connection no longer answers, the connection too, so that the store works again
- * once the cause (a full disk, say) is gone instead of failing until a restart.
+ * once the cause (a full disk, say) is gone instead of failing until a restart. Before each call
+ * the database's files are checked ({@link StoreFiles}): while they cannot be written the
+ * connection is neither used nor closed (both would have SQLite write to its shared memory), and it
+ * is used again once they can.
  */
 final class CachedConnection implements AutoCloseable {
   @FunctionalInterface
@@ -36,6 +37,7 @@ final class CachedConnection implements AutoCloseable {
 
   private final String name;
   private final SqlSupplier<Connection> connector;
+  private final StoreFiles files;
   private final ReentrantLock lock = new ReentrantLock();
   // Keyed by SQL text, so callers bind every value: a value pasted into the text leaks a statement.
   private final Map<String, PreparedStatement> prepared = new HashMap<>();
@@ -49,8 +51,19 @@ final class CachedConnection implements AutoCloseable {
    *     failure left the connection unusable
    */
   CachedConnection(String name, SqlSupplier<Connection> connector) throws SQLException {
+    this(name, connector, StoreFiles.NONE);
+  }
+
+  /**
+   * @param files checked before every call: a database whose files cannot be written is not used
+   *     (its connection is closed, the call fails) until they can
+   */
+  CachedConnection(String name, SqlSupplier<Connection> connector, StoreFiles files)
+      throws SQLException {
     this.name = name;
     this.connector = connector;
+    this.files = files;
+    files.requireWritable();
     this.connection = connector.get();
   }
 
@@ -95,6 +108,7 @@ final class CachedConnection implements AutoCloseable {
   <R> R transaction(String what, SqlFunction<Tx, R> body) {
     lock.lock();
     try {
+      files.requireWritable();
       Connection c = connection();
       c.setAutoCommit(false);
       try {
@@ -138,15 +152,8 @@ final class CachedConnection implements AutoCloseable {
       }
     } catch (SQLException e) {
       closeAll();
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE,
-          name
-              + " "
-              + what
-              + " failed: "
-              + e.getMessage()
-              + " (the next call opens a new connection)",
-          e);
+      throw files.failure(
+          name + " " + what + " failed", e, " (the next call opens a new connection)");
     } finally {
       lock.unlock();
     }
@@ -164,13 +171,11 @@ final class CachedConnection implements AutoCloseable {
   private <R> R run(String sql, String kind, SqlFunction<PreparedStatement, R> action) {
     lock.lock();
     try {
+      files.requireWritable();
       return action.apply(statement(sql));
     } catch (SQLException e) {
       String recovery = recover(sql);
-      throw new PysandboxException(
-          ErrorCode.STORE_UNAVAILABLE,
-          name + " " + kind + " failed: " + e.getMessage() + recovery,
-          e);
+      throw files.failure(name + " " + kind + " failed", e, recovery);
     } finally {
       lock.unlock();
     }
@@ -205,6 +210,9 @@ final class CachedConnection implements AutoCloseable {
    * @return what was done, to append to the error message
    */
   private String recover(String sql) {
+    if (!files.writable()) {
+      return ""; // nothing is touched now; the next call tells, once the files can be written
+    }
     closeQuietly(prepared.remove(sql));
     if (connection == null || usable(connection)) {
       return "";
@@ -221,7 +229,15 @@ final class CachedConnection implements AutoCloseable {
     }
   }
 
+  /**
+   * Closes the statements and the connection, unless the database's files cannot be written: then
+   * closing is left for later (a close checkpoints, and SQLite's write to its shared memory would
+   * be a SIGBUS), and the next call, once they can, finds out whether the connection still answers.
+   */
   private void closeAll() {
+    if (!files.writable()) {
+      return;
+    }
     prepared.values().forEach(CachedConnection::closeQuietly);
     prepared.clear();
     closeQuietly(connection);
@@ -243,7 +259,7 @@ final class CachedConnection implements AutoCloseable {
   public void close() {
     lock.lock();
     try {
-      closeAll();
+      closeAll(); // left open when the files cannot be written: the process ends it
       closed = true;
     } finally {
       lock.unlock();

@@ -50,16 +50,19 @@ public final class JdbcApiKeys implements ApiKeys {
   private final LastUsedWriter lastUsed;
   private final AtomicLong lookups = new AtomicLong();
 
-  JdbcApiKeys(CachedConnection.SqlSupplier<Connection> connector, TimeSource time)
+  /**
+   * @param files checked before every call ({@link CachedConnection})
+   */
+  JdbcApiKeys(CachedConnection.SqlSupplier<Connection> connector, StoreFiles files, TimeSource time)
       throws SQLException {
-    this.db = new CachedConnection("key store", connector);
+    this.db = new CachedConnection("key store", connector, files);
     this.time = time;
     this.answers =
         new AuthenticationCache(
             time, TimeUnit.MILLISECONDS.toNanos(ANSWER_TTL_MILLIS), MAX_ANSWERS);
     this.lastUsed =
         new LastUsedWriter(
-            connector, time, TimeUnit.MILLISECONDS.toNanos(LAST_USED_INTERVAL_MILLIS));
+            connector, files, time, TimeUnit.MILLISECONDS.toNanos(LAST_USED_INTERVAL_MILLIS));
   }
 
   /** Opens (creating and migrating) the SQLite database at {@code file}, on the system's time. */
@@ -79,7 +82,10 @@ public final class JdbcApiKeys implements ApiKeys {
    */
   public static JdbcApiKeys openSqlite(Path file, Clock clock, boolean lookOnly) {
     return SqliteDatabase.open(
-        file, lookOnly, "key store", db -> new JdbcApiKeys(db::connect, TimeSource.of(clock)));
+        file,
+        lookOnly,
+        "key store",
+        db -> new JdbcApiKeys(db::connect, db.files(), TimeSource.of(clock)));
   }
 
   @Override

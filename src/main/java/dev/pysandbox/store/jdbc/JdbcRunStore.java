@@ -64,7 +64,15 @@ public final class JdbcRunStore implements RunStore {
    */
   JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector, Clock clock)
       throws SQLException {
-    this.db = new CachedConnection("run store", connector);
+    this(connector, StoreFiles.NONE, clock);
+  }
+
+  /**
+   * @param files checked before every call ({@link CachedConnection})
+   */
+  JdbcRunStore(CachedConnection.SqlSupplier<Connection> connector, StoreFiles files, Clock clock)
+      throws SQLException {
+    this.db = new CachedConnection("run store", connector, files);
     this.clock = clock;
     this.sessions = new SessionRows(db, clock);
   }
@@ -75,6 +83,19 @@ public final class JdbcRunStore implements RunStore {
    */
   public static void useNativeDirectory(Path dir) {
     SqliteDatabase.useNativeDirectory(dir);
+  }
+
+  /**
+   * Checks that the SQLite database at {@code file} can be written ({@link StoreFiles}).
+   *
+   * @throws PysandboxException {@code store_unavailable} naming the file and why
+   */
+  public static void requireWritable(Path file) {
+    try {
+      new StoreFiles(file.toAbsolutePath()).requireWritable();
+    } catch (StoreFiles.Unwritable e) {
+      throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, e.getMessage(), e);
+    }
   }
 
   /** Opens (creating and migrating) the SQLite database at {@code file}, on the system clock. */
@@ -98,7 +119,7 @@ public final class JdbcRunStore implements RunStore {
    */
   public static JdbcRunStore openSqlite(Path file, Clock clock, boolean lookOnly) {
     return SqliteDatabase.open(
-        file, lookOnly, "run store", db -> new JdbcRunStore(db::connect, clock));
+        file, lookOnly, "run store", db -> new JdbcRunStore(db::connect, db.files(), clock));
   }
 
   private static final String INSERT_RUN =

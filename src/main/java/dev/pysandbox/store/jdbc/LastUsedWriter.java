@@ -22,6 +22,7 @@ final class LastUsedWriter {
   private static final int QUEUE = 1024;
 
   private final CachedConnection.SqlSupplier<Connection> connector;
+  private final StoreFiles files;
   private final TimeSource time;
   private final long intervalNanos;
   // When this process last asked to write each key (time source nanos).
@@ -40,8 +41,12 @@ final class LastUsedWriter {
   private volatile CachedConnection db;
 
   LastUsedWriter(
-      CachedConnection.SqlSupplier<Connection> connector, TimeSource time, long intervalNanos) {
+      CachedConnection.SqlSupplier<Connection> connector,
+      StoreFiles files,
+      TimeSource time,
+      long intervalNanos) {
     this.connector = connector;
+    this.files = files;
     this.time = time;
     this.intervalNanos = intervalNanos;
   }
@@ -68,7 +73,7 @@ final class LastUsedWriter {
   private void write(String keyId, long at) {
     try {
       if (db == null) {
-        db = new CachedConnection("key store", connector);
+        db = new CachedConnection("key store", connector, files);
       }
       // Several processes write the same row: the time only moves forward.
       db.write(

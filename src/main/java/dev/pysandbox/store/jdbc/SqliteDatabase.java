@@ -46,10 +46,12 @@ final class SqliteDatabase {
   private static final Logger log = LoggerFactory.getLogger(SqliteDatabase.class);
 
   private final Path file;
+  private final StoreFiles files;
   private final SQLiteDataSource dataSource;
 
   SqliteDatabase(Path file) {
     this.file = file.toAbsolutePath();
+    this.files = new StoreFiles(this.file);
     SQLiteConfig config = new SQLiteConfig();
     config.setBusyTimeout(BUSY_TIMEOUT_MILLIS);
     config.setJournalMode(SQLiteConfig.JournalMode.WAL);
@@ -60,6 +62,11 @@ final class SqliteDatabase {
 
   Path file() {
     return file;
+  }
+
+  /** Its files, as a store checks them before each call. */
+  StoreFiles files() {
+    return files;
   }
 
   /**
@@ -95,8 +102,13 @@ final class SqliteDatabase {
     }
   }
 
-  /** A new connection with the busy timeout, WAL journal and NORMAL synchronous set. */
+  /**
+   * A new connection with the busy timeout, WAL journal and NORMAL synchronous set.
+   *
+   * @throws StoreFiles.Unwritable when a file of the database cannot be written (never opened then)
+   */
   Connection connect() throws SQLException {
+    files.requireWritable();
     return dataSource.getConnection();
   }
 

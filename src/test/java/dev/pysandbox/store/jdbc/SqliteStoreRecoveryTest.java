@@ -26,7 +26,8 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Regression: after one failed write (the file system holding the database was full) every later
  * write failed with "statement is not executing" until a restart, because the failed prepared
- * statement stayed in the cache. The database lives on a small tmpfs that the test fills.
+ * statement stayed in the cache. A full disk is {@code disk_full}, naming the file system (issue
+ * 23). The database lives on a small tmpfs that the test fills.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
 class SqliteStoreRecoveryTest {
@@ -62,14 +63,17 @@ class SqliteStoreRecoveryTest {
     Path filler = mount.resolve("filler");
     fill(filler);
 
+    // disk_full (retryable), naming the file system: what is full, and what to free.
     assertThatExceptionOfType(PysandboxException.class)
         .isThrownBy(() -> store.insert(bigRunning("run_full"), "aaaaaaaa"))
-        .extracting(PysandboxException::code)
-        .isEqualTo(ErrorCode.STORE_UNAVAILABLE);
+        .satisfies(e -> assertThat(e.code()).isEqualTo(ErrorCode.DISK_FULL))
+        .satisfies(e -> assertThat(e.retryable()).isTrue())
+        .withMessageContaining("the file system " + mount)
+        .withMessageContaining("free space and try again");
     assertThatExceptionOfType(PysandboxException.class)
         .isThrownBy(() -> store.finish(finished("run_before")))
         .extracting(PysandboxException::code)
-        .isEqualTo(ErrorCode.STORE_UNAVAILABLE);
+        .isEqualTo(ErrorCode.DISK_FULL);
 
     Files.delete(filler);
     store.insert(bigRunning("run_after"), "aaaaaaaa");
