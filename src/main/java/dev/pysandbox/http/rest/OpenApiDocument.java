@@ -69,14 +69,35 @@ final class OpenApiDocument {
             "description",
             "Runs Python in isolated sandboxes and records every run. The same operations as"
                 + " the MCP tools, with the same arguments and the same JSON answers;"
-                + " files go up and down as bytes. Send the key as Authorization: Bearer."));
+                + " files go up and down as bytes. Send the key as Authorization: Bearer KEY or"
+                + " X-API-Key: KEY."));
     doc.put("servers", List.of(map("url", "/api/v1")));
-    doc.put("security", List.of(map("bearer", List.of())));
+    // Either scheme (one key, sent either way).
+    doc.put("security", List.of(map("bearer", List.of()), map("apiKey", List.of())));
     doc.put("paths", paths);
     doc.put(
         "components",
         map(
-            "securitySchemes", map("bearer", map("type", "http", "scheme", "bearer")),
+            "securitySchemes",
+                map(
+                    "bearer",
+                    map(
+                        "type",
+                        "http",
+                        "scheme",
+                        "bearer",
+                        "description",
+                        "An API key (pysandbox keys create) as Authorization: Bearer KEY."),
+                    "apiKey",
+                    map(
+                        "type",
+                        "apiKey",
+                        "in",
+                        "header",
+                        "name",
+                        "X-API-Key",
+                        "description",
+                        "The same API key, as X-API-Key: KEY.")),
             "schemas", schemas,
             "responses",
                 map(
@@ -103,7 +124,9 @@ final class OpenApiDocument {
       Param p = op.param(name);
       String more =
           name.equals(PathTemplate.REST)
-              ? " Its '/' separate directories; percent-encode the rest."
+              ? " A path below the workspace, e.g. data/in.csv: its '/' may be sent as they are"
+                  + " or percent-encoded as %2F (as a client encodes a path parameter); each"
+                  + " part is percent-decoded once, and '..', absolute paths and NUL are refused."
               : "";
       parameters.add(parameter(p, "path", more));
     }
@@ -111,6 +134,7 @@ final class OpenApiDocument {
     if (queryInput) {
       r.otherParams().forEach(p -> parameters.add(parameter(p, "query", "")));
     }
+    parameters.addAll(headers(r));
     if (!parameters.isEmpty()) {
       o.put("parameters", parameters);
     }
@@ -123,6 +147,46 @@ final class OpenApiDocument {
       o.put("security", List.of());
     }
     return o;
+  }
+
+  /** The request headers a route reads: a download's conditions and range, a stream's resume. */
+  private static List<Map<String, Object>> headers(Route r) {
+    return switch (r.output()) {
+      case FILE ->
+          List.of(
+              headerParameter(
+                  "Range",
+                  "One byte range, bytes=first-last, bytes=first- or bytes=-suffix: answered 206"
+                      + " with that part (416 when it is outside the file); more than one range"
+                      + " is answered with the whole file."),
+              headerParameter(
+                  "If-Range", "An ETag: the Range applies only while the file still has it."),
+              headerParameter(
+                  "If-None-Match",
+                  "ETags (or *): answered 304 without the file while it still has one of them."));
+      case EVENTS ->
+          List.of(
+              headerParameter(
+                  "Last-Event-ID",
+                  "The seq of the last event the client has (an SSE client sends it when it"
+                      + " reconnects): the stream resumes after it. The query's after says the"
+                      + " same and wins."));
+      default -> List.of();
+    };
+  }
+
+  private static Map<String, Object> headerParameter(String name, String description) {
+    return map(
+        "name",
+        name,
+        "in",
+        "header",
+        "required",
+        false,
+        "description",
+        description,
+        "schema",
+        map("type", "string"));
   }
 
   private static Map<String, Object> parameter(Param p, String in, String more) {
@@ -269,8 +333,16 @@ final class OpenApiDocument {
         out.put("304", map("description", "If-None-Match named the current ETag."));
         out.put("416", map("$ref", "#/components/responses/Error"));
       }
-      case EVENTS ->
-          out.put("200", map("description", "The run's events, done last.", "content", events()));
+      case EVENTS -> {
+        out.put("200", map("description", "The run's events, done last.", "content", events()));
+        out.put(
+            "204",
+            map(
+                "description",
+                "The run is over and the client has every event of it, done included (after"
+                    + " Last-Event-ID or after): nothing to stream, and an EventSource stops"
+                    + " reconnecting."));
+      }
       case DOCUMENT ->
           out.put(
               "200", map("description", "This document.", "content", json(map("type", "object"))));
