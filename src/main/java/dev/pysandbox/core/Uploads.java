@@ -54,11 +54,14 @@ final class Uploads {
               || data.length > roomInOwnFileSystem(sandbox)) {
             throw overQuota(s.id, Long.toString(data.length), quota, s.workspaceBytes());
           }
-          UploadResult r =
-              WorkspaceAccess.write(
-                  s.id, sandbox.workspace(), filename, data, req.overwrite(), owner);
+          UploadResult r;
+          try (UploadFolder in = UploadFolder.open(s.id, sandbox.workspace(), filename, owner)) {
+            r = WorkspaceAccess.write(s.id, in.dir(), in.name(), data, req.overwrite(), owner);
+          } catch (IOException e) {
+            throw cannotWrite(s.id, filename, e);
+          }
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
-          return r;
+          return withPath(r, filename);
         });
   }
 
@@ -90,22 +93,27 @@ final class Uploads {
           long quota = sandbox.limits().diskBytes();
           long used = s.workspaceBytes();
           long room = Math.min(Math.max(0, quota - used), roomInOwnFileSystem(sandbox));
-          UploadResult r =
-              WorkspaceAccess.write(
-                  s.id,
-                  sandbox.workspace(),
-                  filename,
-                  file -> {
-                    WorkspaceAccess.Written w = copy(content, file, limit, room);
-                    if (w == null) {
-                      throw overQuota(s.id, "over " + room, quota, used);
-                    }
-                    return w;
-                  },
-                  overwrite,
-                  owner);
+          UploadResult r;
+          try (UploadFolder in = UploadFolder.open(s.id, sandbox.workspace(), filename, owner)) {
+            r =
+                WorkspaceAccess.write(
+                    s.id,
+                    in.dir(),
+                    in.name(),
+                    file -> {
+                      WorkspaceAccess.Written w = copy(content, file, limit, room);
+                      if (w == null) {
+                        throw overQuota(s.id, "over " + room, quota, used);
+                      }
+                      return w;
+                    },
+                    overwrite,
+                    owner);
+          } catch (IOException e) {
+            throw cannotWrite(s.id, filename, e);
+          }
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
-          return r;
+          return withPath(r, filename);
         });
   }
 
@@ -147,6 +155,21 @@ final class Uploads {
         out.write(chunk);
       }
     }
+  }
+
+  /** The result of a write into a folder of the path, with the whole path. */
+  private static UploadResult withPath(UploadResult r, String path) {
+    return r.path().equals(path)
+        ? r
+        : new UploadResult(
+            r.sessionId(), path, r.sizeBytes(), r.sha256(), r.mediaType(), r.replaced());
+  }
+
+  private static PysandboxException cannotWrite(String sessionId, String path, IOException e) {
+    return new PysandboxException(
+        ErrorCode.INTERNAL,
+        "could not open the folders of " + path + " in session '" + sessionId + "': " + e,
+        e);
   }
 
   private static PysandboxException overQuota(
