@@ -93,9 +93,9 @@ final class ServeCommand implements Callable<Integer> {
               service,
               McpFace.forTenants(service, config.resultOutputLimitBytes())
                   .agentApprovals(config.agentMayApprove()));
+      RestServlet rest = RestServlet.of(service, config);
       httpFace
-          .mount(
-              RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config))
+          .mountBoundingBodies(RestServlet.MAPPING, rest, rest.maxBodyBytes())
           .withoutKey(RestServlet.DOCUMENT_PATH);
       try {
         httpFace.start();

@@ -17,6 +17,7 @@ import dev.pysandbox.http.Caller;
 import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -57,31 +58,7 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             Output.JSON_OR_EVENTS,
             201,
-            c -> {
-              EventStream.Format stream = EventStream.Format.wanted(c.request());
-              if (Boolean.TRUE.equals(c.args().bool("dry_run"))) {
-                // Nothing runs and nothing is recorded: the analysis, at once, with no Location.
-                RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
-                return new Route.Reply(200, Json.toMap(r));
-              }
-              if (stream != null) {
-                // Streamed: the run goes on without the request, which only watches it.
-                RunRecord begun = OperationCalls.start(c.service(), c.args(), RunListener.NONE);
-                location(c, begun.runId());
-                EventStream.open(
-                    c.request(),
-                    c.response(),
-                    stream,
-                    resultOutputLimit,
-                    sink -> c.service().attach(begun.runId(), 0, sink));
-                return null;
-              }
-              RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
-              Map<String, Object> json = Json.toMap(r);
-              ResultOutputLimit.apply(json, resultOutputLimit);
-              location(c, r.runId());
-              return c.args().bool("async_mode") ? new Route.Reply(202, json) : json;
-            }),
+            c -> runPython(c, resultOutputLimit)),
         new Route(
             "get_run_events",
             "GET",
@@ -107,7 +84,8 @@ final class RestRoutes {
                   c.response(),
                   stream == null ? EventStream.Format.NDJSON : stream,
                   resultOutputLimit,
-                  sink -> c.service().attach(runId, after, sink));
+                  sink -> c.service().attach(runId, after, sink),
+                  null);
               return null;
             }),
         route(
@@ -158,7 +136,13 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             201,
             c -> {
-              RunRecord r = OperationCalls.call(Operations.RERUN, c.service(), c.args());
+              RunRecord r;
+              try (DisconnectWatch watch = DisconnectWatch.start(c.request())) {
+                r =
+                    OperationCalls.call(
+                        Operations.RERUN, c.service(), c.args(), watch.cancelling(c.service()));
+                closeIfConsumed(c, watch);
+              }
               Map<String, Object> json = Json.toMap(r);
               ResultOutputLimit.apply(json, resultOutputLimit);
               location(c, r.runId());
@@ -212,6 +196,56 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             200,
             c -> OperationCalls.call(Operations.CLEAN_ENVIRONMENTS, c.service(), c.args())));
+  }
+
+  /**
+   * POST /runs: the run's JSON when it ends, or at once as it begins ({@code async_mode}), or its
+   * events as they come ({@code Accept}). Unless {@code async_mode} asked for a run that goes on
+   * without its caller, a client that goes away cancels its run ({@link DisconnectWatch}).
+   */
+  private static Object runPython(Route.Call c, int resultOutputLimit) throws IOException {
+    EventStream.Format stream = EventStream.Format.wanted(c.request());
+    boolean async = Boolean.TRUE.equals(c.args().bool("async_mode"));
+    if (Boolean.TRUE.equals(c.args().bool("dry_run"))) {
+      // Nothing runs and nothing is recorded: the analysis, at once, with no Location.
+      RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
+      return new Route.Reply(200, Json.toMap(r));
+    }
+    if (stream != null) {
+      // Streamed: the request only watches the run, which is started apart from it.
+      RunRecord begun = OperationCalls.start(c.service(), c.args(), RunListener.NONE);
+      location(c, begun.runId());
+      EventStream.open(
+          c.request(),
+          c.response(),
+          stream,
+          resultOutputLimit,
+          sink -> c.service().attach(begun.runId(), 0, sink),
+          async ? null : () -> DisconnectWatch.cancel(c.service(), begun.runId()));
+      return null;
+    }
+    RunRecord r;
+    if (async) {
+      r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
+    } else {
+      try (DisconnectWatch watch = DisconnectWatch.start(c.request())) {
+        r =
+            OperationCalls.call(
+                Operations.RUN_PYTHON, c.service(), c.args(), watch.cancelling(c.service()));
+        closeIfConsumed(c, watch);
+      }
+    }
+    Map<String, Object> json = Json.toMap(r);
+    ResultOutputLimit.apply(json, resultOutputLimit);
+    location(c, r.runId());
+    return async ? new Route.Reply(202, json) : json;
+  }
+
+  /** The watch read bytes of the client's next request: this connection serves no other. */
+  private static void closeIfConsumed(Route.Call c, DisconnectWatch watch) {
+    if (watch.mustClose()) {
+      c.response().setHeader("Connection", "close");
+    }
   }
 
   private static void location(Route.Call c, String runId) {
