@@ -163,8 +163,9 @@ public enum Setting {
   UPLOAD_MAX_BYTES(
       "upload_max_bytes",
       "52428800",
-      "Largest file upload_file accepts (at most 256 MiB); an MCP message may be 4/3 of it (base64)"
-          + " plus 1 MiB, and a longer one is refused with an error."),
+      "Largest file upload_file accepts, on every face (at most 256 MiB); REST uploads stream up"
+          + " to it, an MCP message may be 4/3 of it (base64) plus 1 MiB, and a longer one is"
+          + " refused with an error."),
   READ_MAX_BYTES(
       "read_max_bytes",
       "16777216",
