@@ -37,6 +37,7 @@ import java.util.function.ToDoubleFunction;
 final class HttpMetrics implements MetricsRecorder {
   private static final Duration[] RUN_BUCKETS = seconds(0.1, 0.5, 1, 5, 10, 30, 60, 300, 1800);
   private static final Duration[] WAIT_BUCKETS = seconds(0.001, 0.01, 0.1, 0.5, 1, 5, 30, 120);
+  private static final Duration[] BUILD_BUCKETS = seconds(1, 10, 30, 60, 300, 900);
 
   private final PrometheusMeterRegistry registry =
       new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
@@ -134,10 +135,8 @@ final class HttpMetrics implements MetricsRecorder {
         .register(registry)
         .increment();
     if (durationMs != null) {
-      Timer.builder("pysandbox.run.duration")
-          .description("Wall time of the runs' executions, by tier")
+      histogram("pysandbox.run.duration", "Wall time of the runs' executions, by tier", RUN_BUCKETS)
           .tag("tier", t)
-          .serviceLevelObjectives(RUN_BUCKETS)
           .register(registry)
           .record(durationMs, TimeUnit.MILLISECONDS);
     }
@@ -147,9 +146,10 @@ final class HttpMetrics implements MetricsRecorder {
   public void sandboxStarted(boolean ok, long nanos) {
     sandboxStarts(ok).increment();
     if (ok) {
-      Timer.builder("pysandbox.sandbox.start.duration")
-          .description("Time from asking for a sandbox to its runner being ready")
-          .serviceLevelObjectives(WAIT_BUCKETS)
+      histogram(
+              "pysandbox.sandbox.start.duration",
+              "Time from asking for a sandbox to its runner being ready",
+              WAIT_BUCKETS)
           .register(registry)
           .record(nanos, TimeUnit.NANOSECONDS);
     }
@@ -164,12 +164,12 @@ final class HttpMetrics implements MetricsRecorder {
 
   @Override
   public void sandboxTaken(PoolTake how, long waitNanos) {
-    Timer.builder("pysandbox.pool.wait")
-        .description(
+    histogram(
+            "pysandbox.pool.wait",
             "Waits of runs and sessions for a fresh sandbox: ready in the warm pool, started for"
-                + " it (the pool was empty), or not the pool's kind")
+                + " it (the pool was empty), or not the pool's kind",
+            WAIT_BUCKETS)
         .tag("outcome", how.label())
-        .serviceLevelObjectives(WAIT_BUCKETS)
         .register(registry)
         .record(waitNanos, TimeUnit.NANOSECONDS);
   }
@@ -178,9 +178,10 @@ final class HttpMetrics implements MetricsRecorder {
   public void environmentEnsured(EnvironmentOutcome outcome, long nanos) {
     environmentBuilds(outcome).increment();
     if (outcome == EnvironmentOutcome.BUILT) {
-      Timer.builder("pysandbox.environment.build.duration")
-          .description("Time package environments took to build (or to wait for)")
-          .serviceLevelObjectives(seconds(1, 10, 30, 60, 300, 900))
+      histogram(
+              "pysandbox.environment.build.duration",
+              "Time package environments took to build (or to wait for)",
+              BUILD_BUCKETS)
           .register(registry)
           .record(nanos, TimeUnit.NANOSECONDS);
     }
@@ -191,6 +192,11 @@ final class HttpMetrics implements MetricsRecorder {
         .description("Package environments asked for, by outcome: reused, built, failed")
         .tag("outcome", outcome.label())
         .register(registry);
+  }
+
+  /** A timer published as a Prometheus histogram with these buckets. */
+  private static Timer.Builder histogram(String name, String description, Duration[] buckets) {
+    return Timer.builder(name).description(description).serviceLevelObjectives(buckets);
   }
 
   private static Duration[] seconds(double... values) {

@@ -343,18 +343,8 @@ class HttpRestIT {
       }
       String text = send(HttpRequest.newBuilder(server.uri().resolve("/metrics")).GET()).body();
       assertThat(sample(text, "pysandbox_sessions_open")).isEqualTo(3.0);
-      assertThat(
-              text.lines()
-                  .filter(l -> l.startsWith("pysandbox_runs_total{status=\"succeeded\""))
-                  .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
-                  .sum())
-          .isEqualTo(2.0);
-      assertThat(
-              text.lines()
-                  .filter(l -> l.startsWith("pysandbox_runs_total{status=\"failed\""))
-                  .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
-                  .sum())
-          .isEqualTo(1.0);
+      assertThat(sum(text, "pysandbox_runs_total{status=\"succeeded\"")).isEqualTo(2.0);
+      assertThat(sum(text, "pysandbox_runs_total{status=\"failed\"")).isEqualTo(1.0);
       assertThat(
               sample(
                   text,
@@ -364,6 +354,14 @@ class HttpRestIT {
       assertThat(text.lines().filter(l -> l.startsWith("pysandbox_")))
           .noneMatch(l -> l.endsWith("NaN"));
     }
+  }
+
+  /** The sum of the series whose line starts with {@code prefix} (over their other labels). */
+  private static double sum(String text, String prefix) {
+    return text.lines()
+        .filter(l -> l.startsWith(prefix))
+        .mapToDouble(l -> Double.parseDouble(l.substring(l.lastIndexOf(' ') + 1)))
+        .sum();
   }
 
   private static double sample(String text, String series) {

@@ -136,13 +136,7 @@ final class RestRoutes {
             Input.JSON_FIELDS,
             201,
             c -> {
-              RunRecord r;
-              try (DisconnectWatch watch = DisconnectWatch.start(c.request())) {
-                r =
-                    OperationCalls.call(
-                        Operations.RERUN, c.service(), c.args(), watch.cancelling(c.service()));
-                closeIfConsumed(c, watch);
-              }
+              RunRecord r = cancelledIfClientGoes(c, Operations.RERUN);
               Map<String, Object> json = Json.toMap(r);
               ResultOutputLimit.apply(json, resultOutputLimit);
               location(c, r.runId());
@@ -224,27 +218,28 @@ final class RestRoutes {
           async ? null : () -> DisconnectWatch.cancel(c.service(), begun.runId()));
       return null;
     }
-    RunRecord r;
-    if (async) {
-      r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
-    } else {
-      try (DisconnectWatch watch = DisconnectWatch.start(c.request())) {
-        r =
-            OperationCalls.call(
-                Operations.RUN_PYTHON, c.service(), c.args(), watch.cancelling(c.service()));
-        closeIfConsumed(c, watch);
-      }
-    }
+    RunRecord r =
+        async
+            ? OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args())
+            : cancelledIfClientGoes(c, Operations.RUN_PYTHON);
     Map<String, Object> json = Json.toMap(r);
     ResultOutputLimit.apply(json, resultOutputLimit);
     location(c, r.runId());
     return async ? new Route.Reply(202, json) : json;
   }
 
-  /** The watch read bytes of the client's next request: this connection serves no other. */
-  private static void closeIfConsumed(Route.Call c, DisconnectWatch watch) {
-    if (watch.mustClose()) {
-      c.response().setHeader("Connection", "close");
+  /**
+   * Calls {@code op}, which runs code and answers when it ends, cancelling its run if the client
+   * closes the connection meanwhile ({@link DisconnectWatch}).
+   */
+  private static RunRecord cancelledIfClientGoes(Route.Call c, Operation op) {
+    try (DisconnectWatch watch = DisconnectWatch.start(c.request())) {
+      RunRecord r = OperationCalls.call(op, c.service(), c.args(), watch.cancelling(c.service()));
+      if (watch.mustClose()) {
+        // The watch read bytes of the client's next request: this connection serves no other.
+        c.response().setHeader("Connection", "close");
+      }
+      return r;
     }
   }
 
