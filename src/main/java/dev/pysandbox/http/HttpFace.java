@@ -19,10 +19,8 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
@@ -32,7 +30,6 @@ import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.handler.CrossOriginHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -277,7 +274,7 @@ public final class HttpFace {
     if (config.allowedOrigins().isEmpty()) {
       server.setHandler(context);
     } else {
-      server.setHandler(cors(config.allowedOrigins(), context));
+      server.setHandler(CorsPolicy.handler(config.allowedOrigins(), context));
     }
     try {
       server.start();
@@ -297,30 +294,6 @@ public final class HttpFace {
 
   private static void filter(ServletContextHandler context, Filter filter, String path) {
     context.addFilter(new FilterHolder(filter), path, EnumSet.of(DispatcherType.REQUEST));
-  }
-
-  private static CrossOriginHandler cors(List<String> origins, ServletContextHandler context) {
-    CrossOriginHandler cors = new CrossOriginHandler();
-    Set<String> patterns = new LinkedHashSet<>();
-    origins.forEach(o -> patterns.add(Pattern.quote(o)));
-    cors.setAllowedOriginPatterns(patterns);
-    cors.setAllowedMethods(Set.of("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS"));
-    cors.setAllowedHeaders(
-        Set.of(
-            "Authorization",
-            "X-API-Key",
-            "Content-Type",
-            "Accept",
-            "Mcp-Session-Id",
-            "Mcp-Protocol-Version",
-            "Last-Event-ID",
-            RequestFilter.REQUEST_ID_HEADER));
-    cors.setExposedHeaders(
-        Set.of(
-            "Mcp-Session-Id", RequestFilter.REQUEST_ID_HEADER, "Retry-After", "WWW-Authenticate"));
-    cors.setAllowCredentials(false);
-    cors.setHandler(context);
-    return cors;
   }
 
   private static McpTransportContext transportContext(

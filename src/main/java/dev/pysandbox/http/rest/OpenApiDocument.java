@@ -134,7 +134,7 @@ final class OpenApiDocument {
     if (queryInput) {
       r.otherParams().forEach(p -> parameters.add(parameter(p, "query", "")));
     }
-    parameters.addAll(headers(r));
+    parameters.addAll(OpenApiHeaders.of(r));
     if (!parameters.isEmpty()) {
       o.put("parameters", parameters);
     }
@@ -147,46 +147,6 @@ final class OpenApiDocument {
       o.put("security", List.of());
     }
     return o;
-  }
-
-  /** The request headers a route reads: a download's conditions and range, a stream's resume. */
-  private static List<Map<String, Object>> headers(Route r) {
-    return switch (r.output()) {
-      case FILE ->
-          List.of(
-              headerParameter(
-                  "Range",
-                  "One byte range, bytes=first-last, bytes=first- or bytes=-suffix: answered 206"
-                      + " with that part (416 when it is outside the file); more than one range"
-                      + " is answered with the whole file."),
-              headerParameter(
-                  "If-Range", "An ETag: the Range applies only while the file still has it."),
-              headerParameter(
-                  "If-None-Match",
-                  "ETags (or *): answered 304 without the file while it still has one of them."));
-      case EVENTS ->
-          List.of(
-              headerParameter(
-                  "Last-Event-ID",
-                  "The seq of the last event the client has (an SSE client sends it when it"
-                      + " reconnects): the stream resumes after it. The query's after says the"
-                      + " same and wins."));
-      default -> List.of();
-    };
-  }
-
-  private static Map<String, Object> headerParameter(String name, String description) {
-    return map(
-        "name",
-        name,
-        "in",
-        "header",
-        "required",
-        false,
-        "description",
-        description,
-        "schema",
-        map("type", "string"));
   }
 
   private static Map<String, Object> parameter(Param p, String in, String more) {
@@ -427,7 +387,7 @@ final class OpenApiDocument {
   }
 
   /** An ordered map of key, value, key, value... */
-  private static Map<String, Object> map(Object... kv) {
+  static Map<String, Object> map(Object... kv) {
     Map<String, Object> m = new LinkedHashMap<>();
     for (int i = 0; i < kv.length; i += 2) {
       m.put((String) kv[i], kv[i + 1]);
