@@ -219,7 +219,8 @@ public interface SandboxService extends AutoCloseable {
    * link followed) that is renamed into place, as {@link #uploadFile} writes, and removed if the
    * upload fails. {@code content} is read to its end and not closed.
    *
-   * @param filename a plain name, as {@link UploadRequest} requires (no directories)
+   * @param filename a path below the workspace, as {@link UploadRequest} requires (folders made as
+   *     needed)
    * @param maxBytes the most bytes taken (the server's {@code upload_max_bytes} caps it)
    * @throws PysandboxException {@code payload_too_large} when {@code content} has more, {@code
    *     artifact_too_large} past the session's disk quota, {@code file_exists} without {@code
@@ -272,6 +273,15 @@ public interface SandboxService extends AutoCloseable {
    */
   CancelResult cancelRun(String runId);
 
+  /**
+   * {@link #cancelRun(String)} on the caller's behalf, for {@code reason}, which the run's record
+   * keeps in its message ({@code "cancelled: the client disconnected; stopped by
+   * KeyboardInterrupt"}): for a face whose client gave up on the run without asking.
+   *
+   * @param reason why, in a few words; {@code null} is {@link #cancelRun(String)}
+   */
+  CancelResult cancelRun(String runId, String reason);
+
   // -- safety review -----------------------------------------------------------------------------
 
   /**
@@ -322,6 +332,22 @@ public interface SandboxService extends AutoCloseable {
    */
   default SecurityEventCounts securityEventCounts() {
     return SecurityEventCounts.NONE;
+  }
+
+  /**
+   * From now on tells {@code recorder} what happens on this server (runs ending, sandbox starts,
+   * pool takes, environment builds), every tenant's; {@link MetricsRecorder#NONE} stops it. One
+   * recorder at a time. Only the server's own view records: a tenant's view ignores it.
+   */
+  default void recordMetrics(MetricsRecorder recorder) {}
+
+  /**
+   * What this server holds now (sessions, the warm pool, runs in flight), for its metrics' gauges;
+   * cheap, no store access. Only the server's own view answers: a tenant's gives {@link
+   * ServerLoad#NONE}.
+   */
+  default ServerLoad load() {
+    return ServerLoad.NONE;
   }
 
   // -- audit -------------------------------------------------------------------------------------

@@ -8,14 +8,20 @@ import java.util.regex.Pattern;
  * {@code upload_max_bytes} is checked by the core.
  *
  * @param sessionId the session ({@link Ids})
- * @param filename letters, digits, '.', '_' and '-', 1-255 characters, no ".." (no directories)
+ * @param filename a path below the workspace: names of letters, digits, '.', '_' and '-', 1-255
+ *     characters each, with '/' between folders (at most 16 names), no ".."
  * @param overwrite false refuses to replace an existing file with {@code file_exists}
  * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record UploadRequest(
     String sessionId, String filename, String content, String contentBase64, boolean overwrite) {
-  /** The characters a file name may have, unanchored; ".." and "." are refused besides. */
-  public static final String FILENAME_REGEX = "[A-Za-z0-9._-]{1,255}";
+  /**
+   * A file's path below the workspace, unanchored: names of 1-255 letters, digits, '.', '_' and
+   * '-', with '/' between folders, at most 16 names; ".." anywhere and "." as a name are refused
+   * besides.
+   */
+  public static final String FILENAME_REGEX =
+      "[A-Za-z0-9._-]{1,255}(?:/[A-Za-z0-9._-]{1,255}){0,15}";
 
   private static final Pattern FILENAME = Pattern.compile(FILENAME_REGEX);
 
@@ -37,12 +43,12 @@ public record UploadRequest(
     if (filename == null
         || !FILENAME.matcher(filename).matches()
         || filename.contains("..")
-        || filename.equals(".")) {
+        || ("/" + filename + "/").contains("/./")) {
       throw PysandboxException.invalid(
           "filename "
               + PysandboxException.quote(filename)
-              + " is invalid: use 1-255 letters, digits, '.', '_' or '-', without '..' (no"
-              + " directories)");
+              + " is invalid: use names of 1-255 letters, digits, '.', '_' or '-', with '/'"
+              + " between folders below /mnt/data (at most 16 names), without '..'");
     }
     return filename;
   }

@@ -105,9 +105,9 @@ final class ServeCommand implements Callable<Integer> {
               McpFace.forTenants(service, config.resultOutputLimitBytes())
                   .agentApprovals(config.agentMayApprove())
                   .toolsEnabled(config.toolsEnabled()));
+      RestServlet rest = RestServlet.of(service, config);
       httpFace
-          .mount(
-              RestServlet.MAPPING, RestServlet.of(service, config), HttpFace.jsonBodyLimit(config))
+          .mountBoundingBodies(RestServlet.MAPPING, rest, rest.maxBodyBytes())
           .withoutKey(RestServlet.DOCUMENT_PATH);
       try {
         httpFace.start();

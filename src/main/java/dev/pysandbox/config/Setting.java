@@ -176,8 +176,9 @@ public enum Setting {
   UPLOAD_MAX_BYTES(
       "upload_max_bytes",
       "52428800",
-      "Largest file upload_file accepts (at most 256 MiB); an MCP message may be 4/3 of it (base64)"
-          + " plus 1 MiB, and a longer one is refused with an error."),
+      "Largest file upload_file accepts, on every face (at most 256 MiB); REST uploads stream up"
+          + " to it, an MCP message may be 4/3 of it (base64) plus 1 MiB, and a longer one is"
+          + " refused with an error."),
   READ_MAX_BYTES(
       "read_max_bytes",
       "16777216",
@@ -245,13 +246,15 @@ public enum Setting {
           + " CORS headers; empty: same origin only. A request with any other Origin gets 403."),
   RATE_LIMIT_PER_SECOND(
       "rate_limit_per_second",
-      "20",
-      "HTTP requests per second one API key may make, sustained (0: no limit); past it 429"
+      "100",
+      "HTTP requests per second one API key may make, sustained, and one client address without"
+          + " a valid key (every caller with http_auth=none); 0: no limit. Past it 429"
           + " rate_limited with Retry-After."),
   RATE_LIMIT_BURST(
       "rate_limit_burst",
-      "40",
-      "HTTP requests one API key may make at once before rate_limit_per_second applies."),
+      "1000",
+      "HTTP requests one API key (or one client address without a valid key) may make at once"
+          + " before rate_limit_per_second applies."),
   SHUTDOWN_GRACE(
       "shutdown_grace",
       "10",

@@ -21,6 +21,7 @@ final class ActiveRun {
   private volatile boolean killedByCancel;
   private volatile String interruptedBy;
   private volatile String cancelledBy;
+  private volatile String cancelReason;
   private volatile java.util.List<String> deniedImports = java.util.List.of();
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
@@ -62,8 +63,18 @@ final class ActiveRun {
     return cancelRequested;
   }
 
-  void requestCancel() {
+  /**
+   * Asks the run to stop (KeyboardInterrupt first), for {@code reason} (its record says why), or
+   * for no reason given when {@code null} (the caller's own cancel_run).
+   */
+  void requestCancel(String reason) {
+    cancelReason = reason;
     cancelRequested = true;
+  }
+
+  /** Why a cancel was asked for, as {@link #requestCancel} was told; {@code null} when not said. */
+  String cancelReason() {
+    return cancelReason;
   }
 
   /** Why the server stopped this run from outside (shutting down, say), or {@code null}. */

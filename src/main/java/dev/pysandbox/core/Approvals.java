@@ -80,7 +80,7 @@ final class Approvals {
   private final Executor blocking;
   private final String backendName;
   private final Supplier<Provenance> provenance;
-  private final Consumer<String> finished;
+  private final Consumer<RunRecord> finished;
   private final Set<String> executing = ConcurrentHashMap.newKeySet();
   private volatile Runner runner;
 
@@ -95,7 +95,7 @@ final class Approvals {
       Executor blocking,
       String backendName,
       Supplier<Provenance> provenance,
-      Consumer<String> finished) {
+      Consumer<RunRecord> finished) {
     this.config = config;
     this.store = store;
     this.time = time;
@@ -500,17 +500,14 @@ final class Approvals {
         .get(runId, true)
         .ifPresent(
             r -> {
-              boolean changed =
-                  store
-                      .get()
-                      .finish(
-                          r.toBuilder()
-                              .status(status)
-                              .message(message)
-                              .finishedAt(time.instant().toString())
-                              .build());
-              if (changed) {
-                finished.accept(runId);
+              RunRecord ended =
+                  r.toBuilder()
+                      .status(status)
+                      .message(message)
+                      .finishedAt(time.instant().toString())
+                      .build();
+              if (store.get().finish(ended)) {
+                finished.accept(ended);
               }
             });
   }

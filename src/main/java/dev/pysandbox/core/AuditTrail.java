@@ -114,6 +114,11 @@ final class AuditTrail implements AutoCloseable {
     timer.scheduleWithFixedDelay(this::sealSoon, 1, 1, TimeUnit.SECONDS);
   }
 
+  /** Finished runs whose notebooks are still to be written by the background writer. */
+  int queued() {
+    return pending.size();
+  }
+
   /** A run has finished (and is recorded): its notebooks are written soon. */
   void finished(String runId) {
     if (closed || !notebooks) {

@@ -150,6 +150,11 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   @Override
+  public CancelResult cancelRun(String runId, String reason) {
+    return local.cancelRun(runId, reason);
+  }
+
+  @Override
   public RunPage listRuns(RunQuery query) {
     return local.listRuns(query);
   }
@@ -246,6 +251,18 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   @Override
   public dev.pysandbox.api.SecurityEventCounts securityEventCounts() {
     return core.securityEvents.counts();
+  }
+
+  /** Every tenant's: this is the server's own view. */
+  @Override
+  public void recordMetrics(dev.pysandbox.api.MetricsRecorder recorder) {
+    core.metrics.to(recorder);
+  }
+
+  /** Every tenant's: this is the server's own view. */
+  @Override
+  public dev.pysandbox.api.ServerLoad load() {
+    return core.load();
   }
 
   @Override

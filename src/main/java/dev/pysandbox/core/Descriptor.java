@@ -79,6 +79,11 @@ final class Descriptor implements AutoCloseable {
     }
   }
 
+  /** The descriptor's number: {@code /proc/self/fd/N} names this very file, whatever its path. */
+  int number() {
+    return fd;
+  }
+
   Stat stat() throws IOException {
     long[] out = new long[8];
     check(NativeFs.fstat(fd, out), "fstat", null);

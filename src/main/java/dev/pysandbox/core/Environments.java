@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.api.MetricsRecorder;
+import dev.pysandbox.api.MetricsRecorder.EnvironmentOutcome;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.Sandbox;
@@ -135,6 +137,7 @@ final class Environments implements AutoCloseable {
   private final Supplier<Optional<InterpreterInfo>> python;
   private final BuildEgress egress;
   private final Clock clock;
+  private final MetricsRecorder metrics;
   private final Map<String, CompletableFuture<Ready>> building = new ConcurrentHashMap<>();
   private final Map<String, Use> inUse = new ConcurrentHashMap<>();
 
@@ -151,7 +154,8 @@ final class Environments implements AutoCloseable {
       SandboxBackend backend,
       Supplier<Optional<InterpreterInfo>> python,
       BuildEgress egress,
-      Clock clock) {
+      Clock clock,
+      MetricsRecorder metrics) {
     this.config = config;
     this.root = layout.sandboxRoot().resolve("envs");
     this.locks = root.resolve(".locks");
@@ -159,6 +163,7 @@ final class Environments implements AutoCloseable {
     this.python = python;
     this.egress = egress;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   /** Whether packages can be had at all: an index or a wheelhouse is configured. */
@@ -243,10 +248,26 @@ final class Environments implements AutoCloseable {
               throw PysandboxException.invalid("packages cannot be installed: " + why);
             });
     String key = key(requirements);
+    long began = System.nanoTime();
     Optional<Ready> done = find(key);
     if (done.isPresent()) {
+      metrics.environmentEnsured(EnvironmentOutcome.REUSED, System.nanoTime() - began);
       return done.get();
     }
+    boolean ok = false;
+    try {
+      Ready r = buildOrAwait(key, requirements, tenant, progress);
+      ok = true;
+      return r;
+    } finally {
+      metrics.environmentEnsured(
+          ok ? EnvironmentOutcome.BUILT : EnvironmentOutcome.FAILED, System.nanoTime() - began);
+    }
+  }
+
+  /** Builds the environment of {@code key}, or waits for the build of it already under way. */
+  private Ready buildOrAwait(
+      String key, List<Requirement> requirements, String tenant, Consumer<String> progress) {
     CompletableFuture<Ready> mine = new CompletableFuture<>();
     CompletableFuture<Ready> theirs = building.putIfAbsent(key, mine);
     if (theirs != null) {

@@ -102,14 +102,17 @@ final class Execution {
     if (active.interruptedBy() != null && o.sandboxGone()) {
       interrupted(run, active.interruptedBy());
     } else if (active.cancelRequested()) {
+      String why = active.cancelReason() == null ? "" : active.cancelReason() + "; ";
       run.status(RunStatus.CANCELLED)
           .killReason(null)
           .message(
               active.cancelledBy() != null
                   ? "cancelled: " + active.cancelledBy() + "; its sandbox was killed"
                   : active.killedByCancel()
-                      ? "cancelled: it did not stop on KeyboardInterrupt, so its sandbox was killed"
-                      : "cancelled: stopped by KeyboardInterrupt");
+                      ? "cancelled: "
+                          + why
+                          + "it did not stop on KeyboardInterrupt, so its sandbox was killed"
+                      : "cancelled: " + why + "stopped by KeyboardInterrupt");
     }
     return o;
   }

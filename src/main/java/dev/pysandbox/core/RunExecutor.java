@@ -50,7 +50,7 @@ final class RunExecutor {
   private final long outputMaxBytes;
   private final LiveRuns live;
   private final Supplier<Provenance> provenance;
-  private final Consumer<String> finished;
+  private final Consumer<RunRecord> finished;
   private final SecurityEventLog securityEvents;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
   private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
@@ -66,7 +66,7 @@ final class RunExecutor {
       long outputMaxBytes,
       LiveRuns live,
       Supplier<Provenance> provenance,
-      Consumer<String> finished,
+      Consumer<RunRecord> finished,
       SecurityEventLog securityEvents) {
     this.securityEvents = securityEvents;
     this.layout = layout;
@@ -237,7 +237,7 @@ final class RunExecutor {
             .build();
     try {
       store.get().finish(r);
-      finished.accept(r.runId());
+      finished.accept(r);
     } catch (PysandboxException e) {
       if (e.code() != ErrorCode.STORE_UNAVAILABLE && e.code() != ErrorCode.DISK_FULL) {
         throw e;
@@ -264,7 +264,7 @@ final class RunExecutor {
     for (int i = 0; i < attempts && (r = deferred.poll()) != null; i++) {
       try {
         store.get().finish(r);
-        finished.accept(r.runId());
+        finished.accept(r);
         log.info("run {} recorded as {} after the store recovered", r.runId(), r.status());
       } catch (PysandboxException e) {
         deferred.add(r);
@@ -316,6 +316,22 @@ final class RunExecutor {
     } finally {
       a.finished.complete(null);
     }
+  }
+
+  /** Runs in flight here (recorded {@code running}, not yet released). */
+  int inFlight() {
+    return active.size();
+  }
+
+  /** Runs in flight here that have no sandbox yet (waiting for a start or an environment). */
+  int waitingForSandbox() {
+    int n = 0;
+    for (ActiveRun a : active.values()) {
+      if (a.sandbox() == null) {
+        n++;
+      }
+    }
+    return n;
   }
 
   /** The run as recorded when it began (without its code), while it is in flight here. */
@@ -633,14 +649,16 @@ final class RunExecutor {
   /**
    * KeyboardInterrupt first; after the grace period, SIGKILL (the session, if any, dies).
    *
+   * @param reason why, for the run's record ("the client disconnected"); {@code null} for the
+   *     caller's own cancel_run
    * @return {@code null} when the tenant has no such run running here
    */
-  CancelResult cancel(String tenant, String runId, SessionManager sessions) {
+  CancelResult cancel(String tenant, String runId, String reason, SessionManager sessions) {
     ActiveRun a = active.get(runId);
     if (a == null || !a.tenant.equals(tenant)) {
       return null;
     }
-    a.requestCancel();
+    a.requestCancel(reason);
     Sandbox sandbox = a.sandbox();
     if (sandbox != null) {
       sandbox.worker().interrupt();

@@ -54,6 +54,10 @@ final class ServiceWiring {
   final WorkerHub hub;
 
   final CorePools pools;
+
+  /** Where the parts tell what they do, for the metrics of whichever face records them. */
+  final MetricsRelay metrics = new MetricsRelay();
+
   final StoreHandle store;
   final SandboxBackend backend;
   final SandboxSpecs specs;
@@ -119,7 +123,8 @@ final class ServiceWiring {
             config.poolSize(),
             config.startupTimeoutSeconds(),
             pools.timer,
-            time);
+            time,
+            metrics);
     backend.onSandboxesLost(pool::refillNow);
     this.validator = new RequestValidator(config);
     this.journal = new SessionJournal(this::store, instances.id(), pools.timer, time);
@@ -166,7 +171,7 @@ final class ServiceWiring {
             config.outputMaxBytes(),
             live,
             () -> Provenance.of(backend.interpreter()),
-            audit::finished,
+            this::runEnded,
             securityEvents);
     this.started = new StartedRuns(pools.blocking, runs);
     this.approvals =
@@ -181,7 +186,7 @@ final class ServiceWiring {
             pools.blocking,
             backend.name(),
             () -> Provenance.of(backend.interpreter()),
-            audit::finished);
+            this::runEnded);
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     SessionSteps steps = new SessionSteps(this::store, time);
@@ -193,8 +198,9 @@ final class ServiceWiring {
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
     this.environments =
-        new Environments(config, layout, backend, backend::interpreter, egress::forBuild, time);
-    this.spares = new SpareSandboxes(pool::take, pools.blocking, pools.timer, time);
+        new Environments(
+            config, layout, backend, backend::interpreter, egress::forBuild, time, metrics);
+    this.spares = new SpareSandboxes(pool::start, pools.blocking, pools.timer, time, metrics);
     this.downloads =
         new Downloads(
             layout,
@@ -203,6 +209,23 @@ final class ServiceWiring {
             sessions,
             uploads,
             config.tiers().defaultTier());
+  }
+
+  /** A run's final state is recorded: its notebooks are written soon, and it is counted. */
+  private void runEnded(dev.pysandbox.api.RunRecord r) {
+    audit.finished(r.runId());
+    metrics.runEnded(r.status(), r.tier(), r.durationMs());
+  }
+
+  /** What this server holds now, for the gauges of its metrics. */
+  dev.pysandbox.api.ServerLoad load() {
+    return new dev.pysandbox.api.ServerLoad(
+        sessions.size(),
+        pool.size(),
+        pool.readyCount(),
+        runs.inFlight(),
+        runs.waitingForSandbox(),
+        audit.queued());
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.MetricsRecorder;
+import dev.pysandbox.api.MetricsRecorder.PoolTake;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.util.TimeSource;
@@ -34,6 +36,7 @@ final class SpareSandboxes implements AutoCloseable {
   static final long IDLE_MILLIS = 120_000;
 
   private final Function<SandboxSpec, Sandbox> start;
+  private final MetricsRecorder metrics;
   private final Executor blocking;
   private final TimeSource time;
 
@@ -54,13 +57,16 @@ final class SpareSandboxes implements AutoCloseable {
   /**
    * @param start starts a sandbox of a spec now (blocking), or throws
    * @param blocking where spares are started and killed
+   * @param metrics told of every take: a spare ready, or one started for it
    */
   SpareSandboxes(
       Function<SandboxSpec, Sandbox> start,
       Executor blocking,
       ScheduledExecutorService timer,
-      TimeSource time) {
+      TimeSource time,
+      MetricsRecorder metrics) {
     this.start = start;
+    this.metrics = metrics;
     this.blocking = blocking;
     this.time = time;
     timer.scheduleWithFixedDelay(this::expire, 30, 30, TimeUnit.SECONDS);
@@ -74,6 +80,7 @@ final class SpareSandboxes implements AutoCloseable {
    * @throws dev.pysandbox.api.PysandboxException when no sandbox can be started now
    */
   Started take(SandboxSpec spec, Supplier<AutoCloseable> hold) {
+    long began = time.nanoTime();
     Spare spare;
     synchronized (this) {
       spare = spares.remove(spec);
@@ -84,9 +91,12 @@ final class SpareSandboxes implements AutoCloseable {
     } else if (spare != null) {
       discard(spare.sandbox(), "it died while spare");
     }
+    PoolTake how = PoolTake.READY;
     if (s == null) {
       s = startHeld(spec, hold);
+      how = PoolTake.NOT_POOLED;
     }
+    metrics.sandboxTaken(how, time.nanoTime() - began);
     refill(spec, hold);
     return s;
   }

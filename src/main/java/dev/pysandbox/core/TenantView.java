@@ -488,8 +488,13 @@ final class TenantView implements SandboxService {
 
   @Override
   public CancelResult cancelRun(String runId) {
+    return cancelRun(runId, null);
+  }
+
+  @Override
+  public CancelResult cancelRun(String runId, String reason) {
     Ids.requireRunId(runId);
-    CancelResult r = core.runs.cancel(tenant, runId, core.sessions);
+    CancelResult r = core.runs.cancel(tenant, runId, reason, core.sessions);
     if (r != null) {
       return r;
     }

@@ -63,13 +63,20 @@ final class Uploads {
               || data.length > roomInOwnFileSystem(sandbox)) {
             throw overQuota(s.id, Long.toString(data.length), quota, s.workspaceBytes());
           }
-          UploadResult r =
-              WorkspaceFileWriter.write(
-                  target(s, sandbox),
-                  filename,
-                  data.length,
-                  DurableFiles.bytes(data),
-                  req.overwrite());
+          WorkspaceFileWriter.Target t = target(s, sandbox);
+          UploadResult r;
+          try (UploadFolder in = UploadFolder.open(s.id, t.workspace(), filename, t.owner())) {
+            r =
+                WorkspaceFileWriter.write(
+                    t.in(in.dir()),
+                    in.name(),
+                    data.length,
+                    DurableFiles.bytes(data),
+                    req.overwrite());
+          } catch (IOException e) {
+            throw cannotWrite(s.id, filename, e);
+          }
+          r = withPath(r, filename);
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), null);
           return r;
@@ -117,19 +124,26 @@ final class Uploads {
           long quota = sandbox.limits().diskBytes();
           long used = s.workspaceBytes();
           long room = Math.min(Math.max(0, quota - used), roomInOwnFileSystem(sandbox));
-          UploadResult r =
-              WorkspaceFileWriter.write(
-                  target(s, sandbox),
-                  filename,
-                  -1,
-                  file -> {
-                    DurableFiles.Written w = copy(content, file, limit, room);
-                    if (w == null) {
-                      throw overQuota(s.id, "over " + room, quota, used);
-                    }
-                    return w;
-                  },
-                  overwrite);
+          WorkspaceFileWriter.Target t = target(s, sandbox);
+          UploadResult r;
+          try (UploadFolder in = UploadFolder.open(s.id, t.workspace(), filename, t.owner())) {
+            r =
+                WorkspaceFileWriter.write(
+                    t.in(in.dir()),
+                    in.name(),
+                    -1,
+                    file -> {
+                      DurableFiles.Written w = copy(content, file, limit, room);
+                      if (w == null) {
+                        throw overQuota(s.id, "over " + room, quota, used);
+                      }
+                      return w;
+                    },
+                    overwrite);
+          } catch (IOException e) {
+            throw cannotWrite(s.id, filename, e);
+          }
+          r = withPath(r, filename);
           s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
           return r;
@@ -186,6 +200,21 @@ final class Uploads {
         out.write(chunk);
       }
     }
+  }
+
+  /** The result of a write into a folder of the path, with the whole path. */
+  private static UploadResult withPath(UploadResult r, String path) {
+    return r.path().equals(path)
+        ? r
+        : new UploadResult(
+            r.sessionId(), path, r.sizeBytes(), r.sha256(), r.mediaType(), r.replaced());
+  }
+
+  private static PysandboxException cannotWrite(String sessionId, String path, IOException e) {
+    return new PysandboxException(
+        ErrorCode.INTERNAL,
+        "could not open the folders of " + path + " in session '" + sessionId + "': " + e,
+        e);
   }
 
   private static PysandboxException overQuota(

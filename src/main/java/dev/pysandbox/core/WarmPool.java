@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.MetricsRecorder;
+import dev.pysandbox.api.MetricsRecorder.PoolTake;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
@@ -89,6 +91,7 @@ final class WarmPool implements AutoCloseable {
   private final long startTimeoutSeconds;
   private final ScheduledExecutorService timer;
   private final TimeSource clock;
+  private final MetricsRecorder metrics;
   private final LinkedBlockingDeque<Sandbox> ready = new LinkedBlockingDeque<>();
   private final Set<String> preloadReported = ConcurrentHashMap.newKeySet();
   private volatile Map<String, String> preloadErrors = Map.of();
@@ -105,6 +108,7 @@ final class WarmPool implements AutoCloseable {
    * @param startTimeoutSeconds how long a start may take before the runner is ready
    * @param timer runs the delayed retries after failed starts
    * @param clock the time failures are reported with
+   * @param metrics told of every start and every take
    */
   WarmPool(
       SandboxBackend backend,
@@ -112,13 +116,15 @@ final class WarmPool implements AutoCloseable {
       int size,
       long startTimeoutSeconds,
       ScheduledExecutorService timer,
-      TimeSource clock) {
+      TimeSource clock,
+      MetricsRecorder metrics) {
     this.backend = backend;
     this.spec = spec;
     this.size = size;
     this.startTimeoutSeconds = startTimeoutSeconds;
     this.timer = timer;
     this.clock = clock;
+    this.metrics = metrics;
   }
 
   int size() {
@@ -175,10 +181,12 @@ final class WarmPool implements AutoCloseable {
   }
 
   private void startOne() {
+    long began = clock.nanoTime();
     backend
         .start(spec)
         .whenComplete(
             (sandbox, err) -> {
+              metrics.sandboxStarted(err == null, clock.nanoTime() - began);
               if (err != null) {
                 failed(err, true);
                 return;
@@ -297,13 +305,19 @@ final class WarmPool implements AutoCloseable {
    *     the pool's starts keep failing
    */
   Sandbox take(SandboxSpec wanted) {
+    long began = clock.nanoTime();
     if (size == 0 || !wanted.equals(spec)) {
-      return startNow(wanted); // not the pool's kind: nothing to retry or report
+      // not the pool's kind: nothing to retry or report
+      Sandbox started = startNow(wanted);
+      metrics.sandboxTaken(
+          size == 0 ? PoolTake.STARTED : PoolTake.NOT_POOLED, clock.nanoTime() - began);
+      return started;
     }
     Sandbox s;
     while ((s = ready.pollFirst()) != null) {
       if (s.worker().isOpen()) {
         refill();
+        metrics.sandboxTaken(PoolTake.READY, clock.nanoTime() - began);
         return s;
       }
     }
@@ -326,6 +340,7 @@ final class WarmPool implements AutoCloseable {
     }
     notePreloadErrors(started);
     succeeded();
+    metrics.sandboxTaken(PoolTake.STARTED, clock.nanoTime() - began);
     return started;
   }
 
@@ -360,9 +375,23 @@ final class WarmPool implements AutoCloseable {
     }
   }
 
+  /**
+   * A sandbox of {@code wanted} started now, for a spare kept ahead of need (a sandbox start, not a
+   * take: the take is the spare's when it is handed out).
+   *
+   * @throws PysandboxException {@code backend_unavailable} when it cannot be started
+   */
+  Sandbox start(SandboxSpec wanted) {
+    return startNow(wanted);
+  }
+
   private Sandbox startNow(SandboxSpec wanted) {
+    long began = clock.nanoTime();
+    boolean ok = false;
     try {
-      return backend.start(wanted).get(startTimeoutSeconds + 5, TimeUnit.SECONDS);
+      Sandbox s = backend.start(wanted).get(startTimeoutSeconds + 5, TimeUnit.SECONDS);
+      ok = true;
+      return s;
     } catch (ExecutionException | CompletionException e) {
       if (Futures.unwrap(e) instanceof PysandboxException p) {
         throw p;
@@ -376,6 +405,8 @@ final class WarmPool implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new PysandboxException(ErrorCode.INTERNAL, "interrupted while starting a sandbox", e);
+    } finally {
+      metrics.sandboxStarted(ok, clock.nanoTime() - began);
     }
   }
 

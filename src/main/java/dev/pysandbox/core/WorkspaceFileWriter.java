@@ -48,13 +48,19 @@ final class WorkspaceFileWriter {
       Path workspace,
       HostUser owner,
       Path imagesDir,
-      LongFunction<PysandboxException> overQuota) {}
+      LongFunction<PysandboxException> overQuota) {
+
+    /** The same workspace, written in one of its folders (opened by descriptor). */
+    Target in(Path folder) {
+      return new Target(sessionId, folder, owner, imagesDir, overQuota);
+    }
+  }
 
   private WorkspaceFileWriter() {}
 
   /**
-   * Writes {@code filename} (a plain name, as {@link dev.pysandbox.api.UploadRequest} checked it):
-   * whole, or not at all.
+   * Writes {@code filename} (a plain name: an upload into folders opens them first, {@link
+   * UploadFolder}, and writes in the last one) whole, or not at all.
    *
    * @param wantedBytes what it will take, -1 when not known yet (a stream)
    * @throws PysandboxException {@code file_exists}, {@code invalid_argument} (a directory), {@code

@@ -19,8 +19,10 @@ import org.slf4j.MDC;
 /**
  * Who is calling: every request but the health checks (and the paths {@link HttpFace#withoutKey}
  * names) presents an API key ({@code Authorization: Bearer KEY} or {@code X-API-Key: KEY}); a
- * missing, unknown or revoked key gets 401 with {@code WWW-Authenticate: Bearer}. A known key's
- * requests are rate-limited (429 with {@code Retry-After}), and the caller and tenant are put on
+ * missing, unknown or revoked key gets 401 with {@code WWW-Authenticate: Bearer}. Requests are
+ * rate-limited (429 with {@code Retry-After}) per caller: a known key's by the key, every other (no
+ * key, a bad key, or any request with {@code http_auth=none}) by the client's address, so that
+ * neither one key's flood nor one address's reaches anyone else. The caller and tenant are put on
  * the request ({@link HttpFace#CALLER_ATTRIBUTE}, {@link HttpFace#TENANT_ATTRIBUTE}) and in the
  * logging context for whatever answers it. With {@code http_auth=none} (loopback only) every caller
  * is the tenant {@code local}.
@@ -69,55 +71,77 @@ final class AuthFilter extends HttpFilter {
       chain.doFilter(request, response);
       return;
     }
+    String address = RateLimiter.forAddress(request.getRemoteAddr());
     Caller caller;
     if (keysRequired) {
       String key = presentedKey(request);
-      if (key == null) {
-        unauthenticated(
-            request, response, "no API key: send Authorization: Bearer <key> or X-API-Key: <key>");
-        return;
-      }
-      Optional<Caller> known;
-      try {
-        known = keys.check(key);
-      } catch (PysandboxException e) {
-        ErrorBodies.drainBody(request, response);
-        ErrorBodies.send(response, e);
-        return;
+      Optional<Caller> known = Optional.empty();
+      if (key != null) {
+        try {
+          known = keys.check(key);
+        } catch (PysandboxException e) {
+          ErrorBodies.drainBody(request, response);
+          ErrorBodies.send(response, e);
+          return;
+        }
       }
       if (known.isEmpty()) {
-        unauthenticated(
-            request, response, "the API key is not valid (unknown, revoked or malformed)");
+        // Attempts without a valid key are limited by where they come from.
+        if (!overLimit(request, response, address, address + " (requests without a valid key)")) {
+          unauthenticated(
+              request,
+              response,
+              key == null
+                  ? "no API key: send Authorization: Bearer <key> or X-API-Key: <key>"
+                  : "the API key is not valid (unknown, revoked or malformed)");
+        }
         return;
       }
       caller = known.get();
+      String bucket = RateLimiter.forKey(caller.keyId());
+      if (overLimit(request, response, bucket, bucket)) {
+        return;
+      }
     } else {
       caller = LOCAL;
-    }
-    long waitNanos = limiter.acquire(caller.keyId());
-    if (waitNanos > 0) {
-      long seconds = Math.max(1, (waitNanos + 999_999_999) / 1_000_000_000);
-      response.setHeader("Retry-After", Long.toString(seconds));
-      ErrorBodies.drainBody(request, response);
-      ErrorBodies.send(
-          response,
-          ErrorCode.RATE_LIMITED,
-          "key "
-              + caller.keyId()
-              + " is over its rate limit of "
-              + limiter.perSecond()
-              + " requests per second (burst "
-              + limiter.burst()
-              + "); retry in "
-              + seconds
-              + " s");
-      log.debug("rate limited key {}", caller.keyId());
-      return;
+      if (overLimit(request, response, address, address)) {
+        return;
+      }
     }
     request.setAttribute(HttpFace.CALLER_ATTRIBUTE, caller);
     request.setAttribute(HttpFace.TENANT_ATTRIBUTE, caller.tenant());
     MDC.put("tenant", caller.tenant());
     chain.doFilter(request, response);
+  }
+
+  /**
+   * Takes a token from {@code bucket}; when there is none, answers 429 with {@code Retry-After}.
+   *
+   * @return true when the request was refused
+   */
+  private boolean overLimit(
+      HttpServletRequest request, HttpServletResponse response, String bucket, String who)
+      throws IOException {
+    long waitNanos = limiter.acquire(bucket);
+    if (waitNanos == 0) {
+      return false;
+    }
+    long seconds = Math.max(1, (waitNanos + 999_999_999) / 1_000_000_000);
+    response.setHeader("Retry-After", Long.toString(seconds));
+    ErrorBodies.drainBody(request, response);
+    ErrorBodies.send(
+        response,
+        ErrorCode.RATE_LIMITED,
+        who
+            + " is over the rate limit of "
+            + limiter.perSecond()
+            + " requests per second (rate_limit_per_second; burst rate_limit_burst "
+            + limiter.burst()
+            + "); retry in "
+            + seconds
+            + " s");
+    log.debug("rate limited {}", bucket);
+    return true;
   }
 
   /**

@@ -1,8 +1,10 @@
 package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
+import dev.pysandbox.api.ServerLoad;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.mcp.McpFace;
 import dev.pysandbox.mcp.McpHttpEndpoint;
@@ -17,19 +19,17 @@ import java.util.EnumSet;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
-import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.regex.Pattern;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.ee10.servlet.ServletContextHandler;
 import org.eclipse.jetty.ee10.servlet.ServletHolder;
+import org.eclipse.jetty.http.UriCompliance;
 import org.eclipse.jetty.server.Connector;
 import org.eclipse.jetty.server.HttpConfiguration;
 import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.server.handler.CrossOriginHandler;
 import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -54,6 +54,13 @@ public final class HttpFace {
 
   /** Request attribute: the caller's tenant, a String (the tenant whose data it acts on). */
   public static final String TENANT_ATTRIBUTE = "pysandbox.tenant";
+
+  /**
+   * Request attribute a mounted servlet may set: the template of the route that answered (a String
+   * such as {@code /api/v1/runs/{run_id}}), the route in the request's metrics instead of the
+   * servlet's mapping.
+   */
+  public static final String ROUTE_ATTRIBUTE = "pysandbox.route";
 
   /** Request attribute: the request's id, a String, also sent back as {@code X-Request-Id}. */
   public static final String REQUEST_ID_ATTRIBUTE = "pysandbox.request_id";
@@ -88,7 +95,11 @@ public final class HttpFace {
   private McpHttpEndpoint mcpEndpoint;
   private boolean stopping;
 
-  private record Mount(HttpServlet servlet, long maxBodyBytes) {}
+  /**
+   * @param boundsItself the servlet bounds every body it reads, by route, so the body limit filter
+   *     only refuses a declared length over {@code maxBodyBytes} and leaves a chunked body to it
+   */
+  private record Mount(HttpServlet servlet, long maxBodyBytes, boolean boundsItself) {}
 
   /** Mappings of the face's own servlets, which {@link #mount} may not take. */
   private static final Set<String> RESERVED = Set.of("/health", "/ready", "/metrics", "/");
@@ -125,27 +136,37 @@ public final class HttpFace {
     }
   }
 
-  /** The body limit for JSON routes: the largest code accepted plus 1 MiB for the rest. */
-  public static long jsonBodyLimit(PysandboxConfig config) {
-    return config.codeMaxBytes() + (1L << 20);
-  }
-
   /**
-   * Mounts another servlet behind the same filters (authenticated, rate-limited, measured), e.g.
-   * {@code mount("/api/v1/*", restServlet, HttpFace.jsonBodyLimit(config))}. Call before {@link
-   * #start}.
+   * Mounts another servlet behind the same filters (authenticated, rate-limited, measured), whose
+   * request bodies are cut off at {@code maxBodyBytes}, with or without a declared length. Call
+   * before {@link #start}.
    *
    * @param pathSpec a servlet mapping ({@code /api/v1/*}); it is also the route in metrics
    * @param maxBodyBytes a longer request body is refused with 413
    */
   public HttpFace mount(String pathSpec, HttpServlet servlet, long maxBodyBytes) {
+    return mount(pathSpec, new Mount(servlet, maxBodyBytes, false));
+  }
+
+  /**
+   * Mounts a servlet that bounds each request body itself, route by route (the REST API: a JSON
+   * body may be {@code code_max_bytes} + 1 MiB, an upload {@code upload_max_bytes}): a declared
+   * length over {@code maxBodyBytes}, its largest, is still refused here with 413 before a byte is
+   * read, but a body without a length is the servlet's to cut off, so that it answers 413 itself (a
+   * cut made here would reach it as a broken stream).
+   */
+  public HttpFace mountBoundingBodies(String pathSpec, HttpServlet servlet, long maxBodyBytes) {
+    return mount(pathSpec, new Mount(servlet, maxBodyBytes, true));
+  }
+
+  private HttpFace mount(String pathSpec, Mount mount) {
     if (server != null) {
       throw new IllegalStateException("mount before start");
     }
     if (pathSpec.equals(McpHttpEndpoint.PATH) || RESERVED.contains(pathSpec)) {
       throw new IllegalArgumentException(pathSpec + " is the HTTP face's own");
     }
-    mounts.put(pathSpec, new Mount(servlet, maxBodyBytes));
+    mounts.put(pathSpec, mount);
     return this;
   }
 
@@ -186,6 +207,11 @@ public final class HttpFace {
     http.setRequestHeaderSize(MAX_REQUEST_HEADER_BYTES);
     http.setSendServerVersion(false);
     http.setSendXPoweredBy(false);
+    // A file path below /api/v1 may spell its slashes %2F (what an OpenAPI client sends for a path
+    // parameter); the REST servlet routes on the raw path and decodes each variable once, and
+    // every other check here looks at the raw path too. Nothing else ambiguous is let through.
+    http.setUriCompliance(
+        UriCompliance.DEFAULT.with("pysandbox", UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR));
     connector = new ServerConnector(server, 1, 1, new HttpConnectionFactory(http));
     connector.setHost(config.httpHost());
     connector.setPort(config.httpPort());
@@ -195,13 +221,23 @@ public final class HttpFace {
     server.setStopTimeout(1000);
 
     ServletContextHandler context = new ServletContextHandler("/");
+    context.getServletHandler().setDecodeAmbiguousURIs(true);
     context.setErrorHandler(new JsonErrorHandler.ForServlets());
-    HttpMetrics metrics = new HttpMetrics(inFlight, this::openSessions, this::securityEvents);
+    HttpMetrics metrics = new HttpMetrics(inFlight, this::load, this::securityEvents);
+    if (service != null) {
+      service.recordMetrics(metrics);
+    }
     requestFilter = new RequestFilter(inFlight, metrics);
     int maxMessage = McpFace.maxMessageBytes(config.uploadMaxBytes());
     Map<String, Long> limits = new HashMap<>();
+    Map<String, Boolean> boundsItself = new HashMap<>();
     limits.put(McpHttpEndpoint.PATH, (long) maxMessage);
-    mounts.forEach((path, m) -> limits.put(path, m.maxBodyBytes()));
+    boundsItself.put(McpHttpEndpoint.PATH, true);
+    mounts.forEach(
+        (path, m) -> {
+          limits.put(path, m.maxBodyBytes());
+          boundsItself.put(path, m.boundsItself());
+        });
     filter(context, requestFilter, "/*");
     filter(
         context,
@@ -216,7 +252,7 @@ public final class HttpFace {
             new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time),
             withoutKey),
         "/*");
-    filter(context, new BodyLimitFilter(limits, Map.of(McpHttpEndpoint.PATH, true)), "/*");
+    filter(context, new BodyLimitFilter(limits, boundsItself), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);
 
     mcpEndpoint = mcp.serveHttp(HttpFace::transportContext, maxMessage);
@@ -238,7 +274,7 @@ public final class HttpFace {
     if (config.allowedOrigins().isEmpty()) {
       server.setHandler(context);
     } else {
-      server.setHandler(cors(config.allowedOrigins(), context));
+      server.setHandler(CorsPolicy.handler(config.allowedOrigins(), context));
     }
     try {
       server.start();
@@ -260,30 +296,6 @@ public final class HttpFace {
     context.addFilter(new FilterHolder(filter), path, EnumSet.of(DispatcherType.REQUEST));
   }
 
-  private static CrossOriginHandler cors(List<String> origins, ServletContextHandler context) {
-    CrossOriginHandler cors = new CrossOriginHandler();
-    Set<String> patterns = new LinkedHashSet<>();
-    origins.forEach(o -> patterns.add(Pattern.quote(o)));
-    cors.setAllowedOriginPatterns(patterns);
-    cors.setAllowedMethods(Set.of("GET", "POST", "DELETE", "PUT", "PATCH", "OPTIONS"));
-    cors.setAllowedHeaders(
-        Set.of(
-            "Authorization",
-            "X-API-Key",
-            "Content-Type",
-            "Accept",
-            "Mcp-Session-Id",
-            "Mcp-Protocol-Version",
-            "Last-Event-ID",
-            RequestFilter.REQUEST_ID_HEADER));
-    cors.setExposedHeaders(
-        Set.of(
-            "Mcp-Session-Id", RequestFilter.REQUEST_ID_HEADER, "Retry-After", "WWW-Authenticate"));
-    cors.setAllowCredentials(false);
-    cors.setHandler(context);
-    return cors;
-  }
-
   private static McpTransportContext transportContext(
       jakarta.servlet.http.HttpServletRequest request) {
     Map<String, Object> values = new HashMap<>();
@@ -302,20 +314,20 @@ public final class HttpFace {
     return service.checkSetup().ready();
   }
 
-  /** Open sessions of every tenant (what check_setup counts), for the gauge. */
-  private int openSessions() {
+  /** What the server holds now (sessions, pool, runs), for the gauges. */
+  private ServerLoad load() {
     try {
-      return service.checkSetup().limits().get("open_sessions") instanceof Number n
-          ? n.intValue()
-          : 0;
+      return service == null ? ServerLoad.NONE : service.load();
     } catch (RuntimeException e) {
-      return 0;
+      return ServerLoad.NONE;
     }
   }
 
   private dev.pysandbox.api.SecurityEventCounts securityEvents() {
     try {
-      return service.securityEventCounts();
+      return service == null
+          ? dev.pysandbox.api.SecurityEventCounts.NONE
+          : service.securityEventCounts();
     } catch (RuntimeException e) {
       return dev.pysandbox.api.SecurityEventCounts.NONE;
     }
@@ -374,6 +386,9 @@ public final class HttpFace {
       Thread.currentThread().interrupt();
     }
     mcpEndpoint.close();
+    if (service != null) {
+      service.recordMetrics(MetricsRecorder.NONE);
+    }
     stopQuietly();
   }
 

@@ -114,8 +114,15 @@ final class RequestFilter extends HttpFilter {
     }
   }
 
-  /** The servlet mapping that answered ({@code /mcp}, {@code /api/v1/*}), never the raw path. */
+  /**
+   * The template of the route that answered, as its servlet named it ({@link
+   * HttpFace#ROUTE_ATTRIBUTE}, e.g. {@code /api/v1/runs/{run_id}}), else the servlet mapping
+   * ({@code /mcp}); never the raw path.
+   */
   static String route(HttpServletRequest request) {
+    if (request.getAttribute(HttpFace.ROUTE_ATTRIBUTE) instanceof String template) {
+      return template;
+    }
     String pattern = request.getHttpServletMapping().getPattern();
     return pattern == null || pattern.equals("/") || pattern.isEmpty() ? "unmatched" : pattern;
   }

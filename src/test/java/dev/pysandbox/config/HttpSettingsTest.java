@@ -31,8 +31,8 @@ class HttpSettingsTest {
     assertThat(c.httpAuthKeys()).isTrue();
     assertThat(c.allowedHosts()).isEmpty();
     assertThat(c.allowedOrigins()).isEmpty();
-    assertThat(c.rateLimitPerSecond()).isEqualTo(20.0);
-    assertThat(c.rateLimitBurst()).isEqualTo(40);
+    assertThat(c.rateLimitPerSecond()).isEqualTo(100.0);
+    assertThat(c.rateLimitBurst()).isEqualTo(1000);
     assertThat(c.shutdownGraceSeconds()).isEqualTo(10);
   }
 

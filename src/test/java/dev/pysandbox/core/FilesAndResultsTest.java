@@ -52,7 +52,8 @@ class FilesAndResultsTest {
 
   @Test
   void filenames_followTheRules() {
-    for (String ok : List.of("data.csv", "chart-v2.png", "A".repeat(255), "a_b.c-d")) {
+    for (String ok :
+        List.of("data.csv", "chart-v2.png", "A".repeat(255), "a_b.c-d", "path/file.txt")) {
       assertThat(service.uploadFile(text("names", ok, "x")).path()).isEqualTo(ok);
     }
     for (String bad :
@@ -60,7 +61,9 @@ class FilesAndResultsTest {
             "",
             "A".repeat(256),
             "has space.txt",
-            "path/file.txt",
+            "/etc/file.txt",
+            "path//file.txt",
+            "path/../file.txt",
             "file@name.txt",
             "..hidden",
             "foo..bar",
@@ -243,7 +246,7 @@ class FilesAndResultsTest {
             () ->
                 service.uploadStream(
                     "streamup",
-                    "d/x.txt",
+                    "d/../x.txt",
                     new java.io.ByteArrayInputStream(new byte[1]),
                     10,
                     false))

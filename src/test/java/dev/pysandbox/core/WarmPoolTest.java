@@ -123,7 +123,8 @@ class WarmPoolTest {
         2,
         10,
         timer,
-        TimeSource.system());
+        TimeSource.system(),
+        dev.pysandbox.api.MetricsRecorder.NONE);
   }
 
   /** Regression: a start failing at once made refill() loop 200k times a second under the lock. */

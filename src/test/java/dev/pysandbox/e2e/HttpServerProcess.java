@@ -59,15 +59,26 @@ final class HttpServerProcess implements AutoCloseable {
    * @param workDir the directory it is started from (not the checkout)
    */
   static HttpServerProcess start(Path dataDir, Path workDir, String... extraArgs) throws Exception {
+    return start(dataDir, workDir, java.util.Map.of(), extraArgs);
+  }
+
+  /**
+   * Starts the server with more in its environment (e.g. {@code PYSANDBOX_JAVA_OPTS}) and waits
+   * until it listens.
+   */
+  static HttpServerProcess start(
+      Path dataDir, Path workDir, java.util.Map<String, String> env, String... extraArgs)
+      throws Exception {
     List<String> cmd = new ArrayList<>();
     cmd.add(TestServices.launcher().toString());
     cmd.addAll(List.of("serve", "--http", "--port", "0", "--data-dir", dataDir.toString()));
     cmd.addAll(List.of(extraArgs));
-    Process p =
+    ProcessBuilder pb =
         new ProcessBuilder(cmd)
             .directory(workDir.toFile())
-            .redirectOutput(ProcessBuilder.Redirect.DISCARD)
-            .start();
+            .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+    pb.environment().putAll(env);
+    Process p = pb.start();
     HttpServerProcess server = new HttpServerProcess(p);
     try {
       server.uri.get(60, TimeUnit.SECONDS);

@@ -544,6 +544,125 @@ class HttpFaceTest {
     }
   }
 
+  /** A face of its own on {@code time}, started, with {@code settings} (key, value, ...). */
+  private static HttpFace startFace(Path dir, KeyCheck keys, ManualTime time, String... settings) {
+    Map<String, String> all = new HashMap<>(Map.of("http_port", "0"));
+    for (int i = 0; i < settings.length; i += 2) {
+      all.put(settings[i], settings[i + 1]);
+    }
+    HttpFace f =
+        new HttpFace(
+            TestServices.config(dir, all), keys, service, McpFace.forTenants(service, 1000), time);
+    f.start();
+    return f;
+  }
+
+  private static HttpResponse<String> call(HttpRequest request) throws Exception {
+    return client.send(request, HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static ManualTime frozenTime() {
+    return ManualTime.frozen(java.time.Instant.parse("2026-01-01T00:00:00Z"));
+  }
+
+  /**
+   * Regression: with {@code http_auth=none} every caller shared one budget of 20/s (burst 40), so a
+   * local client's burst (the MCP conformance suite's) got 429 at once.
+   */
+  @Test
+  void httpAuthNone_aBurstOf200QuickCalls_fromOneClient_passesWithTheDefaults(@TempDir Path dir)
+      throws Exception {
+    HttpFace open = startFace(dir, KeyCheck.EMPTY, frozenTime(), "http_auth", "none");
+    try {
+      HttpRequest request = HttpRequest.newBuilder(open.uri().resolve("/metrics")).build();
+      java.util.List<java.util.concurrent.CompletableFuture<HttpResponse<String>>> calls =
+          new java.util.ArrayList<>();
+      for (int i = 0; i < 200; i++) {
+        calls.add(client.sendAsync(request, HttpResponse.BodyHandlers.ofString()));
+      }
+      for (var c : calls) {
+        HttpResponse<String> r = c.get(60, TimeUnit.SECONDS);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+      }
+    } finally {
+      open.stop(() -> {});
+    }
+  }
+
+  @Test
+  void httpAuthNone_oneAddressFlood_isLimited(@TempDir Path dir) throws Exception {
+    ManualTime time = frozenTime();
+    HttpFace open =
+        startFace(
+            dir,
+            KeyCheck.EMPTY,
+            time,
+            "http_auth",
+            "none",
+            "rate_limit_per_second",
+            "1",
+            "rate_limit_burst",
+            "3");
+    try {
+      HttpRequest request = HttpRequest.newBuilder(open.uri().resolve("/metrics")).build();
+      for (int i = 0; i < 3; i++) {
+        assertThat(call(request).statusCode()).isEqualTo(200);
+      }
+      HttpResponse<String> r = call(request);
+      assertThat(r.statusCode()).isEqualTo(429);
+      assertThat(r.headers().firstValue("Retry-After")).hasValue("1");
+      assertThat(errorOf(r).get("message").asText())
+          .contains("address 127.0.0.1")
+          .contains("rate_limit_per_second");
+      time.advance(Duration.ofSeconds(1));
+      assertThat(call(request).statusCode()).isEqualTo(200);
+    } finally {
+      open.stop(() -> {});
+    }
+  }
+
+  /**
+   * Requests without a valid key are limited by their address, and that budget is theirs alone: a
+   * valid key from the same address still gets in, on its own budget.
+   */
+  @Test
+  void keys_aFloodOfBadKeys_isLimitedByItsAddress_butNotAValidKeyFromIt(@TempDir Path dir)
+      throws Exception {
+    HttpFace limited =
+        startFace(
+            dir,
+            new FakeKeys(),
+            frozenTime(),
+            "rate_limit_per_second",
+            "1",
+            "rate_limit_burst",
+            "3");
+    try {
+      URI at = limited.uri().resolve("/metrics");
+      HttpRequest bad = HttpRequest.newBuilder(at).header("X-API-Key", "pk_wrong").build();
+      HttpRequest none = HttpRequest.newBuilder(at).build();
+      for (HttpRequest r : java.util.List.of(bad, none, bad)) {
+        assertThat(call(r).statusCode()).isEqualTo(401);
+      }
+      HttpResponse<String> r = call(bad);
+      assertThat(r.statusCode()).isEqualTo(429);
+      assertThat(errorOf(r).get("message").asText()).contains("without a valid key");
+      assertThat(call(none).statusCode()).isEqualTo(429);
+      HttpRequest good = HttpRequest.newBuilder(at).header("X-API-Key", FakeKeys.GOOD).build();
+      for (int i = 0; i < 3; i++) {
+        assertThat(call(good).statusCode()).as("a valid key from the same address").isEqualTo(200);
+      }
+      assertThat(call(good).statusCode()).as("the key's own budget").isEqualTo(429);
+      HttpRequest other =
+          HttpRequest.newBuilder(at).header("X-API-Key", FakeKeys.OTHER_TENANT).build();
+      assertThat(call(other).statusCode())
+          .as("one key's flood does not reach another key")
+          .isEqualTo(200);
+    } finally {
+      limited.stop(() -> {});
+    }
+  }
+
   @Test
   void keysRequiredButNone_refusesToServe(@TempDir Path dir) {
     PysandboxConfig config = TestServices.config(dir, Map.of());

@@ -39,10 +39,10 @@ class HttpLiveRunTest {
         Map.of("http_port", "0", "http_auth", "none", "shutdown_grace", "1");
     PysandboxConfig config = TestServices.config(dataDir, settings);
     DefaultSandboxService core = TestServices.start(dataDir, settings);
+    RestServlet rest = RestServlet.of(core, config);
     HttpFace face =
         new HttpFace(config, KeyCheck.EMPTY, core, McpFace.forTenants(core, 1000))
-            .mount(
-                RestServlet.MAPPING, RestServlet.of(core, config), HttpFace.jsonBodyLimit(config));
+            .mountBoundingBodies(RestServlet.MAPPING, rest, rest.maxBodyBytes());
     face.start();
     try {
       HttpClient client = HttpClient.newHttpClient();

@@ -513,7 +513,10 @@ public final class Operations {
                       "The session whose /mnt/data receives the file (created if needed).")
                   .required(),
               Param.string(
-                      "filename", "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data.")
+                      "filename",
+                      "Where in /mnt/data: a name of letters, digits, '.', '_', '-', or a path"
+                          + " with '/' between folders (made as needed), e.g. data/in.csv; no"
+                          + " '..'.")
                   .pattern(UploadRequest.FILENAME_REGEX)
                   .required(),
               Param.string(
@@ -541,7 +544,10 @@ public final class Operations {
                   .required(),
               Param.string("url", "An http or https URL.").required().minLength(1).maxLength(4096),
               Param.string(
-                      "filename", "Letters, digits, '.', '_', '-'; no '..'; written to /mnt/data.")
+                      "filename",
+                      "Where in /mnt/data: a name of letters, digits, '.', '_', '-', or a path"
+                          + " with '/' between folders (made as needed), e.g. data/in.csv; no"
+                          + " '..'.")
                   .pattern(UploadRequest.FILENAME_REGEX)
                   .required(),
               Param.bool("overwrite", "Replace a file of that name (else file_exists).")

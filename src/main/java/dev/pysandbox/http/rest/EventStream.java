@@ -19,6 +19,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import org.slf4j.Logger;
@@ -31,7 +32,10 @@ import org.slf4j.LoggerFactory;
  * thread waits on a client, whether the run is silent or the client reads slowly — a slow client
  * falls behind in the run's bounded buffer instead ({@code lagged}). When there is something to
  * write and the connection takes it, a drain runs on the container's threads, one at a time per
- * stream. A client that goes away ends the stream, never the run.
+ * stream. A client that goes away ends the stream; the run goes on, unless the stream was opened
+ * with something to do then ({@code onClientGone}: a streamed POST /runs without {@code async_mode}
+ * cancels its run), which is done when a write fails or, while the run is silent, when a {@link
+ * DisconnectWatch} sees the connection close.
  *
  * <p>{@code done} carries the same fields as the blocking answer, with its output cut to {@code
  * result_output_limit} the same way.
@@ -81,29 +85,37 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
   private volatile AsyncContext async;
   private volatile boolean heartbeatDue;
   private volatile boolean over;
+  private final Runnable onClientGone;
+  private final AtomicBoolean goneHandled = new AtomicBoolean();
+  private volatile DisconnectWatch watch;
 
   // The drain's own (one drain at a time).
   private ServletOutputStream out;
   private byte[] unsent;
   private boolean flushDue;
 
-  private EventStream(Format format, int resultOutputLimit) {
+  private EventStream(Format format, int resultOutputLimit, Runnable onClientGone) {
     this.format = format;
     this.resultOutputLimit = resultOutputLimit;
+    this.onClientGone = onClientGone;
   }
 
   /**
    * Answers 200 and streams the events of the subscription {@code attach} makes. {@code attach}
    * runs first, so that what it refuses ({@code not_found}) is answered as any error.
+   *
+   * @param onClientGone run once, on a thread of its own, when the client goes away before the
+   *     stream's end; {@code null} for nothing
    */
   static void open(
       HttpServletRequest req,
       HttpServletResponse resp,
       Format format,
       int resultOutputLimit,
-      Function<EventSink, Subscription> attach)
+      Function<EventSink, Subscription> attach,
+      Runnable onClientGone)
       throws IOException {
-    EventStream s = new EventStream(format, resultOutputLimit);
+    EventStream s = new EventStream(format, resultOutputLimit, onClientGone);
     s.subscription = attach.apply(s);
     if (s.subscription.finished()) {
       // The client has every event, done included: 204 also stops an EventSource reconnecting.
@@ -121,6 +133,11 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
       async.addListener(s);
       s.async = async;
       OPEN.add(s);
+      if (onClientGone != null) {
+        DisconnectWatch w = DisconnectWatch.start(req);
+        s.watch = w;
+        w.onDisconnect(s::clientGone);
+      }
       // From here the container calls onWritePossible when the answer can be written.
       s.out.setWriteListener(s);
     } catch (RuntimeException | IOException e) {
@@ -211,6 +228,27 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
       log.debug("an event stream of run {} ended: {}", subscription.runId(), e.toString());
       end();
       completeQuietly();
+      clientGoneSoon();
+    }
+  }
+
+  /** The client went away (a write failed): what it asked for then is done, off this thread. */
+  private void clientGoneSoon() {
+    if (onClientGone != null && !goneHandled.get()) {
+      DisconnectWatch.run(this::clientGone);
+    }
+  }
+
+  /** The client went away before the stream's end: the stream ends, and what was asked is done. */
+  private void clientGone() {
+    if (onClientGone == null || !goneHandled.compareAndSet(false, true)) {
+      return;
+    }
+    boolean finished = subscription.finished();
+    end();
+    completeQuietly();
+    if (!finished) {
+      onClientGone.run();
     }
   }
 
@@ -240,6 +278,10 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
   /** The stream is over (written to its end, or the client went): the run goes on regardless. */
   private void end() {
     over = true;
+    DisconnectWatch w = watch;
+    if (w != null) {
+      w.close(); // before the answer completes: the connection is Jetty's again
+    }
     OPEN.remove(this);
     subscription.close();
   }
@@ -257,6 +299,7 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
     log.debug("an event stream of run {} failed: {}", subscription.runId(), t.toString());
     end();
     completeQuietly();
+    clientGoneSoon();
   }
 
   @Override

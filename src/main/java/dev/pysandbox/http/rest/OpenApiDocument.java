@@ -69,14 +69,35 @@ final class OpenApiDocument {
             "description",
             "Runs Python in isolated sandboxes and records every run. The same operations as"
                 + " the MCP tools, with the same arguments and the same JSON answers;"
-                + " files go up and down as bytes. Send the key as Authorization: Bearer."));
+                + " files go up and down as bytes. Send the key as Authorization: Bearer KEY or"
+                + " X-API-Key: KEY."));
     doc.put("servers", List.of(map("url", "/api/v1")));
-    doc.put("security", List.of(map("bearer", List.of())));
+    // Either scheme (one key, sent either way).
+    doc.put("security", List.of(map("bearer", List.of()), map("apiKey", List.of())));
     doc.put("paths", paths);
     doc.put(
         "components",
         map(
-            "securitySchemes", map("bearer", map("type", "http", "scheme", "bearer")),
+            "securitySchemes",
+                map(
+                    "bearer",
+                    map(
+                        "type",
+                        "http",
+                        "scheme",
+                        "bearer",
+                        "description",
+                        "An API key (pysandbox keys create) as Authorization: Bearer KEY."),
+                    "apiKey",
+                    map(
+                        "type",
+                        "apiKey",
+                        "in",
+                        "header",
+                        "name",
+                        "X-API-Key",
+                        "description",
+                        "The same API key, as X-API-Key: KEY.")),
             "schemas", schemas,
             "responses",
                 map(
@@ -103,7 +124,9 @@ final class OpenApiDocument {
       Param p = op.param(name);
       String more =
           name.equals(PathTemplate.REST)
-              ? " Its '/' separate directories; percent-encode the rest."
+              ? " A path below the workspace, e.g. data/in.csv: its '/' may be sent as they are"
+                  + " or percent-encoded as %2F (as a client encodes a path parameter); each"
+                  + " part is percent-decoded once, and '..', absolute paths and NUL are refused."
               : "";
       parameters.add(parameter(p, "path", more));
     }
@@ -111,6 +134,7 @@ final class OpenApiDocument {
     if (queryInput) {
       r.otherParams().forEach(p -> parameters.add(parameter(p, "query", "")));
     }
+    parameters.addAll(OpenApiHeaders.of(r));
     if (!parameters.isEmpty()) {
       o.put("parameters", parameters);
     }
@@ -269,8 +293,16 @@ final class OpenApiDocument {
         out.put("304", map("description", "If-None-Match named the current ETag."));
         out.put("416", map("$ref", "#/components/responses/Error"));
       }
-      case EVENTS ->
-          out.put("200", map("description", "The run's events, done last.", "content", events()));
+      case EVENTS -> {
+        out.put("200", map("description", "The run's events, done last.", "content", events()));
+        out.put(
+            "204",
+            map(
+                "description",
+                "The run is over and the client has every event of it, done included (after"
+                    + " Last-Event-ID or after): nothing to stream, and an EventSource stops"
+                    + " reconnecting."));
+      }
       case DOCUMENT ->
           out.put(
               "200", map("description", "This document.", "content", json(map("type", "object"))));
@@ -355,7 +387,7 @@ final class OpenApiDocument {
   }
 
   /** An ordered map of key, value, key, value... */
-  private static Map<String, Object> map(Object... kv) {
+  static Map<String, Object> map(Object... kv) {
     Map<String, Object> m = new LinkedHashMap<>();
     for (int i = 0; i < kv.length; i += 2) {
       m.put((String) kv[i], kv[i + 1]);

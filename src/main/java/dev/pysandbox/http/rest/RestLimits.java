@@ -29,4 +29,9 @@ record RestLimits(long uploadMaxBytes, int codeMaxBytes, int resultOutputLimit) 
   long jsonBodyMaxBytes() {
     return codeMaxBytes + (1L << 20);
   }
+
+  /** The largest body of any route: an upload's form or a JSON body. */
+  long maxBodyBytes() {
+    return Math.max(jsonBodyMaxBytes(), uploadMaxBytes + FORM_OVERHEAD_BYTES);
+  }
 }

@@ -3,10 +3,7 @@ package dev.pysandbox.http.rest;
 import static dev.pysandbox.http.rest.RestOperations.narrowed;
 
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.api.ResultOutputLimit;
-import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
@@ -17,7 +14,6 @@ import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 
 /**
  * The route table of {@code /api/v1}: each route a declared operation bound to a method and a path,
@@ -29,7 +25,7 @@ final class RestRoutes {
 
   static List<Route> all(RestLimits limits) {
     List<Route> all = new ArrayList<>();
-    all.addAll(runs(limits.resultOutputLimit()));
+    all.addAll(RunRoutes.all(limits.resultOutputLimit()));
     all.addAll(sessions());
     all.addAll(FileRoutes.all(limits.uploadMaxBytes()));
     all.addAll(approvals());
@@ -43,199 +39,6 @@ final class RestRoutes {
             200,
             c -> OperationCalls.call(Operations.CHECK_SETUP, c.service(), c.args())));
     return all;
-  }
-
-  private static List<Route> runs(int resultOutputLimit) {
-    return List.of(
-        new Route(
-            "run_python",
-            "POST",
-            PathTemplate.of("/runs"),
-            Operations.RUN_PYTHON,
-            Input.JSON_FIELDS,
-            Output.JSON_OR_EVENTS,
-            201,
-            c -> {
-              EventStream.Format stream = EventStream.Format.wanted(c.request());
-              if (Boolean.TRUE.equals(c.args().bool("dry_run"))) {
-                // Nothing runs and nothing is recorded: the analysis, at once, with no Location.
-                RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
-                return new Route.Reply(200, Json.toMap(r));
-              }
-              if (stream != null) {
-                // Streamed: the run goes on without the request, which only watches it.
-                RunRecord begun = OperationCalls.start(c.service(), c.args(), RunListener.NONE);
-                location(c, begun.runId());
-                EventStream.open(
-                    c.request(),
-                    c.response(),
-                    stream,
-                    resultOutputLimit,
-                    sink -> c.service().attach(begun.runId(), 0, sink));
-                return null;
-              }
-              RunRecord r = OperationCalls.call(Operations.RUN_PYTHON, c.service(), c.args());
-              Map<String, Object> json = Json.toMap(r);
-              ResultOutputLimit.apply(json, resultOutputLimit);
-              location(c, r.runId());
-              return c.args().bool("async_mode") ? new Route.Reply(202, json) : json;
-            }),
-        new Route(
-            "get_run_events",
-            "GET",
-            PathTemplate.of("/runs/{run_id}/events"),
-            RestOperations.RUN_EVENTS,
-            Input.QUERY,
-            Output.EVENTS,
-            200,
-            c -> {
-              EventStream.Format stream = EventStream.Format.wanted(c.request());
-              long after = lastEventId(c);
-              String runId = c.args().string("run_id");
-              if (c.request().getMethod().equals("HEAD")) {
-                c.service().getRun(runId, false);
-                c.response().setStatus(200);
-                c.response()
-                    .setContentType(
-                        (stream == null ? EventStream.Format.NDJSON : stream).mediaType);
-                return null;
-              }
-              EventStream.open(
-                  c.request(),
-                  c.response(),
-                  stream == null ? EventStream.Format.NDJSON : stream,
-                  resultOutputLimit,
-                  sink -> c.service().attach(runId, after, sink));
-              return null;
-            }),
-        route(
-            "list_runs",
-            "GET",
-            "/runs",
-            Operations.LIST_RUNS,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.LIST_RUNS, c.service(), c.args())),
-        route(
-            "validate_code",
-            "POST",
-            "/validate",
-            Operations.VALIDATE_CODE,
-            Input.JSON_FIELDS,
-            200,
-            c -> OperationCalls.call(Operations.VALIDATE_CODE, c.service(), c.args())),
-        route(
-            "get_run",
-            "GET",
-            "/runs/{run_id}",
-            Operations.GET_RUN,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.GET_RUN, c.service(), c.args())),
-        route(
-            "get_run_outputs",
-            "GET",
-            "/runs/{run_id}/outputs",
-            Operations.GET_RUN_OUTPUTS,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.GET_RUN_OUTPUTS, c.service(), c.args())),
-        route(
-            "cancel_run",
-            "POST",
-            "/runs/{run_id}/cancel",
-            Operations.CANCEL_RUN,
-            Input.JSON_FIELDS,
-            200,
-            c -> OperationCalls.call(Operations.CANCEL_RUN, c.service(), c.args())),
-        route(
-            "rerun",
-            "POST",
-            "/runs/{run_id}/rerun",
-            Operations.RERUN,
-            Input.JSON_FIELDS,
-            201,
-            c -> {
-              RunRecord r = OperationCalls.call(Operations.RERUN, c.service(), c.args());
-              Map<String, Object> json = Json.toMap(r);
-              ResultOutputLimit.apply(json, resultOutputLimit);
-              location(c, r.runId());
-              return json;
-            }),
-        route(
-            "diff_runs",
-            "GET",
-            "/runs/{run_id}/diff",
-            Operations.DIFF_RUNS,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.DIFF_RUNS, c.service(), c.args())),
-        route(
-            "delete_run",
-            "DELETE",
-            "/runs/{run_id}",
-            Operations.DELETE_RUN,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.DELETE_RUN, c.service(), c.args())),
-        route(
-            "purge_runs",
-            "POST",
-            "/runs/purge",
-            Operations.PURGE_RUNS,
-            Input.JSON_FIELDS,
-            200,
-            c -> OperationCalls.call(Operations.PURGE_RUNS, c.service(), c.args())),
-        route(
-            "list_security_events",
-            "GET",
-            "/security-events",
-            Operations.LIST_SECURITY_EVENTS,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.LIST_SECURITY_EVENTS, c.service(), c.args())),
-        route(
-            "list_environments",
-            "GET",
-            "/environments",
-            Operations.LIST_ENVIRONMENTS,
-            Input.QUERY,
-            200,
-            c -> OperationCalls.call(Operations.LIST_ENVIRONMENTS, c.service(), c.args())),
-        route(
-            "clean_environments",
-            "POST",
-            "/environments/clean",
-            Operations.CLEAN_ENVIRONMENTS,
-            Input.JSON_FIELDS,
-            200,
-            c -> OperationCalls.call(Operations.CLEAN_ENVIRONMENTS, c.service(), c.args())));
-  }
-
-  private static void location(Route.Call c, String runId) {
-    c.request().setAttribute(RestServlet.RUN_ID_ATTRIBUTE, runId);
-    c.response()
-        .setHeader(
-            "Location",
-            c.request().getContextPath() + c.request().getServletPath() + "/runs/" + runId);
-  }
-
-  /** Where an attach resumes: {@code after}, or the {@code Last-Event-ID} header, or 0. */
-  private static long lastEventId(Route.Call c) {
-    Long after = c.args().longInteger("after");
-    String header = c.request().getHeader("Last-Event-ID");
-    if (after != null) {
-      return after;
-    }
-    if (header == null || header.isBlank()) {
-      return 0;
-    }
-    try {
-      return Long.parseLong(header.trim());
-    } catch (NumberFormatException e) {
-      throw PysandboxException.invalid(
-          "Last-Event-ID must be the number of an event (its id: line), got '" + header + "'");
-    }
   }
 
   private static List<Route> approvals() {

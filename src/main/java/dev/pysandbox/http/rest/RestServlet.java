@@ -10,6 +10,7 @@ import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.http.ErrorBodies;
+import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
 import dev.pysandbox.util.DaemonThreads;
@@ -111,6 +112,17 @@ public final class RestServlet extends HttpServlet {
     }
   }
 
+  /**
+   * The longest body any route takes: a multipart upload ({@code upload_max_bytes} + 64 KiB for the
+   * form) or a JSON body ({@code code_max_bytes} + 1 MiB). Each route bounds its own body (a JSON
+   * body, a raw upload, a form), so the server in front should refuse only a declared length over
+   * this and leave a body without one to the route ({@link
+   * dev.pysandbox.http.HttpFace#mountBoundingBodies}).
+   */
+  public long maxBodyBytes() {
+    return limits.maxBodyBytes();
+  }
+
   /** The route table, the document's own route last. */
   List<Route> routes() {
     return routes;
@@ -198,6 +210,14 @@ public final class RestServlet extends HttpServlet {
         }
       }
     }
+    // The route in metrics: its template, never the path as sent.
+    req.setAttribute(
+        HttpFace.ROUTE_ATTRIBUTE,
+        allowed.isEmpty()
+            ? "unmatched"
+            : req.getContextPath()
+                + req.getServletPath()
+                + (route != null ? route.path().text() : matchedTemplate(segments)));
     if (allowed.isEmpty()) {
       throw new PysandboxException(
           ErrorCode.NOT_FOUND,

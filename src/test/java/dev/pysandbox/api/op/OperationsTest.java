@@ -165,8 +165,16 @@ class OperationsTest {
         () -> new ExecutionRequest("1", null, "d".repeat(10_001), null),
         "description is 10001 characters; at most 10000 are allowed");
     assertInvalid(() -> new ExecutionRequest("1", "a".repeat(65), null, null), "session_id 'aaaa");
+    assertThat(new UploadRequest("s", "a/b.csv", "x", null, false).filename())
+        .as("a path with folders")
+        .isEqualTo("a/b.csv");
+    for (String bad : new String[] {"a/../b", "/a", "a//b", "a/./b", "./a", "a/", "a\\b"}) {
+      assertInvalid(
+          () -> new UploadRequest("s", bad, "x", null, false),
+          "filename " + PysandboxException.quote(bad) + " is invalid");
+    }
     assertInvalid(
-        () -> new UploadRequest("s", "a/b", "x", null, false), "filename 'a/b' is invalid");
+        () -> new UploadRequest("s", "a/".repeat(16) + "b", "x", null, false), "at most 16 names");
     assertInvalid(
         () -> new UploadRequest("s", "a", null, null, false),
         "give exactly one of content and content_base64");

@@ -245,8 +245,14 @@ class RestFilesTest {
         http.send(
             http.request("/sessions/rf-up/files/sub/x.txt")
                 .PUT(HttpRequest.BodyPublishers.ofString("x")));
-    assertThat(dir.statusCode()).isEqualTo(400);
-    assertThat(tree(dir).path("error").path("message").asText()).contains("no directories");
+    assertThat(dir.statusCode()).as("a folder is made as needed").isEqualTo(201);
+    assertThat(tree(dir).path("path").asText()).isEqualTo("sub/x.txt");
+    HttpResponse<String> up =
+        http.send(
+            http.request("/sessions/rf-up/files/sub/..%2Fx.txt")
+                .PUT(HttpRequest.BodyPublishers.ofString("x")));
+    assertThat(up.statusCode()).isEqualTo(400);
+    assertThat(tree(up).path("error").path("message").asText()).contains("'..'");
   }
 
   @Test

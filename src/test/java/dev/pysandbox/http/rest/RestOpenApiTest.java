@@ -197,6 +197,71 @@ class RestOpenApiTest {
     checkRefs(doc);
   }
 
+  /**
+   * The document as an OpenAPI parser reads it, with the specification's rules checked: nothing it
+   * reports, and it finds every path and both security schemes.
+   */
+  @Test
+  void document_isValidOpenApi31_asAParserReadsIt() throws Exception {
+    io.swagger.v3.parser.core.models.ParseOptions options =
+        new io.swagger.v3.parser.core.models.ParseOptions();
+    options.setValidateInternalRefs(true);
+    io.swagger.v3.parser.core.models.SwaggerParseResult parsed =
+        new io.swagger.v3.parser.OpenAPIV3Parser()
+            .readContents(JSON.writeValueAsString(doc), null, options);
+    assertThat(parsed.getMessages()).as("what the parser says of the document").isEmpty();
+    io.swagger.v3.oas.models.OpenAPI api = parsed.getOpenAPI();
+    assertThat(api.getOpenapi()).isEqualTo("3.1.0");
+    assertThat(api.getPaths()).hasSameSizeAs(doc.path("paths").properties());
+    assertThat(api.getComponents().getSecuritySchemes()).containsOnlyKeys("bearer", "apiKey");
+  }
+
+  /**
+   * Regression: the document did not declare the X-API-Key scheme, the 204 of a stream with nothing
+   * left, nor the headers the routes read (Range, If-None-Match, Last-Event-ID), and it did not say
+   * how a file path under folders is sent.
+   */
+  @Test
+  void document_declaresBothKeySchemes_204_theHeadersRead_andFilePathsUnderFolders() {
+    JsonNode schemes = doc.path("components").path("securitySchemes");
+    assertThat(schemes.path("apiKey").path("type").asText()).isEqualTo("apiKey");
+    assertThat(schemes.path("apiKey").path("in").asText()).isEqualTo("header");
+    assertThat(schemes.path("apiKey").path("name").asText()).isEqualTo("X-API-Key");
+    assertThat(schemes.path("bearer").path("scheme").asText()).isEqualTo("bearer");
+    assertThat(doc.path("security").toString())
+        .as("either scheme")
+        .isEqualTo("[{\"bearer\":[]},{\"apiKey\":[]}]");
+
+    JsonNode events = doc.path("paths").path("/runs/{run_id}/events").path("get");
+    assertThat(events.path("responses").has("204")).isTrue();
+    assertThat(headersOf(events)).contains("Last-Event-ID");
+    for (String download :
+        List.of("/runs/{run_id}/files/{path}", "/sessions/{session_id}/files/{path}")) {
+      JsonNode get = doc.path("paths").path(download).path("get");
+      assertThat(headersOf(get)).as(download).contains("Range", "If-None-Match", "If-Range");
+      JsonNode path = null;
+      for (JsonNode p : get.path("parameters")) {
+        if (p.path("name").asText().equals("path")) {
+          path = p;
+        }
+      }
+      assertThat(path).isNotNull();
+      assertThat(path.path("description").asText()).contains("%2F").contains("'..'");
+    }
+    assertThat(headersOf(doc.path("paths").path("/sessions/{session_id}/files/{path}").path("put")))
+        .isEmpty();
+  }
+
+  private static List<String> headersOf(JsonNode operation) {
+    List<String> names = new java.util.ArrayList<>();
+    for (JsonNode p : operation.path("parameters")) {
+      if (p.path("in").asText().equals("header")) {
+        names.add(p.path("name").asText());
+      }
+    }
+    return names;
+  }
+
   private static void checkRefs(JsonNode node) {
     if (node.isObject()) {
       JsonNode ref = node.get("$ref");

@@ -256,9 +256,13 @@ class RestStreamTest {
   }
 
   @Test
-  void aClientThatGoesAwayMidRun_doesNotStopTheRun_whichIsRecordedAsUsual() throws Exception {
+  void anAsyncRunsClientThatGoesAwayMidRun_doesNotStopTheRun_whichIsRecordedAsUsual()
+      throws Exception {
+    // Without async_mode the run would be cancelled (HttpClientGoneTest): async_mode asks for a
+    // run that goes on without its caller.
     String body =
-        "{\"code\": \"import time\\nprint('x', flush=True)\\ntime.sleep(1.5)\\nprint('y')\"}";
+        "{\"code\": \"import time\\nprint('x', flush=True)\\ntime.sleep(1.5)\\nprint('y')\","
+            + " \"async_mode\": true}";
     String runId;
     try (Socket s = new Socket("127.0.0.1", http.port)) {
       s.setSoTimeout(20_000);
