@@ -13,8 +13,9 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.ProcessTable;
-import java.io.IOException;
-import java.nio.file.Files;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -216,11 +217,17 @@ class ProtocolAbuseTest {
     RunRecord started =
         run(s, "import subprocess\nsubprocess.Popen(['yes', '" + marker + "'])", 10);
     assertThat(started.status()).as(started.message()).isEqualTo(RunStatus.SUCCEEDED);
-    long cpuBefore = jvmCpuMillis();
+    // The claim is about the threads that read sandboxes' output: past the limit they stop
+    // reading (a reader that kept draining would spend about a core for the 3 s). The whole
+    // JVM's CPU is not measured: notebooks written in the background, the JIT and the
+    // collector are busy in the same seconds for reasons of their own.
+    long cpuBefore = ioThreadsCpuMillis();
     Thread.sleep(3000);
-    long cpu = jvmCpuMillis() - cpuBefore;
+    long cpu = ioThreadsCpuMillis() - cpuBefore;
     RunRecord next = run(s, "print('x')", 10);
-    assertThat(cpu).as("server CPU while the session was idle for 3 s (ms)").isLessThan(500);
+    assertThat(cpu)
+        .as("output readers' CPU while the session was idle for 3 s (ms)")
+        .isLessThan(500);
     assertThat(next.status()).as(next.message()).isEqualTo(RunStatus.SUCCEEDED);
     assertThat(next.stdout()).endsWith("x\n").contains(marker + "\n" + marker);
     // Where the writer's output split between the run that started it and the idle time is a
@@ -252,11 +259,16 @@ class ProtocolAbuseTest {
     service.closeSession(s);
   }
 
-  /** User plus system CPU time of this JVM, from /proc/self/stat (clock ticks of 10 ms). */
-  private static long jvmCpuMillis() throws IOException {
-    String stat = Files.readString(Path.of("/proc/self/stat"));
-    String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-    return (Long.parseLong(f[11]) + Long.parseLong(f[12])) * 10;
+  /** CPU time of this JVM's threads that read sandboxes' sockets ({@code pysandbox-io}). */
+  private static long ioThreadsCpuMillis() {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    long nanos = 0;
+    for (ThreadInfo t : threads.getThreadInfo(threads.getAllThreadIds())) {
+      if (t != null && t.getThreadName().startsWith("pysandbox-io")) {
+        nanos += Math.max(0, threads.getThreadCpuTime(t.getThreadId()));
+      }
+    }
+    return TimeUnit.NANOSECONDS.toMillis(nanos);
   }
 
   private static void sleep(long millis) {
