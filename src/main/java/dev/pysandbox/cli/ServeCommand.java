@@ -104,6 +104,7 @@ final class ServeCommand implements Callable<Integer> {
               service,
               McpFace.forTenants(service, config.resultOutputLimitBytes())
                   .agentApprovals(config.agentMayApprove())
+                  .httpElicitationApproves(config.httpElicitationApproves())
                   .toolsEnabled(config.toolsEnabled()));
       RestServlet rest = RestServlet.of(service, config);
       httpFace

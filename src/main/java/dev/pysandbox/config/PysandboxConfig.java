@@ -64,6 +64,7 @@ public final class PysandboxConfig {
   private final String approvalThreshold;
   private final int approvalTtlMinutes;
   private final boolean agentMayApprove;
+  private final boolean httpElicitationApproves;
   private final int cancelGraceSeconds;
   private final int uploadMaxBytes;
   private final int readMaxBytes;
@@ -154,6 +155,7 @@ public final class PysandboxConfig {
     this.approvalThreshold = oneOf(Setting.APPROVAL_THRESHOLD, "low", "medium", "high", "critical");
     this.approvalTtlMinutes = integer(Setting.APPROVAL_TTL, 1, 7 * 24 * 60);
     this.agentMayApprove = bool(Setting.AGENT_MAY_APPROVE);
+    this.httpElicitationApproves = bool(Setting.HTTP_ELICITATION_APPROVES);
     try {
       this.toolsEnabled = ToolGroups.resolve(list(Setting.TOOLS_ENABLED));
     } catch (IllegalArgumentException e) {
@@ -787,6 +789,14 @@ public final class PysandboxConfig {
   /** Whether agents get the approve_run and deny_run tools. */
   public boolean agentMayApprove() {
     return agentMayApprove;
+  }
+
+  /**
+   * Whether an MCP client over HTTP may decide a held run at its elicitation prompt (its answer is
+   * recorded as client-asserted); over stdio the local client always may.
+   */
+  public boolean httpElicitationApproves() {
+    return httpElicitationApproves;
   }
 
   /** Whether every finished run's notebooks are written as it finishes. */

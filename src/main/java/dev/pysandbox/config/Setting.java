@@ -156,6 +156,14 @@ public enum Setting {
       "false",
       "Give agents the MCP tools approve_run and deny_run (weaker: the agent then decides its own"
           + " runs; off by default)."),
+  HTTP_ELICITATION_APPROVES(
+      "http_elicitation_approves",
+      "false",
+      "Let MCP clients over HTTP decide held runs at their approval prompt (elicitation). Off by"
+          + " default: nothing proves a person answered rather than the agent's own client, so an"
+          + " approver's key, the command line or the web page decide; when on, the decision is"
+          + " recorded as `elicitation (client-asserted): <client name>`. Over stdio the person at"
+          + " the local client always may."),
   TOOLS_ENABLED(
       "tools_enabled",
       "",

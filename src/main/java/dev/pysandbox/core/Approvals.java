@@ -290,7 +290,8 @@ final class Approvals {
         + " ("
         + why
         + "); nothing runs until then. A person decides it at this client's approval prompt if it"
-        + " shows one, on the server's host with `pysandbox approvals approve "
+        + " shows one (stdio clients; over HTTP only where the server allows"
+        + " http_elicitation_approves), on the server's host with `pysandbox approvals approve "
         + approvalId
         + "` (or `deny`), or over REST with an approver's key: POST /api/v1/approvals/"
         + approvalId

@@ -81,6 +81,7 @@ public final class McpFace {
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
   private final boolean agentMayApprove;
+  private final boolean httpElicitationApproves;
   private final Set<String> enabled; // null: every tool
 
   /**
@@ -110,17 +111,19 @@ public final class McpFace {
   }
 
   private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
-    this(services, resultOutputLimit, false, null);
+    this(services, resultOutputLimit, false, false, null);
   }
 
   private McpFace(
       Function<McpTransportContext, SandboxService> services,
       int resultOutputLimit,
       boolean agentMayApprove,
+      boolean httpElicitationApproves,
       Set<String> enabled) {
     this.services = services;
     this.resultOutputLimit = resultOutputLimit;
     this.agentMayApprove = agentMayApprove;
+    this.httpElicitationApproves = httpElicitationApproves;
     this.enabled = enabled;
   }
 
@@ -129,7 +132,16 @@ public final class McpFace {
    * agent_may_approve}: the agent then decides its own runs, which is weaker).
    */
   public McpFace agentApprovals(boolean allow) {
-    return new McpFace(services, resultOutputLimit, allow, enabled);
+    return new McpFace(services, resultOutputLimit, allow, httpElicitationApproves, enabled);
+  }
+
+  /**
+   * This face, letting clients over HTTP decide held runs at their elicitation prompt when {@code
+   * allow} (the server's {@code http_elicitation_approves}, off by default: nothing proves that a
+   * person, not the agent's own client, answered). Over stdio the local client always may.
+   */
+  public McpFace httpElicitationApproves(boolean allow) {
+    return new McpFace(services, resultOutputLimit, agentMayApprove, allow, enabled);
   }
 
   /**
@@ -137,7 +149,8 @@ public final class McpFace {
    * {@link dev.pysandbox.api.op.ToolGroups}); the others are unknown tools on both transports.
    */
   public McpFace toolsEnabled(Set<String> names) {
-    return new McpFace(services, resultOutputLimit, agentMayApprove, Set.copyOf(names));
+    return new McpFace(
+        services, resultOutputLimit, agentMayApprove, httpElicitationApproves, Set.copyOf(names));
   }
 
   /**
@@ -259,7 +272,13 @@ public final class McpFace {
   }
 
   List<SyncToolSpecification> tools(McpJsonMapper mapper, CallRecord.Face face) {
-    ToolFactory f = new ToolFactory(mapper, services, logging, face);
+    ToolFactory f =
+        new ToolFactory(
+            mapper,
+            services,
+            logging,
+            face,
+            face == CallRecord.Face.MCP_HTTP ? httpElicitationApproves : true);
     List<SyncToolSpecification> all = new ArrayList<>(runTools(f));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));

@@ -28,6 +28,16 @@ final class RunProgress implements RunListener, AutoCloseable {
   static final int MESSAGE_MAX_CHARS = 200;
   static final int MAX_LOG_LINES_PER_SECOND = 100;
   static final int LOG_LINE_MAX_CHARS = 4096;
+
+  /** How a decision at a stdio client's prompt is recorded: the local person's. */
+  static final String LOCAL_DECIDER = "elicitation:";
+
+  /**
+   * How a decision at an HTTP client's prompt is recorded, where the operator lets it decide: the
+   * client says a person answered, and the name is the one the client gave.
+   */
+  static final String CLIENT_ASSERTED_DECIDER = "elicitation (client-asserted): ";
+
   private static final ScheduledExecutorService TICKS =
       Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-mcp-progress"));
 
@@ -37,6 +47,7 @@ final class RunProgress implements RunListener, AutoCloseable {
   private final Object token;
   private final long startedNanos = System.nanoTime();
   private final boolean logLines;
+  private final String elicitationDecider;
   private volatile String lastLine;
   private long windowStart;
   private int sentInWindow;
@@ -47,14 +58,19 @@ final class RunProgress implements RunListener, AutoCloseable {
   /**
    * @param call the request in flight, or {@code null}
    * @param request the tool call; its {@code _meta.progressToken}, if any, asks for progress
+   * @param elicitationDecider how a decision at the client's prompt is recorded ({@link
+   *     #LOCAL_DECIDER}, {@link #CLIENT_ASSERTED_DECIDER}), or {@code null}: this client is not
+   *     asked, and a held run waits for an approver's key, the command line or the web page
    */
   RunProgress(
       SandboxService service,
       CallHandle call,
       McpSyncServerExchange exchange,
       McpSchema.CallToolRequest request,
-      boolean logLines) {
+      boolean logLines,
+      String elicitationDecider) {
     this.logLines = logLines && exchange != null;
+    this.elicitationDecider = elicitationDecider;
     this.service = service;
     this.call = call;
     this.exchange = exchange;
@@ -63,13 +79,15 @@ final class RunProgress implements RunListener, AutoCloseable {
   }
 
   /**
-   * Asks the person at the client, when the client declares elicitation: the full code, why it
-   * waits and every finding; accept approves, decline or cancel denies. Without elicitation, or
-   * when the prompt fails (the client times out), nothing is decided here.
+   * Asks the person at the client, when the client declares elicitation and this face lets its
+   * clients decide (stdio always; HTTP only with {@code http_elicitation_approves}, since an
+   * agent's own client can answer its prompt): the full code, why it waits and every finding;
+   * accept approves, decline or cancel denies. Otherwise, or when the prompt fails (the client
+   * times out), nothing is decided here.
    */
   @Override
   public ApprovalDecision askApproval(Approval approval) {
-    if (exchange == null) {
+    if (exchange == null || elicitationDecider == null) {
       return null;
     }
     McpSchema.ClientCapabilities caps = exchange.getClientCapabilities();
@@ -94,16 +112,28 @@ final class RunProgress implements RunListener, AutoCloseable {
                                 "description",
                                 "Why you approve or deny it (kept with the decision)"))))
                 .build());
-    String client = exchange.getClientInfo() == null ? "client" : exchange.getClientInfo().name();
+    String client = elicitationDecider + clientName(exchange.getClientInfo());
     Object reason = r.content() == null ? null : r.content().get("reason");
     String why = reason instanceof String text && !text.isBlank() ? text : null;
     return switch (r.action()) {
-      case ACCEPT -> new ApprovalDecision(true, "elicitation:" + client, why);
-      case DECLINE -> new ApprovalDecision(false, "elicitation:" + client, why);
+      case ACCEPT -> new ApprovalDecision(true, client, why);
+      case DECLINE -> new ApprovalDecision(false, client, why);
       case CANCEL ->
-          new ApprovalDecision(
-              false, "elicitation:" + client, why == null ? "cancelled at the prompt" : why);
+          new ApprovalDecision(false, client, why == null ? "cancelled at the prompt" : why);
     };
+  }
+
+  /** The name the client gave itself, as a record may show it: printable, at most 100 chars. */
+  static String clientName(McpSchema.Implementation info) {
+    String name = info == null || info.name() == null ? "" : info.name();
+    name =
+        name.codePoints()
+            .filter(c -> !Character.isISOControl(c) && Character.getType(c) != Character.FORMAT)
+            .limit(100)
+            .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
+            .toString()
+            .strip();
+    return name.isEmpty() ? "client" : name;
   }
 
   /** What the person is shown: why the run waits, each finding, and the whole code. */

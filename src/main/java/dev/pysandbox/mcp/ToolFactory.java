@@ -44,20 +44,29 @@ final class ToolFactory {
   private final Function<McpTransportContext, SandboxService> services;
   private final LoggingAsked logging;
   private final CallRecord.Face face;
+  private final String elicitationDecider;
 
   /**
    * @param services the service a call acts on, from its transport context
    * @param face the transport's, for the trajectory
+   * @param elicitationDecides whether the client's answer at an approval prompt decides a held run
    */
   ToolFactory(
       McpJsonMapper mapper,
       Function<McpTransportContext, SandboxService> services,
       LoggingAsked logging,
-      CallRecord.Face face) {
+      CallRecord.Face face,
+      boolean elicitationDecides) {
     this.mapper = mapper;
     this.services = services;
     this.logging = logging;
     this.face = face;
+    this.elicitationDecider =
+        !elicitationDecides
+            ? null
+            : face == CallRecord.Face.MCP_STDIO
+                ? RunProgress.LOCAL_DECIDER
+                : RunProgress.CLIENT_ASSERTED_DECIDER;
   }
 
   /** How a tool shows its operation's result: text for people and models, the JSON alongside. */
@@ -121,7 +130,12 @@ final class ToolFactory {
                 service = services.apply(exchange.transportContext());
                 try (RunProgress progress =
                     new RunProgress(
-                        service, call, exchange, request, logging.asked(exchange.sessionId()))) {
+                        service,
+                        call,
+                        exchange,
+                        request,
+                        logging.asked(exchange.sessionId()),
+                        elicitationDecider)) {
                   result = handler.handle(service, op.parse(request.arguments()), progress);
                 }
               } catch (PysandboxException e) {

@@ -228,6 +228,91 @@ class ApprovalsIT {
     }
   }
 
+  /**
+   * Issue 24 item 1: an agent's own MCP client over HTTP declared elicitation and answered the
+   * approval prompt itself. On a keyed HTTP face the prompt decides nothing by default (the client
+   * is not even asked); where the operator allows it, the record says the answer is the client's
+   * word, under the name the client gave.
+   */
+  @Test
+  void overMcpHttp_anAgentsClientAnsweringItsOwnPrompt_decidesNothing_unlessTheOperatorAllowsIt()
+      throws Exception {
+    String agentKey = key("acme", "agent");
+    List<String> prompts = new CopyOnWriteArrayList<>();
+    Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> yes =
+        r -> {
+          prompts.add(r.message());
+          return McpSchema.ElicitResult.builder(McpSchema.ElicitResult.Action.ACCEPT)
+              .content(Map.of("reason", "a person said so (really the agent)"))
+              .build();
+        };
+    String heldApproval;
+    try (HttpServerProcess server =
+        HttpServerProcess.start(dataDir, elsewhere, "--set", "approval_policy=always")) {
+      McpSyncClient c = httpClient(server.uri(), agentKey, yes);
+      try {
+        JsonNode held = call(c, "run_python", Map.of("code", "print('self-approved?')"));
+        assertThat(held.path("status").asText()).as(held.toString()).isEqualTo("awaiting_approval");
+        assertThat(prompts).as("an HTTP client is not asked by default").isEmpty();
+        assertThat(held.path("message").asText()).contains("http_elicitation_approves");
+        heldApproval = held.path("approval_id").asText();
+      } finally {
+        c.closeGracefully();
+      }
+    }
+    ServerProcess.Result stillPending =
+        ServerProcess.runIn(elsewhere, dataDir, null, "approvals", "show", heldApproval);
+    assertThat(stillPending.stdout()).doesNotContain("decided:");
+
+    try (HttpServerProcess server =
+        HttpServerProcess.start(
+            dataDir,
+            elsewhere,
+            "--set",
+            "approval_policy=always",
+            "--set",
+            "http_elicitation_approves=true")) {
+      McpSyncClient c = httpClient(server.uri(), agentKey, yes);
+      try {
+        JsonNode ran = call(c, "run_python", Map.of("code", "print('client-asserted')"));
+        assertThat(prompts).hasSize(1);
+        assertThat(ran.path("status").asText()).as(ran.toString()).isEqualTo("succeeded");
+        assertThat(ran.path("stdout").asText()).isEqualTo("client-asserted\n");
+        String approvalId = ran.path("approval_id").asText();
+        ServerProcess.Result show =
+            ServerProcess.runIn(elsewhere, dataDir, null, "approvals", "show", approvalId);
+        assertThat(show.stdout())
+            .contains("elicitation (client-asserted): self-approver")
+            .doesNotContain("\u202e");
+      } finally {
+        c.closeGracefully();
+      }
+    }
+  }
+
+  /** An MCP client over Streamable HTTP with an agent's key, answering prompts with {@code yes}. */
+  private static McpSyncClient httpClient(
+      URI base, String key, Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> yes) {
+    var transport =
+        io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport.builder(
+                base.toString())
+            .endpoint("/mcp")
+            .addHttpRequestCustomizer(
+                (builder, method, uri, body, context) ->
+                    builder.header("Authorization", "Bearer " + key))
+            .build();
+    McpSyncClient c =
+        McpClient.sync(transport)
+            .clientInfo(
+                McpSchema.Implementation.builder("self-approver\u202e\u202e", "1.0").build())
+            .requestTimeout(Duration.ofSeconds(90))
+            .capabilities(McpSchema.ClientCapabilities.builder().elicitation().build())
+            .elicitation(yes)
+            .build();
+    c.initialize();
+    return c;
+  }
+
   private String key(String tenant, String role) throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(dataDir, null, "keys", "create", "--tenant", tenant, "--role", role);
