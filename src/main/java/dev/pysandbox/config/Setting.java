@@ -211,7 +211,11 @@ public enum Setting {
           + " mkfs.ext4); off: the quota is measured while a run is in flight only."),
   DISK_QUOTA_MAX(
       "disk_quota_max_mb", "10240", "Largest workspace quota a session may ask for (MiB)."),
-  TMP_SIZE("tmp_size_mb", "256", "Size of a sandbox's /tmp (MiB; memory-backed)."),
+  TMP_SIZE(
+      "tmp_size_mb",
+      "256",
+      "Size of a sandbox's /tmp, and of its /dev/shm (MiB each; memory-backed, and counted"
+          + " against memory_mb)."),
   OUTPUT_MAX(
       "output_max_mb",
       "64",

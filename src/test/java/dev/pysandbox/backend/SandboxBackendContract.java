@@ -197,6 +197,44 @@ public abstract class SandboxBackendContract {
         .isTrue();
   }
 
+  /**
+   * Issue 24 item 11: /dev/shm was the /dev tmpfs of bwrap, bounded by nothing but memory (400 MiB
+   * written against tmp_size_mb=256). Both memory-backed places stop at the sandbox's tmp size.
+   */
+  @Test
+  void tmpAndDevShm_stopAtTheTmpSize() throws Exception {
+    Limits d = defaultLimits();
+    Sandbox s =
+        start(backend, new Limits(d.memoryBytes(), d.pids(), d.cpus(), d.diskBytes(), 16L << 20));
+    for (String dir : List.of("/dev/shm", "/tmp")) {
+      WorkerReply r =
+          exec(
+              s,
+              "import errno\n"
+                  + "n, err = 0, None\n"
+                  + "try:\n"
+                  + "    with open('"
+                  + dir
+                  + "/fill', 'wb') as f:\n"
+                  + "        for i in range(64):\n"
+                  + "            f.write(b'x' * (1 << 20))\n"
+                  + "            f.flush()\n"
+                  + "            n += 1\n"
+                  + "except OSError as e:\n"
+                  + "    err = e.errno\n"
+                  + "import os\n"
+                  + "os.unlink('"
+                  + dir
+                  + "/fill')\n"
+                  + "(n, err)");
+      String got = result(r);
+      assertThat(got).as(dir + ": MiB written, errno (ENOSPC)").endsWith(", 28)");
+      assertThat(Integer.parseInt(got.substring(1, got.indexOf(','))))
+          .as(dir + ": MiB written")
+          .isLessThanOrEqualTo(16);
+    }
+  }
+
   @Test
   protected void pidsLimit_stopsForking_andTheUsageCountsIt() throws Exception {
     Limits d = defaultLimits();

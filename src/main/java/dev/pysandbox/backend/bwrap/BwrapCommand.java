@@ -88,6 +88,9 @@ final class BwrapCommand {
     }
     add(a, "--proc", "/proc", "--dev", "/dev");
     add(a, "--size", Long.toString(spec.limits().tmpBytes()), "--tmpfs", "/tmp");
+    // bwrap's /dev is a tmpfs bounded by nothing but memory, and /dev/shm a directory in it: a
+    // tmpfs of its own, the size of /tmp, bounds what code (or shm_open) puts there.
+    add(a, "--size", Long.toString(spec.limits().tmpBytes()), "--tmpfs", "/dev/shm");
     add(a, "--bind", workspace.toString(), WORKSPACE);
     for (SandboxSpec.HostMount m : spec.mounts()) {
       // Read-only, nosuid and nodev, with whatever is mounted below it (bwrap binds recursively).

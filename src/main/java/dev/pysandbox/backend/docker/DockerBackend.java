@@ -605,6 +605,8 @@ public final class DockerBackend implements SandboxBackend {
             .withSecurityOpts(security)
             .withReadonlyRootfs(true)
             .withTmpFs(Map.of("/tmp", "rw,nosuid,nodev,mode=1777,size=" + limits.tmpBytes()))
+            // The engine's default is 64 MiB; one bound for both memory-backed places.
+            .withShmSize(limits.tmpBytes())
             .withBinds(binds)
             .withPidsLimit((long) limits.pids() + runtimeThreads())
             .withMemory(limits.memoryBytes())
