@@ -1,6 +1,7 @@
 package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
@@ -68,6 +69,12 @@ public final class HttpFace {
   /** Requests answered at once (a run holds its request's thread while it runs). */
   static final int MAX_THREADS = 320;
 
+  /**
+   * Threads no caller's requests may take, whatever the caps per key: for the health checks, the
+   * refusals (401, 429) and Jetty's own selector and acceptor.
+   */
+  static final int RESERVED_THREADS = 64;
+
   static final int MAX_REQUEST_HEADER_BYTES = 16 * 1024;
 
   /**
@@ -89,6 +96,7 @@ public final class HttpFace {
   private final Set<String> withoutKey = new LinkedHashSet<>();
   private final InFlight inFlight = new InFlight();
   private Duration idleTimeout = IDLE_TIMEOUT;
+  private Duration slowGrace = SlowPeerGuard.GRACE;
   private Server server;
   private ServerConnector connector;
   private RequestFilter requestFilter;
@@ -184,6 +192,12 @@ public final class HttpFace {
     return this;
   }
 
+  /** For tests: another grace than {@link SlowPeerGuard#GRACE} before a slow peer is measured. */
+  HttpFace slowGrace(Duration grace) {
+    this.slowGrace = grace;
+    return this;
+  }
+
   /** For tests: another idle timeout than {@link #IDLE_TIMEOUT}. */
   HttpFace idleTimeout(Duration timeout) {
     this.idleTimeout = timeout;
@@ -239,6 +253,7 @@ public final class HttpFace {
           boundsItself.put(path, m.boundsItself());
         });
     filter(context, requestFilter, "/*");
+    filter(context, new SlowPeerGuard(config.httpMinDataRate(), slowGrace), "/*");
     filter(
         context,
         new OriginFilter(
@@ -250,7 +265,11 @@ public final class HttpFace {
             keys,
             config.httpAuthKeys(),
             new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time),
-            withoutKey),
+            withoutKey,
+            new CallerSlots(
+                config.httpMaxRequestsPerKey(),
+                config.httpMaxLongCallsPerKey(),
+                MAX_THREADS - RESERVED_THREADS)),
         "/*");
     filter(context, new BodyLimitFilter(limits, boundsItself), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);
@@ -306,6 +325,10 @@ public final class HttpFace {
     Object id = request.getAttribute(REQUEST_ID_ATTRIBUTE);
     if (id != null) {
       values.put(McpFace.REQUEST_ID_KEY, id);
+    }
+    Object longCalls = request.getAttribute(LongCalls.ATTRIBUTE);
+    if (longCalls != null) {
+      values.put(LongCalls.ATTRIBUTE, longCalls);
     }
     return McpTransportContext.create(values);
   }

@@ -3,12 +3,14 @@ package dev.pysandbox.mcp;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
+import dev.pysandbox.util.ThreadInterrupter;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -119,10 +121,22 @@ final class ToolFactory {
                         ? c
                         : null;
                 service = services.apply(exchange.transportContext());
+                Arguments args = op.parse(request.arguments());
+                // Over HTTP a wait or a download holds a thread: one of the caller's few.
+                LongCalls.Slot slot =
+                    LongCalls.enter(
+                        exchange.transportContext().get(LongCalls.ATTRIBUTE), op.name(), args);
                 try (RunProgress progress =
-                    new RunProgress(
-                        service, call, exchange, request, logging.asked(exchange.sessionId()))) {
-                  result = handler.handle(service, op.parse(request.arguments()), progress);
+                        new RunProgress(
+                            service, call, exchange, request, logging.asked(exchange.sessionId()));
+                    ThreadInterrupter interrupter = new ThreadInterrupter()) {
+                  if (call != null
+                      && LongCalls.kindOf(op.name(), args) == LongCalls.Kind.DOWNLOAD) {
+                    call.whenCancelled(interrupter::interrupt); // a cancelled fetch ends now
+                  }
+                  result = handler.handle(service, args, progress);
+                } finally {
+                  slot.close();
                 }
               } catch (PysandboxException e) {
                 result = ToolResults.error(e);

@@ -12,6 +12,7 @@ import dev.pysandbox.http.Caller;
 import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
+import dev.pysandbox.util.ThreadInterrupter;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -172,7 +173,20 @@ final class RestRoutes {
             Operations.DOWNLOAD_FILE,
             Input.JSON_FIELDS,
             200,
-            c -> OperationCalls.call(Operations.DOWNLOAD_FILE, c.service(), c.args())));
+            RestRoutes::downloadFile));
+  }
+
+  /**
+   * {@code download_file}: a client that closes its connection meanwhile ends the fetch (its thread
+   * is interrupted), so that its slot and thread are free at once rather than when a slow origin is
+   * done.
+   */
+  private static Object downloadFile(Route.Call c) {
+    try (DisconnectWatch watch = DisconnectWatch.start(c.request());
+        ThreadInterrupter interrupter = new ThreadInterrupter()) {
+      watch.onDisconnect(interrupter::interrupt);
+      return OperationCalls.call(Operations.DOWNLOAD_FILE, c.service(), c.args());
+    }
   }
 
   /** A route answering with the JSON of {@code op}'s result. */

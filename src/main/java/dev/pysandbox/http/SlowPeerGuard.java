@@ -1,0 +1,374 @@
+package dev.pysandbox.http;
+
+import dev.pysandbox.util.DaemonThreads;
+import jakarta.servlet.AsyncEvent;
+import jakarta.servlet.AsyncListener;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ReadListener;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletInputStream;
+import jakarta.servlet.ServletOutputStream;
+import jakarta.servlet.WriteListener;
+import jakarta.servlet.http.HttpFilter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletRequestWrapper;
+import jakarta.servlet.http.HttpServletResponse;
+import jakarta.servlet.http.HttpServletResponseWrapper;
+import java.io.IOException;
+import java.time.Duration;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
+import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.io.EndPoint;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Cuts off peers too slow to be worth a thread: a request body that comes in at under {@code
+ * http_min_data_rate} bytes a second, and an answer that a client takes at under it while the
+ * server's write waits on it, once {@link #GRACE} has passed. A blocking read or write holds its
+ * thread, and the connection's idle timeout only ends a peer that sends nothing at all: one byte
+ * every few seconds keeps it alive for ever. A watchdog looks at every request once a second and
+ * closes the connection of one that is too slow, which ends the blocked read or write with an error
+ * (the request then ends as a broken one). Streams that only wait for the server to speak (SSE, a
+ * long poll) are never cut for that: only a body still owed by the client, or a write blocked on
+ * it, is measured.
+ *
+ * <p>Jetty's own {@code MinimumDataRateHandler} was not used: it measures the bytes of all requests
+ * together (a statistics handler's counters), and checks only when a read is asked for.
+ */
+final class SlowPeerGuard extends HttpFilter {
+  private static final long serialVersionUID = 1L;
+  private static final Logger log = LoggerFactory.getLogger(SlowPeerGuard.class);
+
+  /** How long a peer may be slow before it is measured (a connection starting, a pause). */
+  static final Duration GRACE = Duration.ofSeconds(10);
+
+  private final long minRate;
+  private final long graceNanos;
+  private final transient Set<Exchange> open = ConcurrentHashMap.newKeySet();
+  private transient ScheduledExecutorService watchdog;
+
+  /**
+   * @param minRate bytes per second; 0 turns the guard off
+   */
+  SlowPeerGuard(long minRate, Duration grace) {
+    this.minRate = minRate;
+    this.graceNanos = grace.toNanos();
+  }
+
+  @Override
+  public void init() {
+    if (minRate > 0) {
+      watchdog =
+          Executors.newSingleThreadScheduledExecutor(DaemonThreads.named("pysandbox-http-slow"));
+      watchdog.scheduleWithFixedDelay(this::check, 1, 1, TimeUnit.SECONDS);
+    }
+  }
+
+  @Override
+  public void destroy() {
+    if (watchdog != null) {
+      watchdog.shutdownNow();
+    }
+  }
+
+  @Override
+  protected void doFilter(
+      HttpServletRequest request, HttpServletResponse response, FilterChain chain)
+      throws IOException, ServletException {
+    if (minRate <= 0) {
+      chain.doFilter(request, response);
+      return;
+    }
+    Exchange x = new Exchange(request, endPoint(request), System.nanoTime());
+    open.add(x);
+    boolean async = false;
+    try {
+      chain.doFilter(x.request(), x.response(response));
+      if (request.isAsyncStarted()) {
+        async = true;
+        request.getAsyncContext().addListener(x);
+      }
+    } finally {
+      if (!async) {
+        open.remove(x);
+      }
+    }
+  }
+
+  private static EndPoint endPoint(HttpServletRequest request) {
+    try {
+      ServletContextRequest core = ServletContextRequest.getServletContextRequest(request);
+      Connection c = core == null ? null : core.getConnectionMetaData().getConnection();
+      return c == null ? null : c.getEndPoint();
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** Once a second: closes the connections of exchanges whose peer is too slow. */
+  void check() {
+    long now = System.nanoTime();
+    for (Exchange x : open) {
+      String why = x.tooSlow(now);
+      if (why != null) {
+        open.remove(x);
+        log.info(
+            "{} {}: {}; the connection was closed (http_min_data_rate {} B/s, request {})",
+            x.method,
+            x.uri,
+            why,
+            minRate,
+            x.requestId);
+        x.abort();
+      }
+    }
+  }
+
+  /** Requests being watched now (for tests). */
+  int watched() {
+    return open.size();
+  }
+
+  /** One request: what its client has sent of the body, and what it has taken of the answer. */
+  private final class Exchange implements AsyncListener {
+    private final HttpServletRequest request;
+    private final EndPoint endPoint;
+    private final long started;
+    private final long declared;
+    final String method;
+    final String uri;
+    final Object requestId;
+    private volatile long read;
+    private volatile boolean bodyDone;
+    private volatile long written;
+    private volatile long firstWrite;
+    private volatile long writingSince;
+
+    Exchange(HttpServletRequest request, EndPoint endPoint, long started) {
+      this.request = request;
+      this.endPoint = endPoint;
+      this.started = started;
+      this.declared = request.getContentLengthLong();
+      this.method = request.getMethod();
+      this.uri = request.getRequestURI();
+      this.requestId = request.getAttribute(HttpFace.REQUEST_ID_ATTRIBUTE);
+      boolean chunked = request.getHeader("Transfer-Encoding") != null;
+      this.bodyDone = declared <= 0 && !chunked;
+    }
+
+    /** Why the peer is too slow now, or null. */
+    String tooSlow(long now) {
+      if (endPoint == null) {
+        return null;
+      }
+      long since = now - started;
+      if (!bodyDone && since > graceNanos && read * 1_000_000_000L < minRate * since) {
+        return "the request body came at "
+            + rate(read, since)
+            + " B/s ("
+            + read
+            + " bytes in "
+            + since / 1_000_000_000L
+            + " s)";
+      }
+      long writing = writingSince;
+      if (writing != 0 && now - writing > graceNanos) {
+        long span = now - firstWrite;
+        if (written * 1_000_000_000L < minRate * span) {
+          return "the client took the answer at "
+              + rate(written, span)
+              + " B/s and has taken nothing for "
+              + (now - writing) / 1_000_000_000L
+              + " s";
+        }
+      }
+      return null;
+    }
+
+    private static long rate(long bytes, long nanos) {
+      return nanos <= 0 ? 0 : bytes * 1_000_000_000L / nanos;
+    }
+
+    void abort() {
+      try {
+        endPoint.close();
+      } catch (RuntimeException e) {
+        log.debug("closing a slow connection: {}", e.toString());
+      }
+    }
+
+    void countRead(int n) {
+      if (n < 0) {
+        bodyDone = true;
+      } else {
+        read += n;
+        if (declared >= 0 && read >= declared) {
+          bodyDone = true;
+        }
+      }
+    }
+
+    void beforeWrite() {
+      long now = System.nanoTime();
+      if (firstWrite == 0) {
+        firstWrite = now;
+      }
+      writingSince = now;
+    }
+
+    void afterWrite(int n) {
+      written += n;
+      writingSince = 0;
+    }
+
+    HttpServletRequest request() {
+      if (bodyDone) {
+        return request;
+      }
+      return new HttpServletRequestWrapper(request) {
+        private ServletInputStream in;
+
+        @Override
+        public ServletInputStream getInputStream() throws IOException {
+          if (in == null) {
+            in = new CountingInput(super.getInputStream(), Exchange.this);
+          }
+          return in;
+        }
+      };
+    }
+
+    HttpServletResponse response(HttpServletResponse response) {
+      return new HttpServletResponseWrapper(response) {
+        private ServletOutputStream out;
+
+        @Override
+        public ServletOutputStream getOutputStream() throws IOException {
+          if (out == null) {
+            out = new CountingOutput(super.getOutputStream(), Exchange.this);
+          }
+          return out;
+        }
+      };
+    }
+
+    @Override
+    public void onComplete(AsyncEvent event) {
+      open.remove(this);
+    }
+
+    @Override
+    public void onTimeout(AsyncEvent event) {}
+
+    @Override
+    public void onError(AsyncEvent event) {}
+
+    @Override
+    public void onStartAsync(AsyncEvent event) {}
+  }
+
+  private static final class CountingInput extends ServletInputStream {
+    private final ServletInputStream in;
+    private final Exchange x;
+
+    CountingInput(ServletInputStream in, Exchange x) {
+      this.in = in;
+      this.x = x;
+    }
+
+    @Override
+    public int read() throws IOException {
+      int b = in.read();
+      x.countRead(b < 0 ? -1 : 1);
+      return b;
+    }
+
+    @Override
+    public int read(byte[] b, int off, int len) throws IOException {
+      int n = in.read(b, off, len);
+      x.countRead(n);
+      return n;
+    }
+
+    @Override
+    public boolean isFinished() {
+      return in.isFinished();
+    }
+
+    @Override
+    public boolean isReady() {
+      return in.isReady();
+    }
+
+    @Override
+    public void setReadListener(ReadListener listener) {
+      in.setReadListener(listener);
+    }
+  }
+
+  private static final class CountingOutput extends ServletOutputStream {
+    private final ServletOutputStream out;
+    private final Exchange x;
+
+    CountingOutput(ServletOutputStream out, Exchange x) {
+      this.out = out;
+      this.x = x;
+    }
+
+    @Override
+    public void write(int b) throws IOException {
+      x.beforeWrite();
+      try {
+        out.write(b);
+      } finally {
+        x.afterWrite(1);
+      }
+    }
+
+    @Override
+    public void write(byte[] b, int off, int len) throws IOException {
+      x.beforeWrite();
+      try {
+        out.write(b, off, len);
+      } finally {
+        x.afterWrite(len);
+      }
+    }
+
+    @Override
+    public void flush() throws IOException {
+      x.beforeWrite();
+      try {
+        out.flush();
+      } finally {
+        x.afterWrite(0);
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
+      x.beforeWrite();
+      try {
+        out.close();
+      } finally {
+        x.afterWrite(0);
+      }
+    }
+
+    @Override
+    public boolean isReady() {
+      return out.isReady();
+    }
+
+    @Override
+    public void setWriteListener(WriteListener listener) {
+      out.setWriteListener(listener);
+    }
+  }
+}
