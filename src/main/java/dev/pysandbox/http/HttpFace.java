@@ -101,6 +101,7 @@ public final class HttpFace {
   private ServerConnector connector;
   private RequestFilter requestFilter;
   private McpHttpEndpoint mcpEndpoint;
+  private CallerSlots slots;
   private boolean stopping;
 
   /**
@@ -198,6 +199,11 @@ public final class HttpFace {
     return this;
   }
 
+  /** The caps on each caller's requests in flight (for tests); null before start. */
+  CallerSlots slots() {
+    return slots;
+  }
+
   /** For tests: another idle timeout than {@link #IDLE_TIMEOUT}. */
   HttpFace idleTimeout(Duration timeout) {
     this.idleTimeout = timeout;
@@ -252,6 +258,11 @@ public final class HttpFace {
           limits.put(path, m.maxBodyBytes());
           boundsItself.put(path, m.boundsItself());
         });
+    slots =
+        new CallerSlots(
+            config.httpMaxRequestsPerKey(),
+            config.httpMaxLongCallsPerKey(),
+            MAX_THREADS - RESERVED_THREADS);
     filter(context, requestFilter, "/*");
     filter(context, new SlowPeerGuard(config.httpMinDataRate(), slowGrace), "/*");
     filter(
@@ -266,10 +277,7 @@ public final class HttpFace {
             config.httpAuthKeys(),
             new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time),
             withoutKey,
-            new CallerSlots(
-                config.httpMaxRequestsPerKey(),
-                config.httpMaxLongCallsPerKey(),
-                MAX_THREADS - RESERVED_THREADS)),
+            slots),
         "/*");
     filter(context, new BodyLimitFilter(limits, boundsItself), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);

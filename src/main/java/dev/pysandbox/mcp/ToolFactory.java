@@ -130,9 +130,10 @@ final class ToolFactory {
                         new RunProgress(
                             service, call, exchange, request, logging.asked(exchange.sessionId()));
                     ThreadInterrupter interrupter = new ThreadInterrupter()) {
+                  LongCalls.Kind kind = LongCalls.kindOf(op.name(), args);
                   if (call != null
-                      && LongCalls.kindOf(op.name(), args) == LongCalls.Kind.DOWNLOAD) {
-                    call.whenCancelled(interrupter::interrupt); // a cancelled fetch ends now
+                      && (kind == LongCalls.Kind.DOWNLOAD || kind == LongCalls.Kind.WAIT)) {
+                    call.whenCancelled(interrupter::interrupt); // a cancelled wait or fetch ends
                   }
                   result = handler.handle(service, args, progress);
                 } finally {
