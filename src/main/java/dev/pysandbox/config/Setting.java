@@ -259,8 +259,8 @@ public enum Setting {
       "http_max_requests_per_key",
       "32",
       "HTTP requests one API key (or one client address without a valid key) may have in flight"
-          + " at once, streams included; past it 429 rate_limited with Retry-After, so that one"
-          + " caller cannot hold every server thread."),
+          + " at once (REST event streams included, MCP GET streams not); past it 429"
+          + " rate_limited with Retry-After, so that one caller cannot hold every server thread."),
   HTTP_MAX_LONG_CALLS_PER_KEY(
       "http_max_long_calls_per_key",
       "8",

@@ -127,7 +127,11 @@ final class AuthFilter extends HttpFilter {
       bucket = address;
       who = address;
     }
-    if (overSlots(response, bucket, who)) {
+    // An MCP client's GET stream holds no thread (it is asynchronous; a write it blocks is cut
+    // off by SlowPeerGuard) and lives as long as its session: counted, it would use up the
+    // slots of a client with a few sessions.
+    boolean counted = !isMcpStream(request);
+    if (counted && overSlots(response, bucket, who)) {
       return;
     }
     try {
@@ -140,8 +144,15 @@ final class AuthFilter extends HttpFilter {
       MDC.put("tenant", caller.tenant());
       chain.doFilter(request, response);
     } finally {
-      exitWhenDone(request, bucket);
+      if (counted) {
+        exitWhenDone(request, bucket);
+      }
     }
+  }
+
+  private static boolean isMcpStream(HttpServletRequest request) {
+    return "GET".equals(request.getMethod())
+        && dev.pysandbox.mcp.McpHttpEndpoint.PATH.equals(request.getRequestURI());
   }
 
   /**

@@ -51,6 +51,9 @@ class HttpSlowPeersTest {
   final List<Socket> attack = new ArrayList<>();
   final ScheduledExecutorService trickler = Executors.newSingleThreadScheduledExecutor();
 
+  /** The MCP session {@link #raw} requests to /mcp go to. */
+  volatile String mcpSession;
+
   /** Bytes a second the attacking sockets send ({@link #trickle}). */
   volatile int pace = 1;
 
@@ -78,7 +81,7 @@ class HttpSlowPeersTest {
                 "network_allow_private",
                 "true"),
             f -> f.slowGrace(Duration.ofSeconds(2)));
-    for (String s : List.of("lp", "up0", "up1", "up2", "dl")) {
+    for (String s : List.of("lp", "mcp", "up0", "up1", "up2", "dl")) {
       assertThat(call("POST", "/api/v1/sessions", FakeKeys.GOOD, "{\"session_id\":\"" + s + "\"}"))
           .extracting(HttpResponse::statusCode)
           .isIn(200, 201);
@@ -237,6 +240,80 @@ class HttpSlowPeersTest {
     assertThat(fast.statusCode()).as(fast.body()).isEqualTo(200);
   }
 
+  /**
+   * Item 5 over MCP: tools/call get_run with wait_seconds holds a thread just the same, and takes a
+   * slot of the same cap; an MCP call stream outlives its connection (it may be resumed), so the
+   * calls end when the client cancels them or ends its session.
+   */
+  @Test
+  void mcpLongPolls_takeTheSameSlots_andEndWithTheSession() throws Exception {
+    String runId =
+        RestFace.tree(
+                call(
+                    "POST",
+                    "/api/v1/runs",
+                    FakeKeys.GOOD,
+                    "{\"code\":\"import time\\ntime.sleep(600)\",\"session_id\":\"mcp\","
+                        + "\"async_mode\":true}"))
+            .path("run_id")
+            .asText();
+    HttpResponse<String> init =
+        mcp(
+            null,
+            "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+                + "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+                + "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}");
+    String session = init.headers().firstValue("Mcp-Session-Id").orElseThrow();
+    mcp(session, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}");
+    mcpSession = session;
+    for (int i = 0; i < MAX_LONG; i++) {
+      byte[] body = waitCall(10 + i, runId).getBytes(StandardCharsets.UTF_8);
+      attack.add(raw("POST", "/mcp", FakeKeys.GOOD, "application/json", body.length, body));
+    }
+    Await.until("the MCP waits hold the key's long calls", this::longHeld, n -> n == MAX_LONG);
+
+    HttpResponse<String> excess = mcp(session, waitCall(99, runId));
+    assertThat(excess.statusCode()).isEqualTo(200);
+    assertThat(excess.body()).contains("\"isError\":true").contains("rate_limited");
+    assertThat(excess.body()).contains("http_max_long_calls_per_key " + MAX_LONG);
+    assertTheOthersAnswer("/api/v1/runs/" + runId);
+
+    endTheAttack();
+    HttpRequest.Builder delete =
+        http.request("/mcp")
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + FakeKeys.GOOD)
+            .header("Mcp-Session-Id", session)
+            .DELETE();
+    assertThat(http.send(delete).statusCode()).isEqualTo(200);
+    assertAllFree();
+    call("POST", "/api/v1/runs/" + runId + "/cancel", FakeKeys.GOOD, null);
+  }
+
+  private static String waitCall(int id, String runId) {
+    return "{\"jsonrpc\":\"2.0\",\"id\":"
+        + id
+        + ",\"method\":\"tools/call\",\"params\":{\"name\":\"get_run\",\"arguments\":"
+        + "{\"run_id\":\""
+        + runId
+        + "\",\"wait_seconds\":60}}}";
+  }
+
+  private HttpResponse<String> mcp(String session, String body)
+      throws IOException, InterruptedException {
+    HttpRequest.Builder b =
+        http.request("/mcp")
+            .timeout(Duration.ofSeconds(30))
+            .header("Authorization", "Bearer " + FakeKeys.GOOD)
+            .header("Content-Type", "application/json")
+            .header("Accept", "application/json, text/event-stream")
+            .POST(HttpRequest.BodyPublishers.ofString(body));
+    if (session != null) {
+      b.header("Mcp-Session-Id", session);
+    }
+    return http.send(b);
+  }
+
   // -- what must hold under each ------------------------------------------------------------
 
   private int longHeld() {
@@ -320,6 +397,10 @@ class HttpSlowPeersTest {
     StringBuilder head =
         new StringBuilder(method + " " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + http.port());
     head.append("\r\nAuthorization: Bearer ").append(key);
+    if (path.equals("/mcp")) {
+      head.append("\r\nAccept: application/json, text/event-stream");
+      head.append("\r\nMcp-Session-Id: ").append(mcpSession);
+    }
     if (type != null) {
       head.append("\r\nContent-Type: ").append(type);
     }
