@@ -4,8 +4,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Tenants;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -183,24 +181,7 @@ final class AuthFilter extends HttpFilter {
       slots.exit(bucket);
       return;
     }
-    request
-        .getAsyncContext()
-        .addListener(
-            new AsyncListener() {
-              @Override
-              public void onComplete(AsyncEvent event) {
-                slots.exit(bucket);
-              }
-
-              @Override
-              public void onTimeout(AsyncEvent event) {}
-
-              @Override
-              public void onError(AsyncEvent event) {}
-
-              @Override
-              public void onStartAsync(AsyncEvent event) {}
-            });
+    request.getAsyncContext().addListener(new AsyncDone(() -> slots.exit(bucket)));
   }
 
   /**

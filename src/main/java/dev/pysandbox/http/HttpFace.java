@@ -39,9 +39,10 @@ import org.slf4j.LoggerFactory;
  * The HTTP face: one Jetty server with MCP over Streamable HTTP at {@code /mcp}, the health checks
  * {@code /health} and {@code /ready}, {@code /metrics}, and whatever else is {@linkplain #mount
  * mounted} (the REST API at {@code /api/v1/*}). Every request passes, in order: the request filter
- * (id, logging context, metrics, refusal while stopping), the Host/Origin guard, authentication and
- * rate limiting, and the body limit of its route. Every error, ours or Jetty's, is JSON in the one
- * error shape.
+ * (id, logging context, metrics, refusal while stopping), the slow-peer guard (a minimum data rate
+ * for bodies and answers), the Host/Origin guard, authentication, rate limiting and the caller's
+ * caps on requests in flight, and the body limit of its route. Every error, ours or Jetty's, is
+ * JSON in the one error shape.
  *
  * <p>A mounted servlet finds the caller on its request: {@link #CALLER_ATTRIBUTE} (a {@link
  * Caller}), {@link #TENANT_ATTRIBUTE} (its tenant) and {@link #REQUEST_ID_ATTRIBUTE}; the SLF4J MDC
@@ -258,11 +259,15 @@ public final class HttpFace {
           limits.put(path, m.maxBodyBytes());
           boundsItself.put(path, m.boundsItself());
         });
+    // With http_auth=none (loopback only) every caller is the one tenant, local: there is no other
+    // tenant to keep a share for, and its bursts of quick calls must pass. Its long calls are still
+    // capped, and the reserve still keeps threads for /health.
+    int keyed = MAX_THREADS - RESERVED_THREADS;
     slots =
         new CallerSlots(
-            config.httpMaxRequestsPerKey(),
+            config.httpAuthKeys() ? config.httpMaxRequestsPerKey() : keyed,
             config.httpMaxLongCallsPerKey(),
-            MAX_THREADS - RESERVED_THREADS);
+            keyed);
     filter(context, requestFilter, "/*");
     filter(context, new SlowPeerGuard(config.httpMinDataRate(), slowGrace), "/*");
     filter(

@@ -1,8 +1,6 @@
 package dev.pysandbox.http;
 
 import dev.pysandbox.util.DaemonThreads;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
@@ -92,7 +90,7 @@ final class SlowPeerGuard extends HttpFilter {
       chain.doFilter(x.request(), x.response(response));
       if (request.isAsyncStarted()) {
         async = true;
-        request.getAsyncContext().addListener(x);
+        request.getAsyncContext().addListener(new AsyncDone(() -> open.remove(x)));
       }
     } finally {
       if (!async) {
@@ -136,7 +134,7 @@ final class SlowPeerGuard extends HttpFilter {
   }
 
   /** One request: what its client has sent of the body, and what it has taken of the answer. */
-  private final class Exchange implements AsyncListener {
+  private final class Exchange {
     private final HttpServletRequest request;
     private final EndPoint endPoint;
     private final long started;
@@ -257,20 +255,6 @@ final class SlowPeerGuard extends HttpFilter {
         }
       };
     }
-
-    @Override
-    public void onComplete(AsyncEvent event) {
-      open.remove(this);
-    }
-
-    @Override
-    public void onTimeout(AsyncEvent event) {}
-
-    @Override
-    public void onError(AsyncEvent event) {}
-
-    @Override
-    public void onStartAsync(AsyncEvent event) {}
   }
 
   private static final class CountingInput extends ServletInputStream {
