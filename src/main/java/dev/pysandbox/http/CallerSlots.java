@@ -38,6 +38,19 @@ final class CallerSlots {
     this.total = total;
   }
 
+  /**
+   * The caps {@code config} sets, under {@code total}. With {@code http_auth=none} (loopback only)
+   * every caller is the one tenant, local: there is no other tenant to keep a share for, and its
+   * bursts of quick calls must pass, so only its long calls are capped (and the total still keeps
+   * threads for /health).
+   */
+  static CallerSlots of(dev.pysandbox.config.PysandboxConfig config, int total) {
+    return new CallerSlots(
+        config.httpAuthKeys() ? config.httpMaxRequestsPerKey() : total,
+        config.httpMaxLongCallsPerKey(),
+        total);
+  }
+
   /** Why a request was not let in: its message, and the code it is answered with. */
   record Refusal(ErrorCode code, String message) {}
 

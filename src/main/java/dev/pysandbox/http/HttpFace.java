@@ -1,7 +1,6 @@
 package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
@@ -10,7 +9,6 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.mcp.McpFace;
 import dev.pysandbox.mcp.McpHttpEndpoint;
 import dev.pysandbox.util.TimeSource;
-import io.modelcontextprotocol.common.McpTransportContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
@@ -259,15 +257,7 @@ public final class HttpFace {
           limits.put(path, m.maxBodyBytes());
           boundsItself.put(path, m.boundsItself());
         });
-    // With http_auth=none (loopback only) every caller is the one tenant, local: there is no other
-    // tenant to keep a share for, and its bursts of quick calls must pass. Its long calls are still
-    // capped, and the reserve still keeps threads for /health.
-    int keyed = MAX_THREADS - RESERVED_THREADS;
-    slots =
-        new CallerSlots(
-            config.httpAuthKeys() ? config.httpMaxRequestsPerKey() : keyed,
-            config.httpMaxLongCallsPerKey(),
-            keyed);
+    slots = CallerSlots.of(config, MAX_THREADS - RESERVED_THREADS);
     filter(context, requestFilter, "/*");
     filter(context, new SlowPeerGuard(config.httpMinDataRate(), slowGrace), "/*");
     filter(
@@ -287,7 +277,7 @@ public final class HttpFace {
     filter(context, new BodyLimitFilter(limits, boundsItself), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);
 
-    mcpEndpoint = mcp.serveHttp(HttpFace::transportContext, maxMessage);
+    mcpEndpoint = mcp.serveHttp(McpCallerContext::of, maxMessage);
     ServletHolder mcpHolder = new ServletHolder("mcp", mcpEndpoint.servlet());
     mcpHolder.setAsyncSupported(true);
     context.addServlet(mcpHolder, McpHttpEndpoint.PATH);
@@ -326,24 +316,6 @@ public final class HttpFace {
 
   private static void filter(ServletContextHandler context, Filter filter, String path) {
     context.addFilter(new FilterHolder(filter), path, EnumSet.of(DispatcherType.REQUEST));
-  }
-
-  private static McpTransportContext transportContext(
-      jakarta.servlet.http.HttpServletRequest request) {
-    Map<String, Object> values = new HashMap<>();
-    Object tenant = request.getAttribute(TENANT_ATTRIBUTE);
-    if (tenant != null) {
-      values.put(McpFace.TENANT_KEY, tenant);
-    }
-    Object id = request.getAttribute(REQUEST_ID_ATTRIBUTE);
-    if (id != null) {
-      values.put(McpFace.REQUEST_ID_KEY, id);
-    }
-    Object longCalls = request.getAttribute(LongCalls.ATTRIBUTE);
-    if (longCalls != null) {
-      values.put(LongCalls.ATTRIBUTE, longCalls);
-    }
-    return McpTransportContext.create(values);
   }
 
   private boolean ready() {
