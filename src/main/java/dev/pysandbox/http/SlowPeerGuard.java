@@ -21,20 +21,19 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
 import org.eclipse.jetty.io.Connection;
-import org.eclipse.jetty.io.EndPoint;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * Cuts off peers too slow to be worth a thread: a request body that comes in at under {@code
  * http_min_data_rate} bytes a second, and an answer that a client takes at under it while the
- * server's write waits on it, once {@link #GRACE} has passed. A blocking read or write holds its
- * thread, and the connection's idle timeout only ends a peer that sends nothing at all: one byte
- * every few seconds keeps it alive for ever. A watchdog looks at every request once a second and
- * closes the connection of one that is too slow, which ends the blocked read or write with an error
- * (the request then ends as a broken one). Streams that only wait for the server to speak (SSE, a
- * long poll) are never cut for that: only a body still owed by the client, or a write blocked on
- * it, is measured.
+ * server's write waits on it, measured over windows of {@link #GRACE}. A blocking read or write
+ * holds its thread, and the connection's idle timeout only ends a peer that sends nothing at all:
+ * one byte every few seconds keeps it alive for ever. A watchdog looks at every request once a
+ * second and closes the connection of one that is too slow, which ends the blocked read or write
+ * with an error (the request then ends as a broken one). Streams that only wait for the server to
+ * speak (SSE, a long poll) are never cut for that: only a body still owed by the client, or a write
+ * blocked on it, is measured.
  *
  * <p>Jetty's own {@code MinimumDataRateHandler} was not used: it measures the bytes of all requests
  * together (a statistics handler's counters), and checks only when a read is asked for.
@@ -83,7 +82,7 @@ final class SlowPeerGuard extends HttpFilter {
       chain.doFilter(request, response);
       return;
     }
-    Exchange x = new Exchange(request, endPoint(request), System.nanoTime());
+    Exchange x = new Exchange(request, connection(request), System.nanoTime());
     open.add(x);
     boolean async = false;
     try {
@@ -99,11 +98,10 @@ final class SlowPeerGuard extends HttpFilter {
     }
   }
 
-  private static EndPoint endPoint(HttpServletRequest request) {
+  private static Connection connection(HttpServletRequest request) {
     try {
       ServletContextRequest core = ServletContextRequest.getServletContextRequest(request);
-      Connection c = core == null ? null : core.getConnectionMetaData().getConnection();
-      return c == null ? null : c.getEndPoint();
+      return core == null ? null : core.getConnectionMetaData().getConnection();
     } catch (RuntimeException e) {
       return null;
     }
@@ -136,21 +134,23 @@ final class SlowPeerGuard extends HttpFilter {
   /** One request: what its client has sent of the body, and what it has taken of the answer. */
   private final class Exchange {
     private final HttpServletRequest request;
-    private final EndPoint endPoint;
+    private final Connection connection;
     private final long started;
     private final long declared;
     final String method;
     final String uri;
     final Object requestId;
-    private volatile long read;
+    private long read; // the servlet's thread only
     private volatile boolean bodyDone;
-    private volatile long written;
-    private volatile long firstWrite;
     private volatile long writingSince;
+    // The window the watchdog measures (its thread only): since when, which way, bytes then.
+    private long windowStart;
+    private boolean windowIn;
+    private long windowBytes;
 
-    Exchange(HttpServletRequest request, EndPoint endPoint, long started) {
+    Exchange(HttpServletRequest request, Connection connection, long started) {
       this.request = request;
-      this.endPoint = endPoint;
+      this.connection = connection;
       this.started = started;
       this.declared = request.getContentLengthLong();
       this.method = request.getMethod();
@@ -160,42 +160,51 @@ final class SlowPeerGuard extends HttpFilter {
       this.bodyDone = declared <= 0 && !chunked;
     }
 
-    /** Why the peer is too slow now, or null. */
+    /**
+     * Why the peer is too slow now, or null. While the client owes I/O — the rest of the body, or
+     * room for a write that waits — the bytes the connection moved that way are measured over
+     * windows of the grace; a window with fewer than the minimum's worth cuts the peer off. A
+     * window, not the average since the start: a client that took megabytes at once and then a byte
+     * a second would pass an average for hours.
+     */
     String tooSlow(long now) {
-      if (endPoint == null) {
+      if (connection == null) {
         return null;
       }
-      long since = now - started;
-      if (!bodyDone && since > graceNanos && read * 1_000_000_000L < minRate * since) {
-        return "the request body came at "
-            + rate(read, since)
+      boolean in = !bodyDone;
+      if (!in && writingSince == 0) {
+        windowStart = 0;
+        return null;
+      }
+      long bytes = in ? connection.getBytesIn() : connection.getBytesOut();
+      if (windowStart == 0 || windowIn != in) {
+        windowStart = now;
+        windowIn = in;
+        windowBytes = bytes;
+        return null;
+      }
+      long span = now - windowStart;
+      if (span < graceNanos) {
+        return null;
+      }
+      long moved = bytes - windowBytes;
+      if (moved * 1_000_000_000L < minRate * span) {
+        return (in ? "the request body came at " : "the client took the answer at ")
+            + moved * 1_000_000_000L / span
             + " B/s ("
-            + read
+            + moved
             + " bytes in "
-            + since / 1_000_000_000L
+            + span / 1_000_000_000L
             + " s)";
       }
-      long writing = writingSince;
-      if (writing != 0 && now - writing > graceNanos) {
-        long span = now - firstWrite;
-        if (written * 1_000_000_000L < minRate * span) {
-          return "the client took the answer at "
-              + rate(written, span)
-              + " B/s and has taken nothing for "
-              + (now - writing) / 1_000_000_000L
-              + " s";
-        }
-      }
+      windowStart = now;
+      windowBytes = bytes;
       return null;
-    }
-
-    private static long rate(long bytes, long nanos) {
-      return nanos <= 0 ? 0 : bytes * 1_000_000_000L / nanos;
     }
 
     void abort() {
       try {
-        endPoint.close();
+        connection.getEndPoint().close();
       } catch (RuntimeException e) {
         log.debug("closing a slow connection: {}", e.toString());
       }
@@ -213,15 +222,10 @@ final class SlowPeerGuard extends HttpFilter {
     }
 
     void beforeWrite() {
-      long now = System.nanoTime();
-      if (firstWrite == 0) {
-        firstWrite = now;
-      }
-      writingSince = now;
+      writingSince = System.nanoTime();
     }
 
-    void afterWrite(int n) {
-      written += n;
+    void afterWrite() {
       writingSince = 0;
     }
 
@@ -311,7 +315,7 @@ final class SlowPeerGuard extends HttpFilter {
       try {
         out.write(b);
       } finally {
-        x.afterWrite(1);
+        x.afterWrite();
       }
     }
 
@@ -321,7 +325,7 @@ final class SlowPeerGuard extends HttpFilter {
       try {
         out.write(b, off, len);
       } finally {
-        x.afterWrite(len);
+        x.afterWrite();
       }
     }
 
@@ -331,7 +335,7 @@ final class SlowPeerGuard extends HttpFilter {
       try {
         out.flush();
       } finally {
-        x.afterWrite(0);
+        x.afterWrite();
       }
     }
 
@@ -341,7 +345,7 @@ final class SlowPeerGuard extends HttpFilter {
       try {
         out.close();
       } finally {
-        x.afterWrite(0);
+        x.afterWrite();
       }
     }
 

@@ -81,7 +81,7 @@ class HttpSlowPeersTest {
                 "network_allow_private",
                 "true"),
             f -> f.slowGrace(Duration.ofSeconds(2)));
-    for (String s : List.of("lp", "mcp", "up0", "up1", "up2", "dl")) {
+    for (String s : List.of("lp", "mcp", "up0", "up1", "up2", "dl", "rd")) {
       assertThat(call("POST", "/api/v1/sessions", FakeKeys.GOOD, "{\"session_id\":\"" + s + "\"}"))
           .extracting(HttpResponse::statusCode)
           .isIn(200, 201);
@@ -238,6 +238,55 @@ class HttpSlowPeersTest {
             FakeKeys.GOOD,
             "{\"url\":\"" + origin.url("/fast") + "\",\"filename\":\"f.txt\"}");
     assertThat(fast.statusCode()).as(fast.body()).isEqualTo(200);
+  }
+
+  /**
+   * The same fault the other way: a client that takes a file's answer a byte a second holds the
+   * thread that writes it. After a burst (the socket buffers take megabytes at once) the server's
+   * write waits, and the window it measures is under the minimum: the connection is cut off.
+   */
+  @Test
+  void aClientTakingAnAnswerAByteASecond_isCutOff_andItsSlotFreed() throws Exception {
+    byte[] big = new byte[16 << 20];
+    HttpRequest.Builder put =
+        http.request("/api/v1/sessions/rd/files/big.bin")
+            .timeout(Duration.ofSeconds(60))
+            .header("Authorization", "Bearer " + FakeKeys.GOOD)
+            .header("Content-Type", "application/octet-stream")
+            .PUT(HttpRequest.BodyPublishers.ofByteArray(big));
+    assertThat(http.send(put).statusCode()).isIn(200, 201);
+    Socket s = new Socket();
+    s.setReceiveBufferSize(4096);
+    s.connect(new java.net.InetSocketAddress("127.0.0.1", http.port()));
+    s.getOutputStream()
+        .write(
+            ("GET /api/v1/sessions/rd/files/big.bin HTTP/1.1\r\nHost: 127.0.0.1:"
+                    + http.port()
+                    + "\r\nAuthorization: Bearer "
+                    + FakeKeys.GOOD
+                    + "\r\n\r\n")
+                .getBytes(StandardCharsets.ISO_8859_1));
+    attack.add(s);
+    Await.until("the answer holds a long call", this::longHeld, n -> n == 1);
+    long[] taken = {0};
+    boolean[] ended = {false};
+    trickler.scheduleAtFixedRate(
+        () -> {
+          try {
+            if (!ended[0] && s.getInputStream().read() < 0) {
+              ended[0] = true;
+            } else {
+              taken[0]++;
+            }
+          } catch (IOException e) {
+            ended[0] = true;
+          }
+        },
+        1,
+        1,
+        TimeUnit.SECONDS);
+    assertAllFree();
+    assertThat(taken[0]).as("bytes taken before the cut").isLessThan(big.length);
   }
 
   /**
