@@ -2,14 +2,11 @@ package dev.pysandbox.http;
 
 import dev.pysandbox.util.DaemonThreads;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.ServletOutputStream;
 import jakarta.servlet.WriteListener;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.HttpServletResponseWrapper;
 import java.io.IOException;
@@ -230,20 +227,7 @@ final class SlowPeerGuard extends HttpFilter {
     }
 
     HttpServletRequest request() {
-      if (bodyDone) {
-        return request;
-      }
-      return new HttpServletRequestWrapper(request) {
-        private ServletInputStream in;
-
-        @Override
-        public ServletInputStream getInputStream() throws IOException {
-          if (in == null) {
-            in = new CountingInput(super.getInputStream(), Exchange.this);
-          }
-          return in;
-        }
-      };
+      return bodyDone ? request : new CountedBody(request, this::countRead);
     }
 
     HttpServletResponse response(HttpServletResponse response) {
@@ -258,45 +242,6 @@ final class SlowPeerGuard extends HttpFilter {
           return out;
         }
       };
-    }
-  }
-
-  private static final class CountingInput extends ServletInputStream {
-    private final ServletInputStream in;
-    private final Exchange x;
-
-    CountingInput(ServletInputStream in, Exchange x) {
-      this.in = in;
-      this.x = x;
-    }
-
-    @Override
-    public int read() throws IOException {
-      int b = in.read();
-      x.countRead(b < 0 ? -1 : 1);
-      return b;
-    }
-
-    @Override
-    public int read(byte[] b, int off, int len) throws IOException {
-      int n = in.read(b, off, len);
-      x.countRead(n);
-      return n;
-    }
-
-    @Override
-    public boolean isFinished() {
-      return in.isFinished();
-    }
-
-    @Override
-    public boolean isReady() {
-      return in.isReady();
-    }
-
-    @Override
-    public void setReadListener(ReadListener listener) {
-      in.setReadListener(listener);
     }
   }
 
