@@ -81,6 +81,9 @@ public final class PysandboxConfig {
   private final List<String> allowedOrigins;
   private final double rateLimitPerSecond;
   private final int rateLimitBurst;
+  private final int httpMaxRequestsPerKey;
+  private final int httpMaxLongCallsPerKey;
+  private final long httpMinDataRate;
   private final int shutdownGraceSeconds;
   private final TierCatalog tiers;
   private final URI indexUrl;
@@ -244,6 +247,9 @@ public final class PysandboxConfig {
     this.allowedOrigins = List.copyOf(origins);
     this.rateLimitPerSecond = decimal(Setting.RATE_LIMIT_PER_SECOND, 0, 1_000_000);
     this.rateLimitBurst = integer(Setting.RATE_LIMIT_BURST, 1, 1_000_000);
+    this.httpMaxRequestsPerKey = integer(Setting.HTTP_MAX_REQUESTS_PER_KEY, 1, 256);
+    this.httpMaxLongCallsPerKey = integer(Setting.HTTP_MAX_LONG_CALLS_PER_KEY, 1, 256);
+    this.httpMinDataRate = integer(Setting.HTTP_MIN_DATA_RATE, 0, 100_000_000);
     this.shutdownGraceSeconds = integer(Setting.SHUTDOWN_GRACE, 0, 3600);
     String index = raw(Setting.INDEX_URL).trim();
     this.indexUrl = index.isEmpty() ? null : indexUrl(Setting.INDEX_URL, index);
@@ -880,6 +886,21 @@ public final class PysandboxConfig {
   /** HTTP requests one API key may make at once. */
   public int rateLimitBurst() {
     return rateLimitBurst;
+  }
+
+  /** HTTP requests one API key (or address without a valid key) may have in flight. */
+  public int httpMaxRequestsPerKey() {
+    return httpMaxRequestsPerKey;
+  }
+
+  /** Of those, waits, downloads and uploads. */
+  public int httpMaxLongCallsPerKey() {
+    return httpMaxLongCallsPerKey;
+  }
+
+  /** Bytes per second under which a slow body, reader or origin is cut off; 0 for none. */
+  public long httpMinDataRate() {
+    return httpMinDataRate;
   }
 
   /** Seconds requests in flight may take to finish once the server is told to stop. */

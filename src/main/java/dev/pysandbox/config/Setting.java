@@ -267,6 +267,24 @@ public enum Setting {
       "1000",
       "HTTP requests one API key (or one client address without a valid key) may make at once"
           + " before rate_limit_per_second applies."),
+  HTTP_MAX_REQUESTS_PER_KEY(
+      "http_max_requests_per_key",
+      "32",
+      "HTTP requests one API key (or one client address without a valid key) may have in flight"
+          + " at once (REST event streams included, MCP GET streams not); past it 429"
+          + " rate_limited with Retry-After, so that one caller cannot hold every server thread."),
+  HTTP_MAX_LONG_CALLS_PER_KEY(
+      "http_max_long_calls_per_key",
+      "8",
+      "Of those, long calls: get_run with wait_seconds, download_file (fetching a URL or"
+          + " sending a file) and upload_file, over REST or MCP; past it 429 rate_limited"
+          + " with Retry-After."),
+  HTTP_MIN_DATA_RATE(
+      "http_min_data_rate",
+      "1024",
+      "Bytes per second below which a request body, an answer the client does not take, or a"
+          + " download_file origin is cut off (after 10 s of grace); 0: no minimum (the 30 s"
+          + " idle timeout still applies)."),
   SHUTDOWN_GRACE(
       "shutdown_grace",
       "10",

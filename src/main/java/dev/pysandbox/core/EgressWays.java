@@ -142,8 +142,12 @@ final class EgressWays implements AutoCloseable {
     };
   }
 
+  /** How long a download_file origin may be slow before its pace is measured. */
+  static final Duration ORIGIN_GRACE = Duration.ofSeconds(10);
+
   /**
-   * Fetches {@code url} through {@code network_allow} into {@code out}.
+   * Fetches {@code url} through {@code network_allow} into {@code out}, cut off when the origin
+   * sends slower than {@code http_min_data_rate} (it holds the caller's thread meanwhile).
    *
    * @throws PysandboxException {@code forbidden} when the policy refuses it, saying why
    */
@@ -157,6 +161,7 @@ final class EgressWays implements AutoCloseable {
               network,
               maxBytes,
               Duration.ofSeconds(Math.max(30, config.timeoutMaxSeconds())),
+              new EgressProxy.MinimumRate(config.httpMinDataRate(), ORIGIN_GRACE),
               out,
               listener(tenant, sessionId, () -> null, "download_file"));
     } catch (EgressProxy.EgressRefused e) {

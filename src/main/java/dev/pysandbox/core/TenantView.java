@@ -479,7 +479,10 @@ final class TenantView implements SandboxService {
     RunRecord r = getRun(runId, includeCode);
     long deadline = core.time.nanoTime() + TimeUnit.SECONDS.toNanos(waitSeconds);
     // A run held for approval is waited for too: it may be approved, run and end meanwhile.
-    while (!r.status().isFinal() && core.time.nanoTime() - deadline < 0) {
+    // An interrupt (the HTTP client went away) ends the wait with the run as it stands.
+    while (!r.status().isFinal()
+        && core.time.nanoTime() - deadline < 0
+        && !Thread.currentThread().isInterrupted()) {
       core.runs.awaitEnd(runId, deadline);
       r = getRun(runId, includeCode);
     }

@@ -43,13 +43,14 @@ final class Downloader {
       EgressPolicy policy,
       long maxBytes,
       Duration timeout,
+      EgressProxy.MinimumRate pace,
       OutputStream out,
       EgressListener listener)
       throws IOException, EgressProxy.EgressRefused {
     long deadline = System.nanoTime() + timeout.toNanos();
     URI current = url;
     for (int redirects = 0; ; redirects++) {
-      Hop hop = new Hop(current, policy, listener);
+      Hop hop = new Hop(current, policy, listener, pace);
       Response response = hop.send(deadline, timeout);
       int status = response.getStatus();
       String location = response.getHeaders().get(HttpHeader.LOCATION);
@@ -96,10 +97,13 @@ final class Downloader {
     private final URI uri;
     private final Exchange exchange;
     private final InputStreamResponseListener body = new InputStreamResponseListener();
+    private final EgressProxy.MinimumRate pace;
     private Request request;
 
-    Hop(URI uri, EgressPolicy policy, EgressListener listener) throws EgressProxy.EgressRefused {
+    Hop(URI uri, EgressPolicy policy, EgressListener listener, EgressProxy.MinimumRate pace)
+        throws EgressProxy.EgressRefused {
       this.uri = uri;
+      this.pace = pace;
       String scheme = uri.getScheme() == null ? "" : uri.getScheme().toLowerCase(Locale.ROOT);
       String host = uri.getHost() == null ? "" : DestinationCheck.unbracketed(uri.getHost());
       int port =
@@ -131,6 +135,10 @@ final class Downloader {
               .method(HttpMethod.GET)
               .followRedirects(false)
               .tag(Pin.of(checked, policy));
+      if (pace.bytesPerSecond() > 0) {
+        // An origin silent for this long is gone; the minimum rate ends one that trickles.
+        request.idleTimeout(pace.grace().toMillis() * 3, TimeUnit.MILLISECONDS);
+      }
     }
 
     private void refuse(String reason, String address) throws EgressProxy.EgressRefused {
@@ -169,11 +177,13 @@ final class Downloader {
     long copyBody(OutputStream out, long maxBytes, Duration timeout) throws IOException {
       long total = 0;
       byte[] buffer = new byte[64 * 1024];
+      long began = System.nanoTime();
       try (InputStream in = body.getInputStream()) {
         int n;
         while ((n = in.read(buffer)) >= 0) {
           total += n;
           exchange.addIn(n);
+          tooSlow(total, System.nanoTime() - began);
           if (total > maxBytes) {
             request.abort(new IOException("over the limit"));
             throw new EgressProxy.DownloadFailed(
@@ -202,6 +212,28 @@ final class Downloader {
         exchange.finish();
       }
       return total;
+    }
+
+    /** Fails the download when the origin, past the grace, sends slower than the minimum. */
+    private void tooSlow(long total, long nanos) throws EgressProxy.DownloadFailed {
+      long min = pace.bytesPerSecond();
+      if (min > 0 && nanos > pace.grace().toNanos() && total * 1_000_000_000L < min * nanos) {
+        request.abort(new IOException("too slow"));
+        throw new EgressProxy.DownloadFailed(
+            "download of "
+                + uri
+                + " came at "
+                + total * 1_000_000_000L / nanos
+                + " bytes per second ("
+                + total
+                + " bytes in "
+                + nanos / 1_000_000_000L
+                + " s), under the minimum of "
+                + min
+                + " (http_min_data_rate); the origin is too slow",
+            0,
+            false);
+      }
     }
 
     void end() {

@@ -220,6 +220,38 @@ public final class EgressProxy implements AutoCloseable {
       OutputStream out,
       EgressListener listener)
       throws IOException, EgressRefused {
+    return download(url, policy, maxBytes, timeout, MinimumRate.NONE, out, listener);
+  }
+
+  /**
+   * The pace an origin must keep: after {@code grace}, at least {@code bytesPerSecond} on average,
+   * and never silent for longer than three times {@code grace}; else the download fails. A download
+   * holds its caller's thread, and an origin that trickles a byte a second would keep it for the
+   * whole timeout.
+   *
+   * @param bytesPerSecond 0 for no minimum (the timeout alone bounds it)
+   */
+  public record MinimumRate(long bytesPerSecond, Duration grace) {
+    public static final MinimumRate NONE = new MinimumRate(0, Duration.ofSeconds(10));
+
+    public MinimumRate {
+      Objects.requireNonNull(grace, "grace");
+    }
+  }
+
+  /**
+   * As {@link #download(URI, EgressPolicy, long, Duration, OutputStream, EgressListener)}, with the
+   * pace the origin must keep.
+   */
+  public Download download(
+      URI url,
+      EgressPolicy policy,
+      long maxBytes,
+      Duration timeout,
+      MinimumRate pace,
+      OutputStream out,
+      EgressListener listener)
+      throws IOException, EgressRefused {
     Objects.requireNonNull(url, "url");
     Objects.requireNonNull(policy, "policy");
     Objects.requireNonNull(timeout, "timeout");
@@ -233,7 +265,7 @@ public final class EgressProxy implements AutoCloseable {
       handler = forward;
     }
     return new Downloader(handler.getHttpClient(), check, clock)
-        .download(url, policy, maxBytes, timeout, out, listener);
+        .download(url, policy, maxBytes, timeout, pace, out, listener);
   }
 
   /** Closes every door and stops the server. Idempotent. */

@@ -1,6 +1,7 @@
 package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
+import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Tenants;
 import jakarta.servlet.FilterChain;
@@ -38,16 +39,24 @@ final class AuthFilter extends HttpFilter {
   private final boolean keysRequired;
   private final transient RateLimiter limiter;
   private final transient Set<String> withoutKey;
+  private final transient CallerSlots slots;
 
   /**
    * @param withoutKey paths whose GET and HEAD, like the health checks', need no key (documents
    *     that show nothing of any tenant)
+   * @param slots the caps on each caller's requests in flight
    */
-  AuthFilter(KeyCheck keys, boolean keysRequired, RateLimiter limiter, Set<String> withoutKey) {
+  AuthFilter(
+      KeyCheck keys,
+      boolean keysRequired,
+      RateLimiter limiter,
+      Set<String> withoutKey,
+      CallerSlots slots) {
     this.keys = keys;
     this.keysRequired = keysRequired;
     this.limiter = limiter;
     this.withoutKey = Set.copyOf(withoutKey);
+    this.slots = slots;
   }
 
   static boolean isHealthCheck(HttpServletRequest request) {
@@ -73,6 +82,8 @@ final class AuthFilter extends HttpFilter {
     }
     String address = RateLimiter.forAddress(request.getRemoteAddr());
     Caller caller;
+    String bucket;
+    String who;
     if (keysRequired) {
       String key = presentedKey(request);
       Optional<Caller> known = Optional.empty();
@@ -86,32 +97,91 @@ final class AuthFilter extends HttpFilter {
         }
       }
       if (known.isEmpty()) {
-        // Attempts without a valid key are limited by where they come from.
-        if (!overLimit(request, response, address, address + " (requests without a valid key)")) {
-          unauthenticated(
-              request,
-              response,
-              key == null
-                  ? "no API key: send Authorization: Bearer <key> or X-API-Key: <key>"
-                  : "the API key is not valid (unknown, revoked or malformed)");
+        // Attempts without a valid key are limited by where they come from. The slot is taken
+        // first, so that draining the body of a refused request is bounded per address too.
+        String anonymous = address + " (requests without a valid key)";
+        if (overSlots(response, address, anonymous)) {
+          return;
+        }
+        try {
+          if (!overLimit(request, response, address, anonymous)) {
+            unauthenticated(
+                request,
+                response,
+                key == null
+                    ? "no API key: send Authorization: Bearer <key> or X-API-Key: <key>"
+                    : "the API key is not valid (unknown, revoked or malformed)");
+          }
+        } finally {
+          slots.exit(address);
         }
         return;
       }
       caller = known.get();
-      String bucket = RateLimiter.forKey(caller.keyId());
+      bucket = RateLimiter.forKey(caller.keyId());
+      who = "API key " + caller.keyId();
+    } else {
+      caller = LOCAL;
+      bucket = address;
+      who = address;
+    }
+    // An MCP client's GET stream holds no thread (it is asynchronous; a write it blocks is cut
+    // off by SlowPeerGuard) and lives as long as its session: counted, it would use up the
+    // slots of a client with a few sessions.
+    boolean counted = !isMcpStream(request);
+    if (counted && overSlots(response, bucket, who)) {
+      return;
+    }
+    try {
       if (overLimit(request, response, bucket, bucket)) {
         return;
       }
-    } else {
-      caller = LOCAL;
-      if (overLimit(request, response, address, address)) {
-        return;
+      request.setAttribute(HttpFace.CALLER_ATTRIBUTE, caller);
+      request.setAttribute(HttpFace.TENANT_ATTRIBUTE, caller.tenant());
+      request.setAttribute(LongCalls.ATTRIBUTE, slots.longCalls(bucket, who));
+      MDC.put("tenant", caller.tenant());
+      chain.doFilter(request, response);
+    } finally {
+      if (counted) {
+        exitWhenDone(request, bucket);
       }
     }
-    request.setAttribute(HttpFace.CALLER_ATTRIBUTE, caller);
-    request.setAttribute(HttpFace.TENANT_ATTRIBUTE, caller.tenant());
-    MDC.put("tenant", caller.tenant());
-    chain.doFilter(request, response);
+  }
+
+  private static boolean isMcpStream(HttpServletRequest request) {
+    return "GET".equals(request.getMethod())
+        && dev.pysandbox.mcp.McpHttpEndpoint.PATH.equals(request.getRequestURI());
+  }
+
+  /**
+   * Takes one of the caller's slots; when it has none left (or the server none at all), answers 429
+   * (503) with {@code Retry-After}. The body is not read: the connection closes instead, so a
+   * refused slow body holds no thread either.
+   *
+   * @return true when the request was refused
+   */
+  private boolean overSlots(HttpServletResponse response, String bucket, String who)
+      throws IOException {
+    CallerSlots.Refusal refusal = slots.enter(bucket, who);
+    if (refusal == null) {
+      return false;
+    }
+    response.setHeader("Retry-After", Integer.toString(CallerSlots.RETRY_AFTER_SECONDS));
+    response.setHeader("Connection", "close");
+    ErrorBodies.send(response, refusal.code(), refusal.message());
+    log.debug("no slot for {}: {}", bucket, refusal.message());
+    return true;
+  }
+
+  /**
+   * Gives the request's slot back when its answer is complete (after its stream, if it streams).
+   */
+  private void exitWhenDone(HttpServletRequest request, String bucket) {
+    if (!request.isAsyncStarted()) {
+      slots.exit(bucket);
+      return;
+    }
+    request.getAsyncContext().addListener(new AsyncDone(() -> slots.exit(bucket)));
   }
 
   /**

@@ -2,18 +2,11 @@ package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
 import jakarta.servlet.FilterChain;
-import jakarta.servlet.ReadListener;
 import jakarta.servlet.ServletException;
-import jakarta.servlet.ServletInputStream;
 import jakarta.servlet.http.HttpFilter;
 import jakarta.servlet.http.HttpServletRequest;
-import jakarta.servlet.http.HttpServletRequestWrapper;
 import jakarta.servlet.http.HttpServletResponse;
-import java.io.BufferedReader;
 import java.io.IOException;
-import java.io.InputStreamReader;
-import java.nio.charset.Charset;
-import java.nio.charset.StandardCharsets;
 import java.util.Map;
 
 /**
@@ -57,7 +50,7 @@ final class BodyLimitFilter extends HttpFilter {
       return;
     }
     try {
-      chain.doFilter(new Limited(request, limit), response);
+      chain.doFilter(limited(request, limit), response);
     } catch (BodyTooLarge e) {
       response.setHeader("Connection", "close");
       ErrorBodies.send(response, ErrorCode.PAYLOAD_TOO_LARGE, e.getMessage());
@@ -85,82 +78,23 @@ final class BodyLimitFilter extends HttpFilter {
   }
 
   /** A request whose body stream fails once more than the limit has been read. */
-  private static final class Limited extends HttpServletRequestWrapper {
-    private final long limit;
-    private ServletInputStream stream;
-
-    Limited(HttpServletRequest request, long limit) {
-      super(request);
-      this.limit = limit;
-    }
-
-    @Override
-    public ServletInputStream getInputStream() throws IOException {
-      if (stream == null) {
-        stream = new Counting(super.getInputStream());
-      }
-      return stream;
-    }
-
-    @Override
-    public BufferedReader getReader() throws IOException {
-      String encoding = getCharacterEncoding();
-      Charset charset = encoding == null ? StandardCharsets.UTF_8 : Charset.forName(encoding);
-      return new BufferedReader(new InputStreamReader(getInputStream(), charset));
-    }
-
-    private final class Counting extends ServletInputStream {
-      private final ServletInputStream in;
-      private long read;
-
-      Counting(ServletInputStream in) {
-        this.in = in;
-      }
-
-      private int count(int n) throws BodyTooLarge {
-        if (n > 0) {
-          read += n;
-          if (read > limit) {
-            throw new BodyTooLarge(
-                "the request body is over the limit of "
-                    + limit
-                    + " bytes for "
-                    + getMethod()
-                    + " "
-                    + getRequestURI());
+  private static HttpServletRequest limited(HttpServletRequest request, long limit) {
+    long[] read = {0};
+    return new CountedBody(
+        request,
+        n -> {
+          if (n > 0) {
+            read[0] += n;
+            if (read[0] > limit) {
+              throw new BodyTooLarge(
+                  "the request body is over the limit of "
+                      + limit
+                      + " bytes for "
+                      + request.getMethod()
+                      + " "
+                      + request.getRequestURI());
+            }
           }
-        }
-        return n;
-      }
-
-      @Override
-      public int read() throws IOException {
-        int b = in.read();
-        if (b >= 0) {
-          count(1);
-        }
-        return b;
-      }
-
-      @Override
-      public int read(byte[] b, int off, int len) throws IOException {
-        return count(in.read(b, off, len));
-      }
-
-      @Override
-      public boolean isFinished() {
-        return in.isFinished();
-      }
-
-      @Override
-      public boolean isReady() {
-        return in.isReady();
-      }
-
-      @Override
-      public void setReadListener(ReadListener listener) {
-        in.setReadListener(listener);
-      }
-    }
+        });
   }
 }

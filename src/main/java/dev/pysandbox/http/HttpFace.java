@@ -9,7 +9,6 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.mcp.McpFace;
 import dev.pysandbox.mcp.McpHttpEndpoint;
 import dev.pysandbox.util.TimeSource;
-import io.modelcontextprotocol.common.McpTransportContext;
 import jakarta.servlet.DispatcherType;
 import jakarta.servlet.Filter;
 import jakarta.servlet.http.HttpServlet;
@@ -38,9 +37,10 @@ import org.slf4j.LoggerFactory;
  * The HTTP face: one Jetty server with MCP over Streamable HTTP at {@code /mcp}, the health checks
  * {@code /health} and {@code /ready}, {@code /metrics}, and whatever else is {@linkplain #mount
  * mounted} (the REST API at {@code /api/v1/*}). Every request passes, in order: the request filter
- * (id, logging context, metrics, refusal while stopping), the Host/Origin guard, authentication and
- * rate limiting, and the body limit of its route. Every error, ours or Jetty's, is JSON in the one
- * error shape.
+ * (id, logging context, metrics, refusal while stopping), the slow-peer guard (a minimum data rate
+ * for bodies and answers), the Host/Origin guard, authentication, rate limiting and the caller's
+ * caps on requests in flight, and the body limit of its route. Every error, ours or Jetty's, is
+ * JSON in the one error shape.
  *
  * <p>A mounted servlet finds the caller on its request: {@link #CALLER_ATTRIBUTE} (a {@link
  * Caller}), {@link #TENANT_ATTRIBUTE} (its tenant) and {@link #REQUEST_ID_ATTRIBUTE}; the SLF4J MDC
@@ -68,6 +68,12 @@ public final class HttpFace {
   /** Requests answered at once (a run holds its request's thread while it runs). */
   static final int MAX_THREADS = 320;
 
+  /**
+   * Threads no caller's requests may take, whatever the caps per key: for the health checks, the
+   * refusals (401, 429) and Jetty's own selector and acceptor.
+   */
+  static final int RESERVED_THREADS = 64;
+
   static final int MAX_REQUEST_HEADER_BYTES = 16 * 1024;
 
   /**
@@ -89,10 +95,12 @@ public final class HttpFace {
   private final Set<String> withoutKey = new LinkedHashSet<>();
   private final InFlight inFlight = new InFlight();
   private Duration idleTimeout = IDLE_TIMEOUT;
+  private Duration slowGrace = SlowPeerGuard.GRACE;
   private Server server;
   private ServerConnector connector;
   private RequestFilter requestFilter;
   private McpHttpEndpoint mcpEndpoint;
+  private CallerSlots slots;
   private boolean stopping;
 
   /**
@@ -184,6 +192,17 @@ public final class HttpFace {
     return this;
   }
 
+  /** For tests: another grace than {@link SlowPeerGuard#GRACE} before a slow peer is measured. */
+  HttpFace slowGrace(Duration grace) {
+    this.slowGrace = grace;
+    return this;
+  }
+
+  /** The caps on each caller's requests in flight (for tests); null before start. */
+  CallerSlots slots() {
+    return slots;
+  }
+
   /** For tests: another idle timeout than {@link #IDLE_TIMEOUT}. */
   HttpFace idleTimeout(Duration timeout) {
     this.idleTimeout = timeout;
@@ -238,7 +257,9 @@ public final class HttpFace {
           limits.put(path, m.maxBodyBytes());
           boundsItself.put(path, m.boundsItself());
         });
+    slots = CallerSlots.of(config, MAX_THREADS - RESERVED_THREADS);
     filter(context, requestFilter, "/*");
+    filter(context, new SlowPeerGuard(config.httpMinDataRate(), slowGrace), "/*");
     filter(
         context,
         new OriginFilter(
@@ -250,12 +271,13 @@ public final class HttpFace {
             keys,
             config.httpAuthKeys(),
             new RateLimiter(config.rateLimitPerSecond(), config.rateLimitBurst(), time),
-            withoutKey),
+            withoutKey,
+            slots),
         "/*");
     filter(context, new BodyLimitFilter(limits, boundsItself), "/*");
     filter(context, new McpSessionFilter(), McpHttpEndpoint.PATH);
 
-    mcpEndpoint = mcp.serveHttp(HttpFace::transportContext, maxMessage);
+    mcpEndpoint = mcp.serveHttp(McpCallerContext::of, maxMessage);
     ServletHolder mcpHolder = new ServletHolder("mcp", mcpEndpoint.servlet());
     mcpHolder.setAsyncSupported(true);
     context.addServlet(mcpHolder, McpHttpEndpoint.PATH);
@@ -294,20 +316,6 @@ public final class HttpFace {
 
   private static void filter(ServletContextHandler context, Filter filter, String path) {
     context.addFilter(new FilterHolder(filter), path, EnumSet.of(DispatcherType.REQUEST));
-  }
-
-  private static McpTransportContext transportContext(
-      jakarta.servlet.http.HttpServletRequest request) {
-    Map<String, Object> values = new HashMap<>();
-    Object tenant = request.getAttribute(TENANT_ATTRIBUTE);
-    if (tenant != null) {
-      values.put(McpFace.TENANT_KEY, tenant);
-    }
-    Object id = request.getAttribute(REQUEST_ID_ATTRIBUTE);
-    if (id != null) {
-      values.put(McpFace.REQUEST_ID_KEY, id);
-    }
-    return McpTransportContext.create(values);
   }
 
   private boolean ready() {

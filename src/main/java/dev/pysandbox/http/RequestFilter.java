@@ -2,8 +2,6 @@ package dev.pysandbox.http;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.util.RandomIds;
-import jakarta.servlet.AsyncEvent;
-import jakarta.servlet.AsyncListener;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpFilter;
@@ -68,22 +66,7 @@ final class RequestFilter extends HttpFilter {
         async = true;
         request
             .getAsyncContext()
-            .addListener(
-                new AsyncListener() {
-                  @Override
-                  public void onComplete(AsyncEvent event) {
-                    done(request, response, start, counted);
-                  }
-
-                  @Override
-                  public void onTimeout(AsyncEvent event) {}
-
-                  @Override
-                  public void onError(AsyncEvent event) {}
-
-                  @Override
-                  public void onStartAsync(AsyncEvent event) {}
-                });
+            .addListener(new AsyncDone(() -> done(request, response, start, counted)));
       }
     } finally {
       if (!async) {

@@ -3,12 +3,14 @@ package dev.pysandbox.mcp;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
+import dev.pysandbox.util.ThreadInterrupter;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
@@ -128,15 +130,28 @@ final class ToolFactory {
                         ? c
                         : null;
                 service = services.apply(exchange.transportContext());
+                Arguments args = op.parse(request.arguments());
+                // Over HTTP a wait or a download holds a thread: one of the caller's few.
+                LongCalls.Slot slot =
+                    LongCalls.enter(
+                        exchange.transportContext().get(LongCalls.ATTRIBUTE), op.name(), args);
                 try (RunProgress progress =
-                    new RunProgress(
-                        service,
-                        call,
-                        exchange,
-                        request,
-                        logging.asked(exchange.sessionId()),
-                        elicitationDecider)) {
-                  result = handler.handle(service, op.parse(request.arguments()), progress);
+                        new RunProgress(
+                            service,
+                            call,
+                            exchange,
+                            request,
+                            logging.asked(exchange.sessionId()),
+                            elicitationDecider);
+                    ThreadInterrupter interrupter = new ThreadInterrupter()) {
+                  LongCalls.Kind kind = LongCalls.kindOf(op.name(), args);
+                  if (call != null
+                      && (kind == LongCalls.Kind.DOWNLOAD || kind == LongCalls.Kind.WAIT)) {
+                    call.whenCancelled(interrupter::interrupt); // a cancelled wait or fetch ends
+                  }
+                  result = handler.handle(service, args, progress);
+                } finally {
+                  slot.close();
                 }
               } catch (PysandboxException e) {
                 result = ToolResults.error(e);

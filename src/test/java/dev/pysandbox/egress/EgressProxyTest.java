@@ -488,6 +488,44 @@ class EgressProxyTest {
     assertThat(nextAttempt().bytesIn()).isEqualTo(TestOrigin.BIG);
   }
 
+  /**
+   * Regression (issue 24, item 4): an allowed origin sending a byte a second kept the download (and
+   * its caller's thread) for the whole timeout. It now fails once the grace has passed.
+   */
+  @Test
+  void download_fromAnOriginUnderTheMinimumRate_failsAfterTheGrace_andLetsGoOfIt()
+      throws Exception {
+    try (dev.pysandbox.TrickleOrigin slow = new dev.pysandbox.TrickleOrigin()) {
+      EgressPolicy policy = EgressPolicy.of(List.of("127.0.0.1:" + slow.port()), true);
+      assertThatThrownBy(
+              () ->
+                  proxy.download(
+                      URI.create(slow.url("/trickle")),
+                      policy,
+                      1 << 20,
+                      Duration.ofSeconds(120),
+                      new EgressProxy.MinimumRate(1024, Duration.ofSeconds(2)),
+                      OutputStream.nullOutputStream(),
+                      attempts::add))
+          .isInstanceOf(IOException.class)
+          .hasMessageContaining("under the minimum of 1024")
+          .hasMessageContaining("http_min_data_rate");
+      dev.pysandbox.Await.until("the origin sees the download end", slow::trickling, n -> n == 0);
+      // A fast origin under the same minimum is fetched as before.
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      proxy.download(
+          URI.create(slow.url("/fast")),
+          policy,
+          1 << 20,
+          Duration.ofSeconds(20),
+          new EgressProxy.MinimumRate(1024, Duration.ofSeconds(2)),
+          out,
+          EgressListener.NONE);
+      assertThat(out.toString(java.nio.charset.StandardCharsets.UTF_8))
+          .isEqualTo(dev.pysandbox.TrickleOrigin.FAST_BODY);
+    }
+  }
+
   @Test
   void download_overMaxBytes_failsNamingTheLimit() {
     EgressPolicy policy = EgressPolicy.of(List.of("127.0.0.1:" + origin.httpPort()), true);

@@ -39,6 +39,12 @@ final class RestFace implements AutoCloseable {
   }
 
   static RestFace start(Path dataDir, Map<String, String> settings) {
+    return start(dataDir, settings, f -> {});
+  }
+
+  /** As {@link #start(Path, Map)}, with {@code tune} applied to the face before it starts. */
+  static RestFace start(
+      Path dataDir, Map<String, String> settings, java.util.function.Consumer<HttpFace> tune) {
     Map<String, String> all = new HashMap<>(Map.of("http_port", "0", "http_auth", "none"));
     all.putAll(settings);
     PysandboxConfig config = TestServices.config(dataDir, all);
@@ -48,6 +54,7 @@ final class RestFace implements AutoCloseable {
         new HttpFace(config, new FakeKeys(), core, McpFace.forTenants(core, 65536))
             .mountBoundingBodies(RestServlet.MAPPING, rest, rest.maxBodyBytes())
             .withoutKey(RestServlet.DOCUMENT_PATH);
+    tune.accept(face);
     try {
       face.start();
     } catch (RuntimeException e) {

@@ -12,6 +12,9 @@ import dev.pysandbox.http.Caller;
 import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.rest.Route.Input;
 import dev.pysandbox.http.rest.Route.Output;
+import dev.pysandbox.util.ThreadInterrupter;
+import jakarta.servlet.http.HttpServletRequest;
+import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -172,7 +175,39 @@ final class RestRoutes {
             Operations.DOWNLOAD_FILE,
             Input.JSON_FIELDS,
             200,
-            c -> OperationCalls.call(Operations.DOWNLOAD_FILE, c.service(), c.args())));
+            RestRoutes::downloadFile));
+  }
+
+  /**
+   * {@code download_file}: a client that closes its connection meanwhile ends the fetch, so that
+   * its slot and thread are free at once rather than when a slow origin is done.
+   */
+  private static Object downloadFile(Route.Call c) {
+    return untilClientGone(
+        c, () -> OperationCalls.call(Operations.DOWNLOAD_FILE, c.service(), c.args()));
+  }
+
+  /**
+   * Does {@code work}, a wait or a fetch that has read its request's body, interrupting its thread
+   * if the client closes the connection meanwhile ({@link DisconnectWatch}): nobody would read the
+   * answer, and the thread and the caller's slot are wanted.
+   */
+  static Object untilClientGone(Route.Call c, java.util.function.Supplier<Object> work) {
+    HttpServletRequest req = c.request();
+    if (req.getContentLengthLong() <= 0 && req.getHeader("Transfer-Encoding") == null) {
+      try {
+        // A GET has no body, but Jetty calls it finished (and the watch may start) only once a
+        // read has said so.
+        req.getInputStream().read();
+      } catch (IOException e) {
+        // the client is gone already: the watch will say so
+      }
+    }
+    try (DisconnectWatch watch = DisconnectWatch.start(req);
+        ThreadInterrupter interrupter = new ThreadInterrupter()) {
+      watch.onDisconnect(interrupter::interrupt);
+      return work.get();
+    }
   }
 
   /** A route answering with the JSON of {@code op}'s result. */

@@ -3,6 +3,7 @@ package dev.pysandbox.http.rest;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.Tenants;
@@ -148,6 +149,9 @@ public final class RestServlet extends HttpServlet {
       dispatch(req, resp, d);
     } catch (PysandboxException e) {
       failed = e.code();
+      if (e.code() == ErrorCode.RATE_LIMITED && !resp.containsHeader("Retry-After")) {
+        resp.setHeader("Retry-After", "1"); // a slot frees as soon as one of the caller's ends
+      }
       ErrorBodies.drainBody(req, resp);
       ErrorBodies.send(resp, e);
     } catch (IOException e) {
@@ -262,7 +266,15 @@ public final class RestServlet extends HttpServlet {
     d.tool = route.id();
     d.arguments = arguments(route, req, segments);
     Arguments args = route.op().parse(d.arguments);
-    Object result = route.handler().handle(new Route.Call(service, args, req, resp));
+    Object result;
+    // A wait, a download or an upload holds its thread on a peer's pace: one of the caller's few.
+    LongCalls.Slot slot =
+        LongCalls.enter(req.getAttribute(LongCalls.ATTRIBUTE), route.op().name(), args);
+    try {
+      result = route.handler().handle(new Route.Call(service, args, req, resp));
+    } finally {
+      slot.close();
+    }
     d.result = result instanceof Route.Reply reply ? reply.body() : result;
     if (result == null) {
       return;

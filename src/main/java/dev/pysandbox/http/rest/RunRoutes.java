@@ -86,7 +86,10 @@ final class RunRoutes {
             Operations.GET_RUN,
             Input.QUERY,
             200,
-            c -> OperationCalls.call(Operations.GET_RUN, c.service(), c.args())),
+            // A long poll whose client went away ends at once, freeing its slot.
+            c ->
+                RestRoutes.untilClientGone(
+                    c, () -> OperationCalls.call(Operations.GET_RUN, c.service(), c.args()))),
         RestRoutes.route(
             "get_run_outputs",
             "GET",
