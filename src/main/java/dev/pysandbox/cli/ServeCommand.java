@@ -95,6 +95,9 @@ final class ServeCommand implements Callable<Integer> {
       HttpFace.checkCanServe(config, keys);
     }
     DefaultSandboxService service = DefaultSandboxService.start(config);
+    if (http && config.httpAuthKeys() && !config.maxSessionsPerTenantSet()) {
+      service.shareSessionsAmong(new KeyedTenants(ApiKeysFactory.open(config, true), serveStdio));
+    }
     HttpFace httpFace = null;
     if (http) {
       httpFace =

@@ -55,6 +55,7 @@ public final class PysandboxConfig {
   private final String logLevel;
   private final int maxSessions;
   private final int maxSessionsPerTenant;
+  private final boolean maxSessionsPerTenantSet;
   private final int sessionTtlMinutes;
   private final int trajectoryRetentionDays;
   private final int sessionRetentionMinutes;
@@ -149,6 +150,7 @@ public final class PysandboxConfig {
     this.maxSessions = integer(Setting.MAX_SESSIONS, 1, 100_000);
     int perTenant = integer(Setting.MAX_SESSIONS_PER_TENANT, 0, 100_000);
     this.maxSessionsPerTenant = perTenant == 0 ? maxSessions : Math.min(perTenant, maxSessions);
+    this.maxSessionsPerTenantSet = perTenant != 0;
     this.sessionTtlMinutes = integer(Setting.SESSION_TTL, 1, 7 * 24 * 60);
     this.trajectoryRetentionDays = integer(Setting.TRAJECTORY_RETENTION_DAYS, 0, 36_500);
     this.sessionRetentionMinutes = integer(Setting.SESSION_RETENTION, 0, 366 * 24 * 60);
@@ -761,6 +763,14 @@ public final class PysandboxConfig {
   /** Sessions one tenant may have open at once (at most {@link #maxSessions()}). */
   public int maxSessionsPerTenant() {
     return maxSessionsPerTenant;
+  }
+
+  /**
+   * Whether {@code max_sessions_per_tenant} was set (not 0): else a server shared by several
+   * tenants gives each a fair share of {@code max_sessions}.
+   */
+  public boolean maxSessionsPerTenantSet() {
+    return maxSessionsPerTenantSet;
   }
 
   public int sessionTtlMinutes() {

@@ -123,7 +123,9 @@ public enum Setting {
   MAX_SESSIONS_PER_TENANT(
       "max_sessions_per_tenant",
       "0",
-      "Sessions one tenant (one API key's owner) may have open at once; 0: as max_sessions."),
+      "Sessions one tenant (one API key's owner) may have open at once; 0: a fair share,"
+          + " max_sessions divided among the tenants with API keys on a keyed HTTP face (each"
+          + " at least 1), else max_sessions."),
   SESSION_TTL(
       "session_ttl", "30", "Idle minutes before a session is closed (per session: ttl_minutes)."),
   SESSION_RETENTION(

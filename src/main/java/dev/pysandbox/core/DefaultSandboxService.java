@@ -116,6 +116,15 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
   }
 
   /**
+   * Shares {@code max_sessions} among the tenants {@code tenants} counts, when {@code
+   * max_sessions_per_tenant} is not set: a server whose keyed HTTP face several tenants share gives
+   * each {@code max(1, max_sessions / tenants)}, so one cannot take every session.
+   */
+  public void shareSessionsAmong(java.util.function.IntSupplier tenants) {
+    core.sessions.shareAmong(tenants);
+  }
+
+  /**
    * The view of one tenant: what it owns, and nothing of any other tenant's. A view is cheap and
    * holds no state; the faces ask for one per call.
    *

@@ -24,6 +24,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
+import java.util.function.IntSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -76,6 +77,7 @@ final class SessionManager {
   private final SessionEnds ends;
   private final Map<SessionKey, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
+  private volatile IntSupplier tenants = () -> 1;
 
   SessionManager(
       PysandboxConfig config,
@@ -190,15 +192,24 @@ final class SessionManager {
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
       int ofTenant = sizeOf(id.tenant());
-      if (ofTenant >= config.maxSessionsPerTenant()) {
+      int share = perTenant();
+      if (ofTenant >= share) {
         throw new PysandboxException(
             ErrorCode.MAX_SESSIONS,
             "cannot open session '"
                 + id.id()
                 + "': "
                 + ofTenant
-                + " of your sessions are open and max_sessions_per_tenant is "
-                + config.maxSessionsPerTenant()
+                + " of your sessions are open and "
+                + (config.maxSessionsPerTenantSet()
+                    ? "max_sessions_per_tenant is " + share
+                    : "your fair share is "
+                        + share
+                        + " (max_sessions "
+                        + config.maxSessions()
+                        + " among the "
+                        + tenants.getAsInt()
+                        + " tenants with keys; max_sessions_per_tenant sets it)")
                 + "; close one with close_session (or wait for an idle one to expire)");
       }
       created = new Session(id, clock.instant(), ttl, limits, tier);
@@ -481,6 +492,23 @@ final class SessionManager {
   /** Open sessions of every tenant. */
   int size() {
     return sessions.size();
+  }
+
+  /**
+   * Shares {@code max_sessions} among {@code tenants} (those that may call: the tenants with API
+   * keys on a keyed HTTP face) when {@code max_sessions_per_tenant} is not set, so that one tenant
+   * cannot take every session from the others (issue 24 item 10).
+   */
+  void shareAmong(IntSupplier tenants) {
+    this.tenants = tenants;
+  }
+
+  /** Sessions one tenant may have open: the setting, or a fair share of max_sessions. */
+  private int perTenant() {
+    if (config.maxSessionsPerTenantSet()) {
+      return config.maxSessionsPerTenant();
+    }
+    return Math.max(1, config.maxSessions() / Math.max(1, tenants.getAsInt()));
   }
 
   private int sizeOf(String tenant) {
