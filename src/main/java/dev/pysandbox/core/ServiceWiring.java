@@ -104,7 +104,9 @@ final class ServiceWiring {
     }
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
-    this.cleanup = new DeadServerCleanup(layout, instances, config.keepWorkspaces());
+    this.cleanup =
+        new DeadServerCleanup(
+            layout, instances, config.keepWorkspaces(), config.outputLimitBytes());
     this.pools = new CorePools();
     this.store = new StoreHandle(this::openStore, pools.blocking, time);
     if (readOnly) {
@@ -169,6 +171,8 @@ final class ServiceWiring {
             pools.blocking,
             config.cancelGraceSeconds(),
             config.outputMaxBytes(),
+            config.outputsMaxBytes(),
+            new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes()),
             live,
             () -> Provenance.of(backend.interpreter()),
             this::runEnded,
