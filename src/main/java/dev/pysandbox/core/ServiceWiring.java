@@ -194,10 +194,20 @@ final class ServiceWiring {
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     SessionSteps steps = new SessionSteps(this::store, time);
+    CollectBudget.Bounds collect =
+        new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes());
+    java.util.function.Supplier<CollectBudget> budgets =
+        () -> CollectBudget.start(time, collect, () -> false);
     this.uploads =
         new Uploads(
-            config.uploadMaxBytes(), sessions, this::requireBackend, steps, layout.imagesDir());
-    this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
+            config.uploadMaxBytes(),
+            sessions,
+            this::requireBackend,
+            steps,
+            layout.imagesDir(),
+            budgets);
+    this.artifacts =
+        new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun, budgets);
     this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
