@@ -57,6 +57,11 @@ class RunEndTest {
       assertThat(small.skipped()).isNull();
       assertThat(small.sha256()).isNotNull();
 
+      assertThat(service.listArtifacts(null, "sparse").files())
+          .as("list_artifacts hashes within the same budget: the sparse files are not listed")
+          .extracting(dev.pysandbox.api.FileInfo::path)
+          .containsExactly("small.txt");
+
       RunRecord next = service.run(new ExecutionRequest("print(1)", "sparse", null, 10));
       assertThat(next.artifacts())
           .as("files left unhashed but unchanged are not reported again")
