@@ -16,10 +16,8 @@ import dev.pysandbox.util.Sha256;
 import dev.pysandbox.util.TimeSource;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -53,7 +51,7 @@ final class RunExecutor {
   private final Consumer<RunRecord> finished;
   private final SecurityEventLog securityEvents;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
-  private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
+  private final FinalRecords records;
 
   RunExecutor(
       DataLayout layout,
@@ -81,6 +79,7 @@ final class RunExecutor {
     this.outputMaxBytes = outputMaxBytes;
     this.outputsMaxBytes = outputsMaxBytes;
     this.files = new FileCollection(layout, clock, blocking, collect);
+    this.records = new FinalRecords(store, clock, finished);
     this.live = live;
     this.provenance = provenance;
     this.finished = finished;
@@ -230,72 +229,11 @@ final class RunExecutor {
   }
 
   /**
-   * Stores the final state and returns what callers see (without the code). When the store cannot
-   * take it now (a full disk, say), the run still answers its caller, and its final state is kept
-   * and written again until the store takes it ({@link #retryDeferred}).
+   * Stores the final state and returns what callers see (without the code); see {@link
+   * FinalRecords#finish}.
    */
   RunRecord finish(RunRecord.Builder run) {
-    RunRecord r =
-        run.finishedAt(clock.instant().toString())
-            .viewCommand(viewCommand(run.build().runId()))
-            .build();
-    try {
-      store.get().finish(r);
-    } catch (PysandboxException e) {
-      if (e.code() != ErrorCode.STORE_UNAVAILABLE && e.code() != ErrorCode.DISK_FULL) {
-        r = finishStripped(r, e);
-      } else {
-        deferred.add(r);
-        log.warn(
-            "run {} ended {} but the store could not record it ({}); it is kept and written again"
-                + " when the store recovers",
-            r.runId(),
-            r.status().wireName(),
-            e.getMessage());
-        return r.toBuilder().code(null).build();
-      }
-    } catch (RuntimeException | StackOverflowError e) {
-      r = finishStripped(r, e);
-    }
-    announce(r);
-    return r.toBuilder().code(null).build();
-  }
-
-  private void announce(RunRecord r) {
-    try {
-      finished.accept(r);
-    } catch (RuntimeException e) {
-      log.warn("run {}: what follows its end failed: {}", r.runId(), e.toString());
-    }
-  }
-
-  /**
-   * The store refused the run's final state for what it holds (what the sandbox sent): the run is
-   * recorded failed without that, saying why, so that it never stays {@code running}.
-   */
-  private RunRecord finishStripped(RunRecord r, Throwable why) {
-    log.error(
-        "run {}: its final state could not be stored; storing it without its results",
-        r.runId(),
-        why);
-    String message =
-        "the run ended "
-            + r.status().wireName()
-            + " but its record could not be stored ("
-            + failureMessage(why)
-            + "); it is stored without its result, displays and __outputs__";
-    RunRecord stripped =
-        r.toBuilder()
-            .status(RunStatus.FAILED)
-            .message(message)
-            .error(new dev.pysandbox.api.ErrorInfo("RecordFailed", message, null))
-            .result(null)
-            .displays(List.of())
-            .outputs(Map.of())
-            .outputsNonJson(List.of())
-            .build();
-    store.get().finish(stripped);
-    return stripped;
+    return records.finish(run);
   }
 
   /**
@@ -304,19 +242,7 @@ final class RunExecutor {
    * @return how many are still waiting
    */
   int retryDeferred() {
-    RunRecord r;
-    int attempts = deferred.size();
-    for (int i = 0; i < attempts && (r = deferred.poll()) != null; i++) {
-      try {
-        store.get().finish(r);
-        announce(r);
-        log.info("run {} recorded as {} after the store recovered", r.runId(), r.status());
-      } catch (PysandboxException e) {
-        deferred.add(r);
-        return deferred.size();
-      }
-    }
-    return deferred.size();
+    return records.retryDeferred();
   }
 
   /** Records a run that could not start at all. */
