@@ -73,6 +73,9 @@ public final class PysandboxConfig {
   private final Limits defaultLimits;
   private final Limits maxLimits;
   private final long outputMaxBytes;
+  private final long outputsMaxBytes;
+  private final int collectMaxSeconds;
+  private final long collectHashMaxBytes;
   private final boolean seccomp;
   private final boolean cgroups;
   private final String httpHost;
@@ -202,6 +205,9 @@ public final class PysandboxConfig {
                 mib),
             maxLimits.tmpBytes());
     this.outputMaxBytes = integer(Setting.OUTPUT_MAX, 1, 1 << 20) * mib;
+    this.outputsMaxBytes = integer(Setting.OUTPUTS_MAX, 1, 48) * mib;
+    this.collectMaxSeconds = integer(Setting.COLLECT_MAX_SECONDS, 1, 86_400);
+    this.collectHashMaxBytes = integer(Setting.COLLECT_HASH_MAX, 1, 1 << 24) * mib;
     this.tiers = tiers(warn);
     this.seccomp = bool(Setting.SECCOMP);
     this.cgroups = bool(Setting.CGROUPS);
@@ -846,6 +852,21 @@ public final class PysandboxConfig {
   /** A run whose stdout or stderr passes this many bytes is killed. */
   public long outputMaxBytes() {
     return outputMaxBytes;
+  }
+
+  /** Most bytes of JSON a run's {@code __outputs__} may hold ({@code outputs_max_mb}). */
+  public long outputsMaxBytes() {
+    return outputsMaxBytes;
+  }
+
+  /** Seconds spent on a run's files once its code has ended ({@code collect_max_seconds}). */
+  public int collectMaxSeconds() {
+    return collectMaxSeconds;
+  }
+
+  /** Bytes hashed per run when its files are collected ({@code collect_hash_max_mb}). */
+  public long collectHashMaxBytes() {
+    return collectHashMaxBytes;
   }
 
   public boolean seccomp() {

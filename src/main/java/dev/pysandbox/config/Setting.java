@@ -222,6 +222,22 @@ public enum Setting {
       "output_max_mb",
       "64",
       "Output (stdout and stderr together, MiB) after which a run is interrupted, then killed."),
+  OUTPUTS_MAX(
+      "outputs_max_mb",
+      "8",
+      "Most a run's __outputs__ may hold as JSON (MiB); past it the run fails (OutputsRejected,"
+          + " naming this setting) and nothing of __outputs__ is kept."),
+  COLLECT_MAX_SECONDS(
+      "collect_max_seconds",
+      "30",
+      "Seconds the server spends on a run's files once its code has ended (finding, hashing and"
+          + " keeping them); files past it are listed as not kept, with the reason."),
+  COLLECT_HASH_MAX(
+      "collect_hash_max_mb",
+      "4096",
+      "Bytes the server hashes per run (MiB) when it collects the run's files (a sparse file"
+          + " counts at its apparent size; holes are never read); files past it are listed as not"
+          + " kept, with the reason."),
   CGROUPS(
       "cgroups",
       "true",

@@ -26,6 +26,9 @@ final class Artifacts {
   private final SessionManager sessions;
   private final BiFunction<String, String, RunRecord> runs;
 
+  /** A listing hashes what changed within the budget a run's collection has. */
+  private final java.util.function.Supplier<CollectBudget> budgets;
+
   /**
    * @param runs finds a tenant's run by id (without its code), or throws {@code not_found}
    */
@@ -33,7 +36,9 @@ final class Artifacts {
       DataLayout layout,
       long readMaxBytes,
       SessionManager sessions,
-      BiFunction<String, String, RunRecord> runs) {
+      BiFunction<String, String, RunRecord> runs,
+      java.util.function.Supplier<CollectBudget> budgets) {
+    this.budgets = budgets;
     this.layout = layout;
     this.readMaxBytes = readMaxBytes;
     this.sessions = sessions;
@@ -49,14 +54,15 @@ final class Artifacts {
       var files =
           sandbox == null
               ? Map.<String, WorkspaceFiles.FileState>of()
-              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true).files();
+              : WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get())
+                  .files();
       return new ArtifactList(sessionId, null, WorkspaceAccess.list(files), List.of());
     }
     RunRecord r = runs.apply(tenant, runId);
     Path dir = layout.runFiles(runId);
     var files =
         Files.isDirectory(dir)
-            ? WorkspaceFiles.snapshot(dir, Map.of(), true).files()
+            ? WorkspaceFiles.snapshot(dir, Map.of(), true, budgets.get()).files()
             : Map.<String, WorkspaceFiles.FileState>of();
     return new ArtifactList(null, runId, WorkspaceAccess.list(files), r.artifacts());
   }

@@ -2,8 +2,12 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.store.RecoveredOutput;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.HousekeepingLog;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.List;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,15 +25,19 @@ final class DeadServerCleanup {
   private final DataLayout layout;
   private final InstanceRegistry instances;
   private final boolean keepWorkspaces;
+  private final int outputLimit;
 
   /**
    * @param keepWorkspaces {@code keep_workspaces}: workspaces that hold files are kept, only empty
    *     ones are removed
+   * @param outputLimit {@code output_limit}: bytes of stdout and of stderr a record keeps
    */
-  DeadServerCleanup(DataLayout layout, InstanceRegistry instances, boolean keepWorkspaces) {
+  DeadServerCleanup(
+      DataLayout layout, InstanceRegistry instances, boolean keepWorkspaces, int outputLimit) {
     this.layout = layout;
     this.instances = instances;
     this.keepWorkspaces = keepWorkspaces;
+    this.outputLimit = outputLimit;
   }
 
   /** Records the sessions and runs that dead servers left open as closed and interrupted. */
@@ -43,7 +51,28 @@ final class DeadServerCleanup {
       HousekeepingLog.LOG.warn(
           "marked {} runs of stopped servers as interrupted: {}", interrupted.size(), interrupted);
     }
+    for (String runId : interrupted) {
+      recoverOutput(s, runId);
+    }
     return s;
+  }
+
+  /** What an interrupted run had printed, from its spill into its record; then the spill goes. */
+  private void recoverOutput(RunStore s, String runId) {
+    Path spill = EventSpill.fileOf(layout.runFiles(runId));
+    try {
+      RecoveredOutput out = SpilledOutput.read(spill, outputLimit);
+      if (out != null && s.recoverOutput(runId, out)) {
+        HousekeepingLog.LOG.info(
+            "run {}: {} bytes of output recovered from {}",
+            runId,
+            out.stdoutBytes() + out.stderrBytes(),
+            spill);
+      }
+      Files.deleteIfExists(spill);
+    } catch (IOException | RuntimeException e) {
+      HousekeepingLog.LOG.warn("run {}: its spilled output could not be recovered: {}", runId, e);
+    }
   }
 
   /** Kills the sandbox processes dead servers left, and deletes their workspaces. */

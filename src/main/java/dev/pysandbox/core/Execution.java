@@ -70,11 +70,13 @@ final class Execution {
    * and CPU by itself).
    *
    * @param outputMaxBytes stdout and stderr together, kept or not
+   * @param outputsMaxBytes {@code __outputs__} as JSON ({@code outputs_max_mb})
    * @param workspaceBytesBefore the workspace's size before the run: the quota stops a run that
    *     grows it past the limit, not one that found it already there
    * @param graceMillis after a KeyboardInterrupt for a limit, how long before the sandbox is killed
    */
-  record Guard(long outputMaxBytes, long workspaceBytesBefore, long graceMillis) {}
+  record Guard(
+      long outputMaxBytes, long outputsMaxBytes, long workspaceBytesBefore, long graceMillis) {}
 
   /** How often the server looks at output, disk and the cgroup while a run is in flight. */
   static final long POLL_MILLIS = 200;
@@ -171,6 +173,7 @@ final class Execution {
     Sandbox sandbox = active.sandbox();
     ObjectNode payload = JSON.createObjectNode();
     payload.put("code", code);
+    payload.put("outputs_max_bytes", guard.outputsMaxBytes());
     long started = time.nanoTime();
     Future<WorkerReply> reply;
     try {
@@ -195,7 +198,7 @@ final class Execution {
           WorkerReply r =
               reply.get(
                   Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
-          finished(r, run);
+          finished(r, guard, run);
           active.deniedImports(deniedImports(r.frame()));
           if (watch.endOfRun() && breach == null) {
             // Whatever the code made of the failed fork, what it started may still be forking:
@@ -507,7 +510,7 @@ final class Execution {
     return bytes / Limits.MIB;
   }
 
-  private static void finished(WorkerReply r, RunRecord.Builder run) {
+  private static void finished(WorkerReply r, Guard guard, RunRecord.Builder run) {
     ObjectNode f = r.frame();
     output(r, run);
     run.durationMs(TimeUnit.NANOSECONDS.toMillis(r.elapsedNanos()));
@@ -523,12 +526,24 @@ final class Execution {
     }
     run.displays(displays);
     JsonNode outputs = f.path("outputs");
-    run.outputs(outputs.has("values") ? map(outputs.get("values")) : Map.of());
+    String rejected = SandboxValues.rejectedOutputs(outputs, guard.outputsMaxBytes());
     List<String> nonJson = new ArrayList<>();
-    outputs.path("non_json").forEach(n -> nonJson.add(n.asText()));
+    if (rejected == null) {
+      run.outputs(outputs.has("values") ? map(outputs.get("values")) : Map.of());
+      outputs.path("non_json").forEach(n -> nonJson.add(n.asText()));
+    } else {
+      run.outputs(Map.of());
+    }
     run.outputsNonJson(nonJson);
-    if ("ok".equals(f.path("status").asText())) {
+    if ("ok".equals(f.path("status").asText()) && rejected == null) {
       run.status(RunStatus.SUCCEEDED).exitCode(f.path("exit_code").asInt(0));
+      return;
+    }
+    if (rejected != null && "ok".equals(f.path("status").asText())) {
+      run.status(RunStatus.FAILED)
+          .exitCode(f.path("exit_code").asInt(0))
+          .error(new ErrorInfo("OutputsRejected", rejected, null))
+          .message("OutputsRejected: " + rejected);
       return;
     }
     JsonNode err = f.path("error");
@@ -540,7 +555,10 @@ final class Execution {
     run.status(RunStatus.FAILED)
         .exitCode(f.path("exit_code").asInt(1))
         .error(error)
-        .message(error.name() + (error.value().isEmpty() ? "" : ": " + error.value()));
+        .message(
+            error.name()
+                + (error.value().isEmpty() ? "" : ": " + error.value())
+                + (rejected == null ? "" : "; and OutputsRejected: " + rejected));
   }
 
   /** A module name as the runner reports one; anything else in the list is not taken. */

@@ -35,11 +35,33 @@ final class FileContents {
     return copy(src, size, null, Long.MAX_VALUE).sha256();
   }
 
+  /** As {@link #sha256(Descriptor, long)}, charged to {@code spend}. */
+  static String sha256(Descriptor src, long size, CollectBudget spend)
+      throws IOException, CollectBudget.Spent {
+    return copy(src, size, null, Long.MAX_VALUE, spend).sha256();
+  }
+
   /**
    * Copies the first {@code size} bytes of {@code src} into the new, empty {@code dst} (or only
    * hashes them when {@code dst} is {@code null}), writing at most {@code budget} bytes of data.
    */
   static Copied copy(Descriptor src, long size, Descriptor dst, long budget) throws IOException {
+    try {
+      return copy(src, size, dst, budget, CollectBudget.unlimited());
+    } catch (CollectBudget.Spent e) {
+      throw new IllegalStateException("an unlimited budget ran out", e);
+    }
+  }
+
+  /**
+   * As {@link #copy(Descriptor, long, Descriptor, long)}, every byte hashed (holes too: hashing
+   * their zeros costs as much) charged to {@code spend}, which is asked again every {@value #CHUNK}
+   * bytes; a copy cut short is incomplete and must be removed.
+   *
+   * @throws CollectBudget.Spent when the budget ran out (a deadline, a cancel, the bytes)
+   */
+  static Copied copy(Descriptor src, long size, Descriptor dst, long budget, CollectBudget spend)
+      throws IOException, CollectBudget.Spent {
     MessageDigest md = Sha256.newDigest();
     ByteBuffer buf = BUFFERS.get();
     long pos = 0;
@@ -50,7 +72,7 @@ final class FileContents {
       if (dataAt < 0 || dataAt > size) {
         dataAt = size;
       }
-      zeros(md, dataAt - pos);
+      zeros(md, dataAt - pos, spend);
       pos = dataAt;
       if (pos >= size) {
         break;
@@ -65,6 +87,7 @@ final class FileContents {
           break extents; // the file shrank while it was read: keep what there was
         }
         data += n;
+        spend.take(n);
         if (dst != null) {
           if (data > budget) {
             return new Copied(pos, data, null, true);
@@ -83,9 +106,11 @@ final class FileContents {
     return new Copied(pos, data, HexFormat.of().formatHex(md.digest()), false);
   }
 
-  private static void zeros(MessageDigest md, long n) {
+  private static void zeros(MessageDigest md, long n, CollectBudget spend)
+      throws CollectBudget.Spent {
     while (n > 0) {
       int k = (int) Math.min(ZEROS.length, n);
+      spend.take(k);
       md.update(ZEROS, 0, k);
       n -= k;
     }

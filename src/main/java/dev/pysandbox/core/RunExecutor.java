@@ -1,6 +1,5 @@
 package dev.pysandbox.core;
 
-import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -15,13 +14,10 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.Sha256;
 import dev.pysandbox.util.TimeSource;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
-import java.util.Queue;
 import java.util.concurrent.CancellationException;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
@@ -48,12 +44,14 @@ final class RunExecutor {
   private final Executor blocking;
   private final int cancelGraceSeconds;
   private final long outputMaxBytes;
+  private final long outputsMaxBytes;
+  private final FileCollection files;
   private final LiveRuns live;
   private final Supplier<Provenance> provenance;
   private final Consumer<RunRecord> finished;
   private final SecurityEventLog securityEvents;
   private final Map<String, ActiveRun> active = new ConcurrentHashMap<>();
-  private final Queue<RunRecord> deferred = new ConcurrentLinkedQueue<>();
+  private final FinalRecords records;
 
   RunExecutor(
       DataLayout layout,
@@ -64,6 +62,8 @@ final class RunExecutor {
       Executor blocking,
       int cancelGraceSeconds,
       long outputMaxBytes,
+      long outputsMaxBytes,
+      CollectBudget.Bounds collect,
       LiveRuns live,
       Supplier<Provenance> provenance,
       Consumer<RunRecord> finished,
@@ -77,6 +77,9 @@ final class RunExecutor {
     this.blocking = blocking;
     this.cancelGraceSeconds = cancelGraceSeconds;
     this.outputMaxBytes = outputMaxBytes;
+    this.outputsMaxBytes = outputsMaxBytes;
+    this.files = new FileCollection(layout, clock, blocking, collect);
+    this.records = new FinalRecords(store, clock, finished);
     this.live = live;
     this.provenance = provenance;
     this.finished = finished;
@@ -226,31 +229,11 @@ final class RunExecutor {
   }
 
   /**
-   * Stores the final state and returns what callers see (without the code). When the store cannot
-   * take it now (a full disk, say), the run still answers its caller, and its final state is kept
-   * and written again until the store takes it ({@link #retryDeferred}).
+   * Stores the final state and returns what callers see (without the code); see {@link
+   * FinalRecords#finish}.
    */
   RunRecord finish(RunRecord.Builder run) {
-    RunRecord r =
-        run.finishedAt(clock.instant().toString())
-            .viewCommand(viewCommand(run.build().runId()))
-            .build();
-    try {
-      store.get().finish(r);
-      finished.accept(r);
-    } catch (PysandboxException e) {
-      if (e.code() != ErrorCode.STORE_UNAVAILABLE && e.code() != ErrorCode.DISK_FULL) {
-        throw e;
-      }
-      deferred.add(r);
-      log.warn(
-          "run {} ended {} but the store could not record it ({}); it is kept and written again"
-              + " when the store recovers",
-          r.runId(),
-          r.status().wireName(),
-          e.getMessage());
-    }
-    return r.toBuilder().code(null).build();
+    return records.finish(run);
   }
 
   /**
@@ -259,19 +242,7 @@ final class RunExecutor {
    * @return how many are still waiting
    */
   int retryDeferred() {
-    RunRecord r;
-    int attempts = deferred.size();
-    for (int i = 0; i < attempts && (r = deferred.poll()) != null; i++) {
-      try {
-        store.get().finish(r);
-        finished.accept(r);
-        log.info("run {} recorded as {} after the store recovered", r.runId(), r.status());
-      } catch (PysandboxException e) {
-        deferred.add(r);
-        return deferred.size();
-      }
-    }
-    return deferred.size();
+    return records.retryDeferred();
   }
 
   /** Records a run that could not start at all. */
@@ -366,51 +337,12 @@ final class RunExecutor {
     Execution.Outcome o = execute(run, sandbox, null, code, timeout);
     RunRecord done = null;
     try {
-      collectOneShotFiles(sandbox, run);
+      files.oneShot(sandbox, run, active.get(run.build().runId()));
     } finally {
       // Whatever collecting did (even an Error), the run ends with a record.
       done = complete(run, o);
     }
     return done;
-  }
-
-  /**
-   * A one-shot sandbox is killed, then what its workspace holds is kept with the run (as for a
-   * session's run: regular files only, sparse kept sparse, up to the quota) and the workspace is
-   * released (a file system of its own unmounted, its uid given back). The common case, an empty
-   * workspace, does not wait for the kill.
-   */
-  private void collectOneShotFiles(Sandbox sandbox, RunRecord.Builder run) {
-    Path workspace = sandbox.workspace();
-    boolean empty = WorkspaceFiles.isEmpty(workspace);
-    var killed = sandbox.kill("one-shot run finished");
-    if (!empty) {
-      try {
-        sandbox.exited().get(5, TimeUnit.SECONDS);
-      } catch (Exception e) {
-        log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
-      }
-      String runId = run.build().runId();
-      try {
-        var files = WorkspaceFiles.snapshot(workspace, Map.of(), false);
-        keep(run, workspace, WorkspaceFiles.diff(Map.of(), files.files()), sandbox);
-      } catch (RuntimeException e) {
-        log.warn("could not keep the files of run {}: {}", runId, e.toString());
-      }
-    }
-    killed.whenCompleteAsync((report, err) -> WorkspaceDisposal.discard(sandbox), blocking);
-  }
-
-  /** Keeps the changed files with the run and lists them (and what was not kept) in it. */
-  private void keep(
-      RunRecord.Builder run, Path workspace, List<Artifact> changes, Sandbox sandbox) {
-    run.artifacts(changes); // listed even if keeping them fails
-    Path target = layout.runFiles(run.build().runId());
-    RunFiles.Kept kept = RunFiles.keep(workspace, changes, target, sandbox.limits().diskBytes());
-    run.artifacts(kept.artifacts());
-    if (kept.kept()) {
-      run.artifactsDir(target.toString());
-    }
   }
 
   // -- sessions --------------------------------------------------------------------------------
@@ -445,7 +377,7 @@ final class RunExecutor {
     long t2;
     try {
       long bytesBefore = session.workspaceBytes();
-      collectSessionFiles(session, sandbox, run);
+      files.session(session, sandbox, run, active.get(runId));
       Execution.checkQuotaAfterRun(sandbox, bytesBefore, session.workspaceBytes(), run);
     } finally {
       // Whatever collecting did (even an Error), the run ends with a record.
@@ -461,18 +393,6 @@ final class RunExecutor {
           (clock.nanoTime() - t2) / 1000);
     }
     return done;
-  }
-
-  private void collectSessionFiles(Session session, Sandbox sandbox, RunRecord.Builder run) {
-    String runId = run.build().runId();
-    try {
-      var before = session.files();
-      var after = WorkspaceFiles.snapshot(sandbox.workspace(), before, true);
-      session.files(after);
-      keep(run, sandbox.workspace(), WorkspaceFiles.diff(before, after.files()), sandbox);
-    } catch (RuntimeException e) {
-      log.warn("could not collect the files of run {}: {}", runId, e.toString());
-    }
   }
 
   // -- execution and cancel ---------------------------------------------------------------------
@@ -491,17 +411,20 @@ final class RunExecutor {
     Execution.Guard guard =
         new Execution.Guard(
             outputMaxBytes,
+            outputsMaxBytes,
             session == null ? 0 : session.workspaceBytes(),
             TimeUnit.SECONDS.toMillis(cancelGraceSeconds));
     try {
       Execution.Outcome o = Execution.run(a, code, timeout, guard, clock, run);
       recordDeniedImports(a, run.build());
       return o;
-    } catch (RuntimeException e) {
-      // Logged once, here, with its stack; the run says what went wrong in its own words.
+    } catch (RuntimeException | StackOverflowError | OutOfMemoryError e) {
+      // Logged once, here, with its stack; the run says what went wrong in its own words. An Error
+      // here (what the sandbox sent overflowed the stack, say) is the run's, not the server's: the
+      // run is recorded failed with it, never left running.
       log.error("run {}: the execution failed in the server, killing its sandbox", runId, e);
       sandbox.kill("execution error");
-      run.status(RunStatus.FAILED).message(failureMessage(e));
+      run.status(RunStatus.FAILED).killReason(null).message(failureMessage(e));
       return new Execution.Outcome(run, true);
     }
   }
@@ -518,9 +441,13 @@ final class RunExecutor {
   }
 
   /** A failure of the server's own, in words: the backend's message, or the exception itself. */
-  static String failureMessage(RuntimeException e) {
+  static String failureMessage(Throwable e) {
     if (e instanceof PysandboxException p && p.code() == ErrorCode.BACKEND_UNAVAILABLE) {
       return "the sandbox could not take the run: " + p.getMessage();
+    }
+    if (e instanceof StackOverflowError) {
+      return "internal error: what the run sent back was too deeply nested for the server to"
+          + " handle (StackOverflowError); its output, result and __outputs__ are not kept";
     }
     return "internal error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
   }
@@ -677,11 +604,22 @@ final class RunExecutor {
       }
       KillOutcome.kill(sandbox, "cancelled");
       if (!await(a, 10)) {
-        throw new PysandboxException(
-            ErrorCode.INTERNAL, "run " + runId + " did not finish after its sandbox was killed");
+        // The run's own thread records the end (within its collect budget, which the cancel
+        // ends too); the cancel has been taken, and says so rather than fail.
+        return new CancelResult(
+            runId,
+            true,
+            RunStatus.RUNNING,
+            "cancel taken: run "
+                + runId
+                + " was interrupted and its sandbox killed; it is still being recorded, get_run"
+                + " shows how it ended");
       }
     }
-    RunRecord r = store.get().get(runId, false).orElseThrow();
+    RunRecord r = store.get().get(runId, false).orElse(null);
+    if (r == null) {
+      return new CancelResult(runId, true, RunStatus.CANCELLED, "cancelled");
+    }
     return new CancelResult(runId, true, r.status(), r.message());
   }
 

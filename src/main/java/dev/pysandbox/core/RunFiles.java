@@ -38,6 +38,15 @@ final class RunFiles {
    * @param quotaBytes most bytes of data kept for the run (the sandbox's disk quota)
    */
   static Kept keep(Path workspace, List<Artifact> changes, Path target, long quotaBytes) {
+    return keep(workspace, changes, target, quotaBytes, CollectBudget.unlimited());
+  }
+
+  /**
+   * As {@link #keep(Path, List, Path, long)}, the copies' hashing charged to {@code spend}: a file
+   * past it is not kept (a copy cut short is removed) and says why.
+   */
+  static Kept keep(
+      Path workspace, List<Artifact> changes, Path target, long quotaBytes, CollectBudget spend) {
     List<Artifact> out = new ArrayList<>(changes.size());
     long left = quotaBytes;
     boolean kept = false;
@@ -56,7 +65,7 @@ final class RunFiles {
         }
         One done;
         try {
-          done = keepOne(from, a, to, left, quotaBytes);
+          done = keepOne(from, a, to, left, quotaBytes, spend);
         } catch (IOException e) {
           // This file only (a read error, a full disk for the copy): the others are still kept.
           DiskFullException full = DiskFullException.of(e, target, a.sizeBytes());
@@ -99,7 +108,8 @@ final class RunFiles {
   /** One file as kept (or not), and the bytes of data its copy took. */
   private record One(Artifact artifact, long dataBytes) {}
 
-  private static One keepOne(Descriptor from, Artifact a, Descriptor to, long left, long quotaBytes)
+  private static One keepOne(
+      Descriptor from, Artifact a, Descriptor to, long left, long quotaBytes, CollectBudget spend)
       throws IOException {
     String[] parts = a.path().split("/");
     List<Descriptor> opened = new ArrayList<>();
@@ -129,6 +139,11 @@ final class RunFiles {
       if (st.allocated() > left) {
         return skipped(a, overQuota(quotaBytes));
       }
+      String refused = spend.refuse(st.size());
+      if (refused != null) {
+        spend.skipped(refused);
+        return skipped(a, refused);
+      }
       Descriptor dst = to;
       for (int i = 0; i < parts.length - 1; i++) {
         byte[] part = bytes(parts[i]);
@@ -137,9 +152,17 @@ final class RunFiles {
         opened.add(dst);
       }
       FileContents.Copied c;
+      String spent = null;
       try (Descriptor copy = dst.createFile(name, (st.permissions() & 0755) | 0600)) {
-        c = FileContents.copy(src, st.size(), copy, left);
-        if (!c.overBudget()) {
+        try {
+          c = FileContents.copy(src, st.size(), copy, left, spend);
+        } catch (CollectBudget.Spent e) {
+          // Removed after the try closes the copy: nothing of a file cut short is kept.
+          spend.skipped(e.getMessage());
+          spent = e.getMessage();
+          c = null;
+        }
+        if (c != null && !c.overBudget()) {
           // Recorded with its hash only once it is on the disk, whole.
           copy.sync();
           long size = copy.stat().size();
@@ -155,6 +178,10 @@ final class RunFiles {
           // never created
         }
         throw e;
+      }
+      if (spent != null) {
+        dst.unlink(name, false);
+        return skipped(a, spent);
       }
       if (c.overBudget()) {
         dst.unlink(name, false);

@@ -104,7 +104,9 @@ final class ServiceWiring {
     }
     NativeFs.useDirectory(layout.nativeDir());
     this.instances = new InstanceRegistry(layout.instancesDir());
-    this.cleanup = new DeadServerCleanup(layout, instances, config.keepWorkspaces());
+    this.cleanup =
+        new DeadServerCleanup(
+            layout, instances, config.keepWorkspaces(), config.outputLimitBytes());
     this.pools = new CorePools();
     this.store = new StoreHandle(this::openStore, pools.blocking, time);
     if (readOnly) {
@@ -169,6 +171,8 @@ final class ServiceWiring {
             pools.blocking,
             config.cancelGraceSeconds(),
             config.outputMaxBytes(),
+            config.outputsMaxBytes(),
+            new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes()),
             live,
             () -> Provenance.of(backend.interpreter()),
             this::runEnded,
@@ -190,10 +194,20 @@ final class ServiceWiring {
     approvals.runWith((tenant, stored, l) -> new TenantView(this, tenant).runApproved(stored, l));
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     SessionSteps steps = new SessionSteps(this::store, time);
+    CollectBudget.Bounds collect =
+        new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes());
+    java.util.function.Supplier<CollectBudget> budgets =
+        () -> CollectBudget.start(time, collect, () -> false);
     this.uploads =
         new Uploads(
-            config.uploadMaxBytes(), sessions, this::requireBackend, steps, layout.imagesDir());
-    this.artifacts = new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun);
+            config.uploadMaxBytes(),
+            sessions,
+            this::requireBackend,
+            steps,
+            layout.imagesDir(),
+            budgets);
+    this.artifacts =
+        new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun, budgets);
     this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());

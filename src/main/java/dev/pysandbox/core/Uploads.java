@@ -37,12 +37,17 @@ final class Uploads {
    * @param steps records each file put as a step of its session
    * @param imagesDir where workspaces that are file systems of their own keep their images
    */
+  /** The hashing of the workspace after an upload is bounded as a run's collection is. */
+  private final java.util.function.Supplier<CollectBudget> budgets;
+
   Uploads(
       long uploadMaxBytes,
       SessionManager sessions,
       Runnable requireBackend,
       SessionSteps steps,
-      Path imagesDir) {
+      Path imagesDir,
+      java.util.function.Supplier<CollectBudget> budgets) {
+    this.budgets = budgets;
     this.steps = steps;
     this.uploadMaxBytes = uploadMaxBytes;
     this.sessions = sessions;
@@ -77,7 +82,7 @@ final class Uploads {
             throw cannotWrite(s.id, filename, e);
           }
           r = withPath(r, filename);
-          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
+          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get()));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), null);
           return r;
         });
@@ -144,7 +149,7 @@ final class Uploads {
             throw cannotWrite(s.id, filename, e);
           }
           r = withPath(r, filename);
-          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true));
+          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get()));
           steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
           return r;
         });

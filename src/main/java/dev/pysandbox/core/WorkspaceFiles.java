@@ -77,6 +77,14 @@ final class WorkspaceFiles {
       return new FileState(0, 0, null, null, reason);
     }
 
+    /**
+     * A regular file the budget left unhashed: its metadata is kept, so that the next snapshot
+     * tells whether it changed since.
+     */
+    static FileState notHashed(Stat st, String reason) {
+      return new FileState(st.size(), st.mtimeNanos(), st.key(), null, reason);
+    }
+
     boolean isFile() {
       return skipped == null;
     }
@@ -101,6 +109,17 @@ final class WorkspaceFiles {
    * when {@code hash} is true (else their hash is {@code null}).
    */
   static Snapshot snapshot(Path root, Map<String, FileState> previous, boolean hash) {
+    return snapshot(root, previous, hash, CollectBudget.unlimited());
+  }
+
+  /**
+   * As {@link #snapshot(Path, Map, boolean)}, hashing within {@code spend}: a changed file past it
+   * is listed as not hashed (and so not kept), with the reason; the walk itself (metadata only,
+   * bounded by {@link TreeWalk#MAX_ENTRIES}) always completes, so that nothing unseen looks
+   * deleted.
+   */
+  static Snapshot snapshot(
+      Path root, Map<String, FileState> previous, boolean hash, CollectBudget spend) {
     Map<String, FileState> out = new TreeMap<>();
     long[] total = {0};
     try (Descriptor top = Descriptor.openDirectory(root)) {
@@ -125,7 +144,7 @@ final class WorkspaceFiles {
               chars += path.length();
               FileState f =
                   st.isRegular()
-                      ? regular(dir, name, st, previous.get(path), hash)
+                      ? regular(dir, name, st, previous.get(path), hash, spend)
                       : FileState.notKept(st.kind() + ": only regular files are kept");
               if (f != null) {
                 out.put(path, f);
@@ -160,7 +179,8 @@ final class WorkspaceFiles {
 
   /** A regular file, hashed through a descriptor opened without blocking; null when it is gone. */
   private static FileState regular(
-      Descriptor dir, byte[] name, Stat st, FileState before, boolean hash) throws IOException {
+      Descriptor dir, byte[] name, Stat st, FileState before, boolean hash, CollectBudget spend)
+      throws IOException {
     if (before != null
         && before.isFile()
         && before.sha256() != null
@@ -172,13 +192,21 @@ final class WorkspaceFiles {
     if (!hash) {
       return new FileState(st.size(), st.mtimeNanos(), st.key(), null, null);
     }
+    String refused = spend.refuse(st.size());
+    if (refused != null) {
+      spend.skipped(refused);
+      return FileState.notHashed(st, refused);
+    }
     try (Descriptor f = dir.openFile(name)) {
       Stat now = f.stat();
       if (!now.isRegular()) {
         return FileState.notKept(now.kind() + ": only regular files are kept");
       }
       return new FileState(
-          now.size(), now.mtimeNanos(), now.key(), FileContents.sha256(f, now.size()), null);
+          now.size(), now.mtimeNanos(), now.key(), FileContents.sha256(f, now.size(), spend), null);
+    } catch (CollectBudget.Spent e) {
+      spend.skipped(e.getMessage());
+      return FileState.notHashed(st, e.getMessage());
     } catch (Descriptor.ErrnoException e) {
       String why = whyNotOpened(e);
       return why == null ? null : FileState.notKept(why);
@@ -274,7 +302,11 @@ final class WorkspaceFiles {
 
   private static boolean same(FileState old, FileState now) {
     if (!now.isFile()) {
-      return now.skipped().equals(old.skipped());
+      // A file left unhashed keeps its metadata: unchanged only if that is unchanged too.
+      return now.skipped().equals(old.skipped())
+          && old.size() == now.size()
+          && old.modifiedNanos() == now.modifiedNanos()
+          && Objects.equals(old.fileKey(), now.fileKey());
     }
     return old.isFile() && old.sha256() != null && old.sha256().equals(now.sha256());
   }

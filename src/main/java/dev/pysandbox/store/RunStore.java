@@ -54,6 +54,14 @@ public interface RunStore extends AutoCloseable {
   java.util.List<String> interruptOrphans(Predicate<String> instanceAlive);
 
   /**
+   * Puts the output an interrupted run printed (as its dead server spilled it) into its record,
+   * when the record holds no output yet and is not sealed into the audit chain.
+   *
+   * @return whether the record took it
+   */
+  boolean recoverOutput(String runId, RecoveredOutput output);
+
+  /**
    * Records a tenant's session's current state (insert or replace), owned by {@code instanceId}.
    */
   void saveSession(String tenant, dev.pysandbox.api.SessionInfo session, String instanceId);

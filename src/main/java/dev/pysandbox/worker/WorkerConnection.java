@@ -48,6 +48,28 @@ import org.slf4j.LoggerFactory;
 public final class WorkerConnection implements Worker {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
   private static final ObjectMapper JSON = Json.mapper();
+
+  /**
+   * Most levels of nesting a value the sandbox sends may have (an {@code __outputs__} entry, a
+   * result, a display's JSON, a context variable): the runner refuses deeper ones before it
+   * serialises them, and the server reads no deeper, so that nothing the code builds can overflow a
+   * stack of the server's (Jackson's own limit, 1000, is past what its recursive code survives).
+   */
+  public static final int MAX_VALUE_DEPTH = 64;
+
+  /** Levels a frame adds above a value ({@code {"outputs":{"values":{"k": value}}}}, and spare). */
+  private static final int FRAME_LEVELS = 8;
+
+  /** Reads the sandbox's frames: no deeper than a value may be, plus the frame around it. */
+  private static final ObjectMapper FRAMES =
+      new ObjectMapper(
+          com.fasterxml.jackson.core.JsonFactory.builder()
+              .streamReadConstraints(
+                  com.fasterxml.jackson.core.StreamReadConstraints.builder()
+                      .maxNestingDepth(MAX_VALUE_DEPTH + FRAME_LEVELS)
+                      .build())
+              .build());
+
   private static final long MIB = 1024 * 1024;
 
   /** Largest answer ({@code done} frame: result, figures, {@code __outputs__}, context). */
@@ -498,6 +520,14 @@ public final class WorkerConnection implements Worker {
   }
 
   private static String unreadable(IOException e) {
+    if (e instanceof com.fasterxml.jackson.core.exc.StreamConstraintsException c
+        && String.valueOf(c.getOriginalMessage()).contains("nesting depth")) {
+      return "the run's answer holds a value (in its result, __outputs__, a display or its"
+          + " context) nested deeper than "
+          + MAX_VALUE_DEPTH
+          + " levels, the most a value the sandbox sends may have: flatten it, or send it as a"
+          + " JSON string";
+    }
     String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
     return "the run's answer (its result, __outputs__ or context) could not be read: " + why;
   }
@@ -542,7 +572,7 @@ public final class WorkerConnection implements Worker {
       JsonNode node = null;
       String error = null;
       try {
-        node = JSON.readTree(bytes, 0, length);
+        node = FRAMES.readTree(bytes, 0, length);
       } catch (IOException e) {
         error = unreadable(e);
       }
@@ -558,7 +588,7 @@ public final class WorkerConnection implements Worker {
             JsonNode node = null;
             String error = null;
             try (InputStream in = stream(chunks)) {
-              node = JSON.readTree(in);
+              node = FRAMES.readTree(in);
             } catch (IOException e) {
               error = unreadable(e);
             }

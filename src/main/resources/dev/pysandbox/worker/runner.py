@@ -99,6 +99,7 @@ def _no_default(value):
 RUNNER_FILE = __file__
 ANALYZER_FILE = RUNNER_FILE.rsplit("/", 1)[0] + "/analyzer.py"
 MAX_REPR = 100_000
+MAX_DEPTH = 64  # levels of nesting of a value sent to the server (WorkerConnection.MAX_VALUE_DEPTH)
 CO_COROUTINE = 0x80
 PYCF_ONLY_AST = 0x400
 COMPILE_FLAGS = 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -417,7 +418,30 @@ def mime_bundle(obj):
     return bundle
 
 
+def _too_deep(value, limit=None):
+    """True when value nests lists and dicts deeper than MAX_DEPTH (the most the server reads),
+    found without recursion (so a cycle or a deep chain cannot overflow anything here)."""
+    limit = MAX_DEPTH if limit is None else limit
+    stack = [(value, 0)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, dict):
+            children = v.values()
+        elif isinstance(v, (list, tuple)):
+            children = v
+        else:
+            continue
+        if depth >= limit:
+            return True
+        for child in children:
+            if isinstance(child, (dict, list, tuple)):
+                stack.append((child, depth + 1))
+    return False
+
+
 def _jsonable(value):
+    if _too_deep(value):
+        return False
     try:
         json_dumps(value, default=_no_default)
         return True
@@ -569,7 +593,8 @@ class Runner:
         figures = self._safe(self._figures) or []
         if figures:
             frame["figures"] = figures
-        frame["outputs"] = self._safe(lambda: self._outputs()) or {"values": {}, "non_json": []}
+        max_bytes = msg.get("outputs_max_bytes")
+        frame["outputs"] = self._safe(lambda: self._outputs(max_bytes)) or {"values": {}, "non_json": []}
         if self.policy is not None:
             denied = self.policy.take_denied()
             if denied:
@@ -601,18 +626,30 @@ class Runner:
         for bundle in self._figures():
             self.channel.send({"type": "display", "id": self.current, "data": bundle})
 
-    def _outputs(self):
+    def _outputs(self, max_bytes=None):
         raw = self.namespace.get("__outputs__")
         if not isinstance(raw, dict):
             return {"values": {}, "non_json": [], "invalid": _short_repr(raw)}
         values, non_json = {}, []
         for key, value in raw.items():
             key = str(key)
+            if _too_deep(value):
+                return {"values": {}, "non_json": [], "rejected": (
+                    "__outputs__[%s] is nested deeper than %d levels, the most a value the sandbox"
+                    " sends may have; nothing of __outputs__ was kept: flatten it, or store it as a"
+                    " JSON string (json.dumps)" % (_short_repr(key)[:200], MAX_DEPTH))}
             if _jsonable(value):
                 values[key] = value
             else:
                 values[key] = {"repr": _short_repr(value), "type": type(value).__name__}
                 non_json.append(key)
+        if isinstance(max_bytes, int) and max_bytes > 0:
+            size = len(json_dumps(values))
+            if size > max_bytes:
+                return {"values": {}, "non_json": [], "rejected": (
+                    "__outputs__ holds over %d bytes as JSON, more than the %d MiB a run may return"
+                    " there (outputs_max_mb); nothing of it was kept: return less, or write it to a"
+                    " file in /mnt/data" % (size, max_bytes // (1024 * 1024)))}
         return {"values": values, "non_json": non_json}
 
     def _share_sources(self):

@@ -117,7 +117,7 @@ class SurfacedFailuresTest {
         active,
         "import time\ntime.sleep(30)",
         1,
-        new Execution.Guard(64L << 20, 0, 2000),
+        new Execution.Guard(64L << 20, 8L << 20, 0, 2000),
         TimeSource.system(),
         run);
 
@@ -147,6 +147,8 @@ class SurfacedFailuresTest {
               executor,
               1,
               64L << 20,
+              8L << 20,
+              CollectBudget.Bounds.NONE,
               new LiveRuns(
                   java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
                   executor,

@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * kill -9 of a server in the middle of a run: nothing of the sandbox survives, the run is
- * interrupted, and the next server removes the dead one's cgroups.
+ * interrupted, the next server removes the dead one's cgroups, and what the run had printed (in its
+ * event spill only, before: issue 24 item 12) is in the interrupted run's record.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class KillRecoveryIT {
@@ -46,7 +47,9 @@ class KillRecoveryIT {
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
             .start();
     String code =
-        "import subprocess, time\\nsubprocess.Popen(['sh', '-c', 'sleep 600; echo "
+        "import subprocess, time\\nprint('printed-"
+            + marker
+            + "', flush=True)\\nsubprocess.Popen(['sh', '-c', 'sleep 600; echo "
             + marker
             + "'], start_new_session=True)\\ntime.sleep(600)";
     String requests =
@@ -61,6 +64,10 @@ class KillRecoveryIT {
       long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
       while (ProcessTable.withCommandLineContaining(marker).isEmpty()) {
         assertThat(System.nanoTime()).as("the run started").isLessThan(deadline);
+        Thread.sleep(100);
+      }
+      while (!spilled(marker)) {
+        assertThat(System.nanoTime()).as("the run's output was spilled").isLessThan(deadline);
         Thread.sleep(100);
       }
       Set<Path> mine = new HashSet<>(serverCgroups());
@@ -93,11 +100,31 @@ class KillRecoveryIT {
       assertThat(runs).hasSize(1);
       RunRecord r = service.getRun(runs.get(0).runId(), false);
       assertThat(r.status()).isEqualTo(RunStatus.INTERRUPTED);
-      assertThat(r.message()).contains("stopped before the run finished");
+      assertThat(r.message())
+          .contains("stopped before the run finished")
+          .contains("recovered from its event spill");
+      assertThat(r.stdout()).isEqualTo("printed-" + marker + "\n");
       assertThat(deadServersGroup)
           .as("the next server removed the dead server's cgroups")
           .doesNotExist();
     }
+  }
+
+  /** Whether a run's event spill ({@code runs/<id>/events.ndjson}) holds {@code text}. */
+  private boolean spilled(String text) throws IOException {
+    Path runs = dataDir.resolve("runs");
+    if (!Files.isDirectory(runs)) {
+      return false;
+    }
+    try (Stream<Path> s = Files.list(runs)) {
+      for (Path run : s.toList()) {
+        Path spill = run.resolve("events.ndjson");
+        if (Files.isRegularFile(spill) && Files.readString(spill).contains(text)) {
+          return true;
+        }
+      }
+    }
+    return false;
   }
 
   /** The per-server groups ({@code pysandbox-<instance>}) in the memory hierarchy. */

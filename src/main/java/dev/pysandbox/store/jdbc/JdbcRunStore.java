@@ -287,6 +287,26 @@ public final class JdbcRunStore implements RunStore {
     return changed;
   }
 
+  @Override
+  public boolean recoverOutput(String runId, dev.pysandbox.store.RecoveredOutput out) {
+    return write(
+            "UPDATE runs SET stdout=?, stderr=?, stdout_truncated=?, stderr_truncated=?,"
+                + " stdout_bytes=?, stderr_bytes=?, message=coalesce(message, '') || ?"
+                + " WHERE id=? AND status='interrupted' AND record_sha256 IS NULL"
+                + " AND coalesce(length(stdout), 0) = 0 AND coalesce(length(stderr), 0) = 0",
+            ps -> {
+              ps.setString(1, out.stdout());
+              ps.setString(2, out.stderr());
+              ps.setInt(3, out.stdoutTruncated() ? 1 : 0);
+              ps.setInt(4, out.stderrTruncated() ? 1 : 0);
+              ps.setLong(5, out.stdoutBytes());
+              ps.setLong(6, out.stderrBytes());
+              ps.setString(7, out.note());
+              ps.setString(8, runId);
+            })
+        == 1;
+  }
+
   // -- audit -------------------------------------------------------------------------------------
 
   private static final String FINAL = " status NOT IN ('pending','awaiting_approval','running')";

@@ -1,0 +1,123 @@
+package dev.pysandbox.core;
+
+import dev.pysandbox.api.Artifact;
+import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.util.TimeSource;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * What happens to a run's workspace once its code has ended: the files it created or changed are
+ * found (a snapshot), hashed and kept with the run, all within one {@link CollectBudget} (time,
+ * bytes hashed, the run's cancel), so that nothing the code left behind (a sparse file of a
+ * terabyte, a million files) keeps the run from ending. What the budget did not cover is listed
+ * with the reason, and the run's message says how many; a cancel that cut the collection short
+ * makes the run {@code cancelled}.
+ */
+final class FileCollection {
+  private static final Logger log = LoggerFactory.getLogger(FileCollection.class);
+
+  private final DataLayout layout;
+  private final TimeSource clock;
+  private final Executor blocking;
+  private final CollectBudget.Bounds bounds;
+
+  FileCollection(DataLayout layout, TimeSource clock, Executor blocking, CollectBudget.Bounds b) {
+    this.layout = layout;
+    this.clock = clock;
+    this.blocking = blocking;
+    this.bounds = b;
+  }
+
+  /**
+   * A one-shot sandbox is killed, then what its workspace holds is kept with the run (as for a
+   * session's run: regular files only, sparse kept sparse, up to the quota) and the workspace is
+   * released (a file system of its own unmounted, its uid given back). The common case, an empty
+   * workspace, does not wait for the kill.
+   */
+  void oneShot(Sandbox sandbox, RunRecord.Builder run, ActiveRun active) {
+    Path workspace = sandbox.workspace();
+    boolean empty = WorkspaceFiles.isEmpty(workspace);
+    var killed = sandbox.kill("one-shot run finished");
+    if (!empty) {
+      try {
+        sandbox.exited().get(5, TimeUnit.SECONDS);
+      } catch (Exception e) {
+        log.warn("sandbox {} did not exit 5 s after SIGKILL", sandbox.id());
+      }
+      CollectBudget spend = budget(active);
+      try {
+        var files = WorkspaceFiles.snapshot(workspace, Map.of(), false, spend);
+        keep(run, workspace, WorkspaceFiles.diff(Map.of(), files.files()), sandbox, spend);
+      } catch (RuntimeException e) {
+        log.warn("could not keep the files of run {}: {}", run.build().runId(), e.toString());
+      }
+      noteSkipped(run, spend);
+    }
+    killed.whenCompleteAsync((report, err) -> WorkspaceDisposal.discard(sandbox), blocking);
+  }
+
+  /** The files a session's run created or changed, against the session's last snapshot. */
+  void session(Session session, Sandbox sandbox, RunRecord.Builder run, ActiveRun active) {
+    CollectBudget spend = budget(active);
+    try {
+      var before = session.files();
+      var after = WorkspaceFiles.snapshot(sandbox.workspace(), before, true, spend);
+      session.files(after);
+      keep(run, sandbox.workspace(), WorkspaceFiles.diff(before, after.files()), sandbox, spend);
+    } catch (RuntimeException e) {
+      log.warn("could not collect the files of run {}: {}", run.build().runId(), e.toString());
+    }
+    noteSkipped(run, spend);
+  }
+
+  private CollectBudget budget(ActiveRun active) {
+    return CollectBudget.start(
+        clock, bounds, active == null ? () -> false : active::cancelRequested);
+  }
+
+  /** Keeps the changed files with the run and lists them (and what was not kept) in it. */
+  private void keep(
+      RunRecord.Builder run,
+      Path workspace,
+      List<Artifact> changes,
+      Sandbox sandbox,
+      CollectBudget spend) {
+    run.artifacts(changes); // listed even if keeping them fails
+    Path target = layout.runFiles(run.build().runId());
+    RunFiles.Kept kept =
+        RunFiles.keep(workspace, changes, target, sandbox.limits().diskBytes(), spend);
+    run.artifacts(kept.artifacts());
+    if (kept.kept()) {
+      run.artifactsDir(target.toString());
+    }
+  }
+
+  /** The run's message says what the budget left out; a cancel that cut it short is the end. */
+  private static void noteSkipped(RunRecord.Builder run, CollectBudget spend) {
+    String note = spend.note();
+    if (note == null) {
+      return;
+    }
+    RunRecord r = run.build();
+    if (spend.cancelled() && r.status() != RunStatus.CANCELLED) {
+      run.status(RunStatus.CANCELLED)
+          .killReason(null)
+          .message(
+              "cancelled while its files were collected (its code had ended "
+                  + r.status().wireName()
+                  + "); "
+                  + note);
+      return;
+    }
+    run.message(r.message() == null ? note : r.message() + "; " + note);
+  }
+}
