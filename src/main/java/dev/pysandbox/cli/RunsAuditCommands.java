@@ -282,7 +282,12 @@ final class RunsAuditCommands {
       mixinStandardHelpOptions = true,
       description = {
         "Print the command that opens a run's notebook (marimo when installed, else Jupyter;"
-            + " with neither, the notebook's path), or run it with --exec."
+            + " with neither, the notebook's path), or run it with --exec.",
+        "The editor runs on this machine, outside any sandbox, with your rights: opening the"
+            + " notebook runs none of the agent's code (Jupyter never runs cells on open; the"
+            + " marimo file tells marimo 0.11.5 and later not to, auto_instantiate = false), but a"
+            + " cell you run there runs unconfined. Re-run code in a sandbox with 'pysandbox runs"
+            + " rerun' instead."
       })
   static final class Open implements Callable<Integer> {
     @ParentCommand RunsCommand runs;
@@ -290,7 +295,11 @@ final class RunsAuditCommands {
     @Parameters(paramLabel = "RUN_ID")
     String runId;
 
-    @Option(names = "--exec", description = "Run the command instead of printing it.")
+    @Option(
+        names = "--exec",
+        description =
+            "Run the command instead of printing it (the editor opens without running any cell;"
+                + " running one runs the agent's code outside the sandbox).")
     boolean exec;
 
     @Option(names = "--jupyter", description = "Use Jupyter even when marimo is installed.")

@@ -1405,6 +1405,30 @@ def _syntax_problem(e, code, byte_offsets):
     return {"line": line, "column": column, "message": str(e.msg)[:500]}
 
 
+# Characters that make code read differently from how it runs ("Trojan Source", CVE-2021-42574):
+# bidirectional embeddings, overrides and isolates, and the marks.
+BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+                          "\u200e\u200f\u061c")
+
+
+def _check_bidi(analysis, code):
+    """A finding for the first line holding bidirectional control characters, counting them all."""
+    count, first = 0, None
+    for i, ch in enumerate(code):
+        if ch in BIDI_CONTROLS:
+            count += 1
+            if first is None:
+                first = code.count("\n", 0, i) + 1
+    if count:
+        analysis.add("bidi_control", HIGH, "%d bidirectional control character%s (U+202E and the"
+                     " like): the code may read differently from how it runs (Trojan Source)"
+                     % (count, "" if count == 1 else "s"), line=first)
+        found = analysis.findings.get(("bidi_control", first))
+        if found is not None and found["snippet"]:
+            found["snippet"] = "".join("\\u%04x" % ord(c) if c in BIDI_CONTROLS else c
+                                       for c in found["snippet"])
+
+
 def analyze(code, budget=2.0):
     """The report on ``code`` (see the module's comment); never raises."""
     deadline = time.monotonic() + budget
@@ -1435,6 +1459,7 @@ def analyze(code, budget=2.0):
         report["syntax_errors"].append({"line": None, "column": None, "message": str(e)[:500]})
     if tree is not None:
         analysis.run(tree)
+    _check_bidi(analysis, code)
     findings = sorted(analysis.findings.values(),
                       key=lambda f: (-RANK[f["severity"]], f["line"] or 0, f["column"] or 0, f["rule"]))
     if len(findings) > MAX_FINDINGS:

@@ -163,6 +163,26 @@ class CodeAnalysisTest {
         .isEqualTo(RunStatus.SUCCEEDED);
   }
 
+  /** Issue 24 item 13: code that reads differently from how it runs ("Trojan Source"). */
+  @Test
+  void validate_bidiControlCharacters_areAHighFinding_withTheSnippetEscaped() {
+    String code =
+        "access = 'user'\n"
+            + "if access != 'user\u202e \u2066# admin\u2069 \u2066':\n"
+            + "    print('admin')\n";
+    ValidationReport r = service.validateCode(code);
+    assertThat(r.riskFindings())
+        .anySatisfy(
+            f -> {
+              assertThat(f.rule()).isEqualTo("bidi_control");
+              assertThat(f.severity()).isEqualTo("high");
+              assertThat(f.line()).isEqualTo(2);
+              assertThat(f.message()).contains("4 bidirectional control characters");
+              assertThat(f.snippet()).contains("\\u202e").doesNotContain("\u202e");
+            });
+    assertThat(service.validateCode("print('שלום')").riskFindings()).isEmpty();
+  }
+
   @Test
   void validate_invalidCodeTheParserAccepts_stillReportsFindings() {
     ValidationReport r = service.validateCode("import os\nos.system('id')\nreturn 1");

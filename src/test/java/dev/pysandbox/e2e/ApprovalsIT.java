@@ -290,6 +290,36 @@ class ApprovalsIT {
     }
   }
 
+  /**
+   * Issue 24 item 13: {@code approvals show} printed bidirectional overrides raw, so the person
+   * reviewing read other code than what would run. They are shown escaped, and the analysis flags
+   * them (which holds the run under approval_policy=findings).
+   */
+  @Test
+  void approvalsShow_escapesBidiOverrides_andTheAnalysisFlagsThem() throws Exception {
+    McpSyncClient c = client(null, "approval_policy=findings");
+    try {
+      JsonNode held =
+          call(
+              c,
+              "run_python",
+              Map.of(
+                  "code",
+                  "access = 'user'\nif access != 'user\u202e \u2066# admin\u2069 \u2066':\n    print('admin')"));
+      assertThat(held.path("status").asText()).as(held.toString()).isEqualTo("awaiting_approval");
+      String approvalId = held.path("approval_id").asText();
+      ServerProcess.Result show =
+          ServerProcess.runIn(elsewhere, dataDir, null, "approvals", "show", approvalId);
+      assertThat(show.stdout())
+          .contains("bidi_control")
+          .contains("'user\\u202e \\u2066# admin\\u2069 \\u2066'")
+          .doesNotContain("\u202e")
+          .doesNotContain("\u2066");
+    } finally {
+      c.closeGracefully();
+    }
+  }
+
   /** An MCP client over Streamable HTTP with an agent's key, answering prompts with {@code yes}. */
   private static McpSyncClient httpClient(
       URI base, String key, Function<McpSchema.ElicitFormRequest, McpSchema.ElicitResult> yes) {

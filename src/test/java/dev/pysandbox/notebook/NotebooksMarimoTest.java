@@ -175,8 +175,13 @@ class NotebooksMarimoTest {
         .contains("\n\n\n@app.cell\ndef _():\n    import marimo as mo\n    return (mo,)\n")
         .contains("@app.cell(hide_code=True)\ndef _(mo):\n    mo.md(\"Say hello and add\\n\\n")
         .contains("@app.cell\ndef _():\n    print('hello')\n    print(1 + 2)\n    return\n")
-        .endsWith("\n\nif __name__ == \"__main__\":\n    app.run()\n")
-        .doesNotContain("# /// script");
+        .endsWith("\n\nif __name__ == \"__main__\":\n    app.run()\n");
+    // Issue 24 item 14: marimo's editor must not run the agent's code when it opens the file.
+    String[] lines = py.split("\n", 7);
+    assertThat(String.join("\n", lines[2], lines[3], lines[4], lines[5]) + "\n")
+        .isEqualTo(MarimoWriter.NO_AUTORUN)
+        .contains("auto_instantiate = false");
+    assertThat(py.split("# /// script", -1)).hasSize(2);
   }
 
   private SystemPython.Result runPy(String py) throws Exception {
