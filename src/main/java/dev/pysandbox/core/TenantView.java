@@ -6,6 +6,7 @@ import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CancelResult;
 import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.DeleteResult;
+import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.EventSink;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.FileStream;
@@ -672,11 +673,39 @@ final class TenantView implements SandboxService {
       throw PysandboxException.invalid(
           "session '" + id + "' exists already: its network_allow was fixed when it was created");
     }
+    if (core.sessions.find(new SessionKey(tenant, id)) == null) {
+      requireApprovedBuild(id, reqs);
+    }
     Session s = openSession(id, ttlMinutes, wanted, t, reqs, narrowed, RunListener.NONE, true);
     requireSameTier(s, tier);
     requirePackages(s, reqs);
     core.sessions.ready(s);
     return s.info();
+  }
+
+  /**
+   * Building packages runs code the caller chose (an sdist's {@code setup.py}, with a way to the
+   * index): under {@code approval_policy=always} create_session may not build them, since it has no
+   * run to hold (issue 24 item 2: it did, while run_python with the same packages waited). An
+   * environment already built (by an approved run, or the operator) runs nothing and is used.
+   */
+  private void requireApprovedBuild(String sessionId, List<Requirement> reqs) {
+    if (reqs.isEmpty() || !core.config.approvalPolicy().equals("always")) {
+      return;
+    }
+    if (core.environments.find(core.environments.key(reqs)).isPresent()) {
+      return;
+    }
+    throw new PysandboxException(
+        ErrorCode.APPROVAL_REQUIRED,
+        "session '"
+            + sessionId
+            + "' would build packages "
+            + reqs.stream().map(Requirement::canonical).toList()
+            + " (their build runs code), and the server's approval_policy is always: a person"
+            + " approves that first. Call run_python with these packages and session_id (the run"
+            + " waits for approval, and its session gets them), or have the environment built"
+            + " first; an environment already built is used without approval");
   }
 
   @Override
