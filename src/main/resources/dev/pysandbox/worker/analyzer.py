@@ -114,6 +114,13 @@ _names("builtins_access", HIGH, "reaches every builtin by name", "builtins", "bu
        "builtins.__builtins__")
 _names("builtins_access", HIGH, "reaches every loaded module by name", "sys.modules")
 _names("builtins_access", MEDIUM, "reads the calling namespace", "builtins.locals")
+# Code a run imports from where it can write (/mnt/data, /tmp): what it runs is not in this cell, so
+# it is not analysed here (issue 24: sys.path.append("/mnt/data"); import helper gave no finding).
+_names("import_path", HIGH, "imports code from a path it chooses, which this analysis does not see",
+       "sys.path", "sys.path_hooks", "sys.meta_path", "sys.path_importer_cache", "site.addsitedir",
+       "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader",
+       "importlib.machinery.SourcelessFileLoader", "importlib.machinery.ExtensionFileLoader",
+       "importlib.machinery.PathFinder", "importlib.machinery.FileFinder", "zipimport", "imp")
 _names("introspection", HIGH, "walks interpreter frames or objects (a classic sandbox escape)",
        "sys._getframe", "sys._current_frames", "inspect.currentframe", "gc.get_objects",
        "gc.get_referrers", "gc.get_referents")
@@ -263,11 +270,7 @@ def _normalise_uncached(q):
 _LOOKUPS = {}
 
 
-def lookup(q):
-    """The rule entry of a qualified name, or None (cached: names repeat)."""
-    found = _LOOKUPS.get(q, 0)
-    if found != 0:
-        return found
+def _lookup_prefix(q):
     found = NAMES.get(q)
     if found is None:
         parts = q.split(".")
@@ -276,6 +279,26 @@ def lookup(q):
             if key in NAMES and key not in EXACT_ONLY:
                 found = NAMES[key]
                 break
+    return found
+
+
+def lookup(q):
+    """The rule entry of a qualified name, or None (cached: names repeat).
+
+    A module's attributes include the modules it imported: pandas.io.clipboard.subprocess is the
+    subprocess module, multiprocessing.connection.socket the socket module. So where the name
+    itself has no entry, the chain is followed to the flagged module it reaches (issue 24)."""
+    found = _LOOKUPS.get(q, 0)
+    if found != 0:
+        return found
+    found = _lookup_prefix(q)
+    if found is None:
+        parts = q.split(".")
+        for i in range(1, len(parts)):
+            if parts[i] in FLAGGED_MODULES or parts[i] in PROGRAM_MODULES:
+                found = _lookup_prefix(_normalise(".".join(parts[i:])))
+                if found is not None:
+                    break
     if len(_LOOKUPS) < 10_000:
         _LOOKUPS[q] = found
     return found
@@ -819,8 +842,12 @@ class Analysis:
             self.add(rule, severity, "attribute %s%s" % (attr, " (a classic sandbox escape)"
                                                          if attr in ESCAPE_ATTRS else ""), node)
         if type(node.ctx) is not _Load:
-            if "builtins" in self.resolve(node.value):
+            base = self.resolve(node.value)
+            if "builtins" in base:
                 self.add("builtins_access", MEDIUM, "replaces builtins.%s" % attr, node)
+            elif "sys" in base and attr in ("path", "meta_path", "path_hooks"):
+                self.add("import_path", HIGH, "changes the import path (sys.%s): code imported"
+                         " from it is not analysed here" % attr, node)
             return
         values = self.resolve(node)
         if role == OTHER:
@@ -844,6 +871,11 @@ class Analysis:
                              node)
             else:
                 self.add("environment", LOW, "changes the environment", node)
+            return
+        if ctx is not _Load and any(v in ("sys.path", "sys.meta_path", "sys.path_hooks")
+                                    for v in base):
+            self.add("import_path", HIGH, "changes the import path (sys.path[...] = ...): code"
+                     " imported from it is not analysed here", node)
             return
         if key is None:
             for v in base:
