@@ -1445,16 +1445,17 @@ BIDI_CONTROLS = frozenset("\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u206
 
 def _check_bidi(analysis, code):
     """A finding for the first line holding bidirectional control characters, counting them all."""
-    count, first = 0, None
+    count, first, column = 0, None, None
     for i, ch in enumerate(code):
         if ch in BIDI_CONTROLS:
             count += 1
             if first is None:
                 first = code.count("\n", 0, i) + 1
+                column = i - code.rfind("\n", 0, i)  # 1-based
     if count:
         analysis.add("bidi_control", HIGH, "%d bidirectional control character%s (U+202E and the"
                      " like): the code may read differently from how it runs (Trojan Source)"
-                     % (count, "" if count == 1 else "s"), line=first)
+                     % (count, "" if count == 1 else "s"), line=first, column=column)
         found = analysis.findings.get(("bidi_control", first))
         if found is not None and found["snippet"]:
             found["snippet"] = "".join("\\u%04x" % ord(c) if c in BIDI_CONTROLS else c
