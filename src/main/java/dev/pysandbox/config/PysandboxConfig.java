@@ -76,6 +76,7 @@ public final class PysandboxConfig {
   private final long outputsMaxBytes;
   private final int collectMaxSeconds;
   private final long collectHashMaxBytes;
+  private final long keptFilesMaxBytes;
   private final boolean seccomp;
   private final boolean cgroups;
   private final String httpHost;
@@ -208,6 +209,7 @@ public final class PysandboxConfig {
     this.outputsMaxBytes = integer(Setting.OUTPUTS_MAX, 1, 48) * mib;
     this.collectMaxSeconds = integer(Setting.COLLECT_MAX_SECONDS, 1, 86_400);
     this.collectHashMaxBytes = integer(Setting.COLLECT_HASH_MAX, 1, 1 << 24) * mib;
+    this.keptFilesMaxBytes = integer(Setting.KEPT_FILES_MAX, 0, 1 << 24) * mib;
     this.tiers = tiers(warn);
     this.seccomp = bool(Setting.SECCOMP);
     this.cgroups = bool(Setting.CGROUPS);
@@ -867,6 +869,11 @@ public final class PysandboxConfig {
   /** Bytes hashed per run when its files are collected ({@code collect_hash_max_mb}). */
   public long collectHashMaxBytes() {
     return collectHashMaxBytes;
+  }
+
+  /** Bytes of data kept with one run at most ({@code kept_files_max_mb}); 0 keeps none. */
+  public long keptFilesMaxBytes() {
+    return keptFilesMaxBytes;
   }
 
   public boolean seccomp() {

@@ -238,6 +238,11 @@ public enum Setting {
       "Bytes the server hashes per run (MiB) when it collects the run's files (a sparse file"
           + " counts at its apparent size; holes are never read); files past it are listed as not"
           + " kept, with the reason."),
+  KEPT_FILES_MAX(
+      "kept_files_max_mb",
+      "1024",
+      "Bytes of changed files kept with one run (MiB of data, holes not counted; at most the"
+          + " workspace's disk_quota_mb); files past it are listed as not kept, with the reason."),
   CGROUPS(
       "cgroups",
       "true",

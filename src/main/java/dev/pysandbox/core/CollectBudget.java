@@ -23,9 +23,13 @@ final class CollectBudget {
     }
   }
 
-  /** The settings a budget is made from. */
-  record Bounds(int maxSeconds, long hashMaxBytes) {
-    static final Bounds NONE = new Bounds(Integer.MAX_VALUE, Long.MAX_VALUE);
+  /**
+   * The settings a budget is made from.
+   *
+   * @param keptMaxBytes bytes of data kept with one run at most ({@code kept_files_max_mb})
+   */
+  record Bounds(int maxSeconds, long hashMaxBytes, long keptMaxBytes) {
+    static final Bounds NONE = new Bounds(Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE);
   }
 
   private final TimeSource clock;
@@ -54,6 +58,11 @@ final class CollectBudget {
   /** No bounds, for the server's own copies of files it made (a wheel it built). */
   static CollectBudget unlimited() {
     return new CollectBudget(TimeSource.system(), Bounds.NONE, () -> false);
+  }
+
+  /** Bytes of data kept with one run at most. */
+  long keptMaxBytes() {
+    return limits.keptMaxBytes();
   }
 
   /** Why nothing more may be hashed or copied, or {@code null} while there is budget. */

@@ -93,8 +93,12 @@ final class FileCollection {
       CollectBudget spend) {
     run.artifacts(changes); // listed even if keeping them fails
     Path target = layout.runFiles(run.build().runId());
+    long disk = sandbox.limits().diskBytes();
+    long kept0 = spend.keptMaxBytes();
     RunFiles.Kept kept =
-        RunFiles.keep(workspace, changes, target, sandbox.limits().diskBytes(), spend);
+        kept0 < disk
+            ? RunFiles.keep(workspace, changes, target, kept0, "kept_files_max_mb", spend)
+            : RunFiles.keep(workspace, changes, target, disk, "disk_quota_mb", spend);
     run.artifacts(kept.artifacts());
     if (kept.kept()) {
       run.artifactsDir(target.toString());

@@ -38,7 +38,7 @@ final class RunFiles {
    * @param quotaBytes most bytes of data kept for the run (the sandbox's disk quota)
    */
   static Kept keep(Path workspace, List<Artifact> changes, Path target, long quotaBytes) {
-    return keep(workspace, changes, target, quotaBytes, CollectBudget.unlimited());
+    return keep(workspace, changes, target, quotaBytes, "disk_quota_mb", CollectBudget.unlimited());
   }
 
   /**
@@ -47,6 +47,20 @@ final class RunFiles {
    */
   static Kept keep(
       Path workspace, List<Artifact> changes, Path target, long quotaBytes, CollectBudget spend) {
+    return keep(workspace, changes, target, quotaBytes, "disk_quota_mb", spend);
+  }
+
+  /**
+   * As {@link #keep(Path, List, Path, long, CollectBudget)}, with the quota named by the setting
+   * that sets it ({@code disk_quota_mb} or {@code kept_files_max_mb}) in what a file not kept says.
+   */
+  static Kept keep(
+      Path workspace,
+      List<Artifact> changes,
+      Path target,
+      long quotaBytes,
+      String quotaSetting,
+      CollectBudget spend) {
     List<Artifact> out = new ArrayList<>(changes.size());
     long left = quotaBytes;
     boolean kept = false;
@@ -65,7 +79,7 @@ final class RunFiles {
         }
         One done;
         try {
-          done = keepOne(from, a, to, left, quotaBytes, spend);
+          done = keepOne(from, a, to, left, quotaBytes, quotaSetting, spend);
         } catch (IOException e) {
           // This file only (a read error, a full disk for the copy): the others are still kept.
           DiskFullException full = DiskFullException.of(e, target, a.sizeBytes());
@@ -109,7 +123,13 @@ final class RunFiles {
   private record One(Artifact artifact, long dataBytes) {}
 
   private static One keepOne(
-      Descriptor from, Artifact a, Descriptor to, long left, long quotaBytes, CollectBudget spend)
+      Descriptor from,
+      Artifact a,
+      Descriptor to,
+      long left,
+      long quotaBytes,
+      String quotaSetting,
+      CollectBudget spend)
       throws IOException {
     String[] parts = a.path().split("/");
     List<Descriptor> opened = new ArrayList<>();
@@ -137,7 +157,7 @@ final class RunFiles {
         return skipped(a, st.kind() + ": only regular files are kept");
       }
       if (st.allocated() > left) {
-        return skipped(a, overQuota(quotaBytes));
+        return skipped(a, overQuota(quotaBytes, quotaSetting));
       }
       String refused = spend.refuse(st.size());
       if (refused != null) {
@@ -185,7 +205,7 @@ final class RunFiles {
       }
       if (c.overBudget()) {
         dst.unlink(name, false);
-        return skipped(a, overQuota(quotaBytes));
+        return skipped(a, overQuota(quotaBytes, quotaSetting));
       }
       return new One(
           new Artifact(a.path(), c.size(), c.sha256(), a.mediaType(), a.change(), null),
@@ -202,10 +222,14 @@ final class RunFiles {
         new Artifact(a.path(), a.sizeBytes(), a.sha256(), a.mediaType(), a.change(), why), 0);
   }
 
-  private static String overQuota(long quotaBytes) {
-    return "not kept: the run's kept files would pass the disk quota of "
+  private static String overQuota(long quotaBytes, String setting) {
+    return "not kept: the run's kept files would pass the "
+        + (setting.equals("disk_quota_mb") ? "disk quota" : "bytes kept per run")
+        + " of "
         + quotaBytes / Limits.MIB
-        + " MiB (disk_quota_mb)";
+        + " MiB ("
+        + setting
+        + ")";
   }
 
   private static byte[] bytes(String name) {

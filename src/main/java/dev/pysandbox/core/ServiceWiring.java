@@ -172,7 +172,10 @@ final class ServiceWiring {
             config.cancelGraceSeconds(),
             config.outputMaxBytes(),
             config.outputsMaxBytes(),
-            new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes()),
+            new CollectBudget.Bounds(
+                config.collectMaxSeconds(),
+                config.collectHashMaxBytes(),
+                config.keptFilesMaxBytes()),
             live,
             () -> Provenance.of(backend.interpreter()),
             this::runEnded,
@@ -195,7 +198,8 @@ final class ServiceWiring {
     this.closer = new SessionCloser(sessions, store, instances.id(), time, instances::isAlive);
     SessionSteps steps = new SessionSteps(this::store, time);
     CollectBudget.Bounds collect =
-        new CollectBudget.Bounds(config.collectMaxSeconds(), config.collectHashMaxBytes());
+        new CollectBudget.Bounds(
+            config.collectMaxSeconds(), config.collectHashMaxBytes(), config.keptFilesMaxBytes());
     java.util.function.Supplier<CollectBudget> budgets =
         () -> CollectBudget.start(time, collect, () -> false);
     this.uploads =
