@@ -28,6 +28,7 @@ import java.sql.DriverManager;
 import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -244,7 +245,11 @@ class AuditTrailTest {
     RunRecord old2 = run(null, "1/0", null);
     clock.advance(Duration.ofDays(10));
     RunRecord recent = run(null, "print('new')", null);
-    awaitFile(runDir(old1.runId()).resolve("notebook.py"));
+    // Both old runs' notebooks are written (in the background) before the dry run counts bytes.
+    for (RunRecord old : List.of(old1, old2)) {
+      awaitFile(runDir(old.runId()).resolve("notebook.py"));
+      awaitFile(runDir(old.runId()).resolve("notebook.ipynb"));
+    }
 
     PurgeResult dry = service.purgeRuns(5, null, true);
     assertThat(dry.dryRun()).isTrue();
