@@ -77,6 +77,7 @@ public final class PysandboxConfig {
   private final int collectMaxSeconds;
   private final long collectHashMaxBytes;
   private final long keptFilesMaxBytes;
+  private final long tenantStorageMaxBytes;
   private final boolean seccomp;
   private final boolean cgroups;
   private final String httpHost;
@@ -210,6 +211,7 @@ public final class PysandboxConfig {
     this.collectMaxSeconds = integer(Setting.COLLECT_MAX_SECONDS, 1, 86_400);
     this.collectHashMaxBytes = integer(Setting.COLLECT_HASH_MAX, 1, 1 << 24) * mib;
     this.keptFilesMaxBytes = integer(Setting.KEPT_FILES_MAX, 0, 1 << 24) * mib;
+    this.tenantStorageMaxBytes = integer(Setting.TENANT_STORAGE_MAX, 0, 1 << 30) * mib;
     this.tiers = tiers(warn);
     this.seccomp = bool(Setting.SECCOMP);
     this.cgroups = bool(Setting.CGROUPS);
@@ -874,6 +876,13 @@ public final class PysandboxConfig {
   /** Bytes of data kept with one run at most ({@code kept_files_max_mb}); 0 keeps none. */
   public long keptFilesMaxBytes() {
     return keptFilesMaxBytes;
+  }
+
+  /**
+   * Bytes of files all of a tenant's runs keep together ({@code tenant_storage_max_mb}); 0: any.
+   */
+  public long tenantStorageMaxBytes() {
+    return tenantStorageMaxBytes;
   }
 
   public boolean seccomp() {

@@ -243,6 +243,12 @@ public enum Setting {
       "1024",
       "Bytes of changed files kept with one run (MiB of data, holes not counted; at most the"
           + " workspace's disk_quota_mb); files past it are listed as not kept, with the reason."),
+  TENANT_STORAGE_MAX(
+      "tenant_storage_max_mb",
+      "10240",
+      "Bytes of files all of one tenant's runs keep together (MiB, the sizes their records list);"
+          + " past it a run is still recorded and its files are listed as not kept, with the"
+          + " reason (delete or purge runs to free room). 0: no bound."),
   CGROUPS(
       "cgroups",
       "true",

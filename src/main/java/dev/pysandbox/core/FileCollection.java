@@ -29,8 +29,15 @@ final class FileCollection {
   private final TimeSource clock;
   private final Executor blocking;
   private final CollectBudget.Bounds bounds;
+  private final TenantStorage tenantStorage;
 
-  FileCollection(DataLayout layout, TimeSource clock, Executor blocking, CollectBudget.Bounds b) {
+  FileCollection(
+      DataLayout layout,
+      TimeSource clock,
+      Executor blocking,
+      CollectBudget.Bounds b,
+      TenantStorage tenantStorage) {
+    this.tenantStorage = tenantStorage;
     this.layout = layout;
     this.clock = clock;
     this.blocking = blocking;
@@ -92,17 +99,45 @@ final class FileCollection {
       Sandbox sandbox,
       CollectBudget spend) {
     run.artifacts(changes); // listed even if keeping them fails
-    Path target = layout.runFiles(run.build().runId());
-    long disk = sandbox.limits().diskBytes();
-    long kept0 = spend.keptMaxBytes();
-    RunFiles.Kept kept =
-        kept0 < disk
-            ? RunFiles.keep(workspace, changes, target, kept0, "kept_files_max_mb", spend)
-            : RunFiles.keep(workspace, changes, target, disk, "disk_quota_mb", spend);
+    RunRecord r = run.build();
+    Path target = layout.runFiles(r.runId());
+    // The tightest of the workspace's quota, kept_files_max_mb and what the tenant has left.
+    long quota = sandbox.limits().diskBytes();
+    String setting = "disk_quota_mb";
+    if (spend.keptMaxBytes() < quota) {
+      quota = spend.keptMaxBytes();
+      setting = "kept_files_max_mb";
+    }
+    long tenantLeft = tenantStorage.left(r.tenant());
+    if (tenantLeft < quota) {
+      quota = tenantLeft;
+      setting = RunFiles.TENANT_STORAGE;
+    }
+    RunFiles.Kept kept = RunFiles.keep(workspace, changes, target, quota, setting, spend);
     run.artifacts(kept.artifacts());
     if (kept.kept()) {
       run.artifactsDir(target.toString());
     }
+    noteCapped(run, kept, setting);
+  }
+
+  /** The run's message says how many files the cap left out (each file says why). */
+  private static void noteCapped(RunRecord.Builder run, RunFiles.Kept kept, String setting) {
+    long capped =
+        kept.artifacts().stream()
+            .filter(a -> a.skipped() != null && a.skipped().endsWith("(" + setting + ")"))
+            .count();
+    if (capped == 0) {
+      return;
+    }
+    String note =
+        capped
+            + (capped == 1 ? " file was" : " files were")
+            + " not kept ("
+            + setting
+            + "; each file says why)";
+    RunRecord r = run.build();
+    run.message(r.message() == null ? note : r.message() + "; " + note);
   }
 
   /** The run's message says what the budget left out; a cancel that cut it short is the end. */

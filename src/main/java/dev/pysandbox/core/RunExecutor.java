@@ -64,6 +64,7 @@ final class RunExecutor {
       long outputMaxBytes,
       long outputsMaxBytes,
       CollectBudget.Bounds collect,
+      TenantStorage tenantStorage,
       LiveRuns live,
       Supplier<Provenance> provenance,
       Consumer<RunRecord> finished,
@@ -78,7 +79,7 @@ final class RunExecutor {
     this.cancelGraceSeconds = cancelGraceSeconds;
     this.outputMaxBytes = outputMaxBytes;
     this.outputsMaxBytes = outputsMaxBytes;
-    this.files = new FileCollection(layout, clock, blocking, collect);
+    this.files = new FileCollection(layout, clock, blocking, collect, tenantStorage);
     this.records = new FinalRecords(store, clock, finished);
     this.live = live;
     this.provenance = provenance;

@@ -222,7 +222,18 @@ final class RunFiles {
         new Artifact(a.path(), a.sizeBytes(), a.sha256(), a.mediaType(), a.change(), why), 0);
   }
 
+  /** The setting naming what is left of a tenant's storage as the quota. */
+  static final String TENANT_STORAGE = "tenant_storage_max_mb";
+
   private static String overQuota(long quotaBytes, String setting) {
+    if (setting.equals(TENANT_STORAGE)) {
+      return "not kept: the tenant's runs would keep more than it may (delete or purge runs to"
+          + " free room; "
+          + String.format(java.util.Locale.ROOT, "%.1f", quotaBytes / (double) Limits.MIB)
+          + " MiB was left) ("
+          + setting
+          + ")";
+    }
     return "not kept: the run's kept files would pass the "
         + (setting.equals("disk_quota_mb") ? "disk quota" : "bytes kept per run")
         + " of "

@@ -176,6 +176,7 @@ final class ServiceWiring {
                 config.collectMaxSeconds(),
                 config.collectHashMaxBytes(),
                 config.keptFilesMaxBytes()),
+            new TenantStorage(config.tenantStorageMaxBytes(), tenant -> store().keptBytes(tenant)),
             live,
             () -> Provenance.of(backend.interpreter()),
             this::runEnded,

@@ -173,6 +173,12 @@ public interface RunStore extends AutoCloseable {
   java.util.List<StoredRun> finishedBefore(
       String tenant, java.time.Instant before, dev.pysandbox.api.RunStatus status, int limit);
 
+  /**
+   * Bytes of the files a tenant's runs keep, as their records list them (each kept file's size;
+   * deleted runs and files not kept count nothing): what {@code tenant_storage_max_mb} bounds.
+   */
+  long keptBytes(String tenant);
+
   /** A tenant's runs of one session, oldest first, with their code. */
   java.util.List<RunRecord> sessionRuns(String tenant, String sessionId, int limit);
 

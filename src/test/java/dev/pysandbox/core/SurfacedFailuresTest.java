@@ -149,6 +149,7 @@ class SurfacedFailuresTest {
               64L << 20,
               8L << 20,
               CollectBudget.Bounds.NONE,
+              TenantStorage.NONE,
               new LiveRuns(
                   java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
                   executor,

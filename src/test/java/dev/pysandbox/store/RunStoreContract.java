@@ -104,6 +104,10 @@ public abstract class RunStoreContract {
     RunRecord r = store.get("run_2", true).orElseThrow();
     assertThat(r.toBuilder().viewCommand(null).build())
         .isEqualTo(done.toBuilder().tenant("local").build());
+    assertThat(store.keptBytes("local"))
+        .as("tenant_storage_max_mb counts kept files only: a.csv, not the link left out")
+        .isEqualTo(4);
+    assertThat(store.keptBytes("other")).isZero();
     assertThat(store.finish(done.toBuilder().status(RunStatus.SUCCEEDED).build()))
         .as("a finished run never changes")
         .isFalse();

@@ -557,6 +557,21 @@ public final class JdbcRunStore implements RunStore {
   }
 
   @Override
+  public long keptBytes(String tenant) {
+    // SQLite's json_each over the records' file lists: a kept file has its copy's hash and no
+    // reason it was skipped. One indexed scan of the tenant's runs, at the end of a run that
+    // keeps files only.
+    return read(
+        "SELECT coalesce(sum(json_extract(f.value, '$.size_bytes')), 0) AS kept"
+            + " FROM runs r, json_each(r.artifacts_json) f WHERE r.tenant=?"
+            + " AND r.artifacts_dir IS NOT NULL AND r.artifacts_json IS NOT NULL"
+            + " AND json_extract(f.value, '$.sha256') IS NOT NULL"
+            + " AND json_extract(f.value, '$.skipped') IS NULL",
+        ps -> ps.setString(1, Objects.requireNonNull(tenant)),
+        rs -> rs.next() ? rs.getLong("kept") : 0L);
+  }
+
+  @Override
   public List<RunRecord> sessionRuns(String tenant, String sessionId, int limit) {
     return read(
         // rowid: the order runs were recorded in, when two have the same millisecond (SQLite's
