@@ -188,9 +188,14 @@ public final class RunText {
   }
 
   private static String fileNote(Artifact a) {
-    return a.skipped() != null
-        ? "(not kept: " + a.skipped() + ")"
-        : "(" + a.sizeBytes() + " bytes, " + a.mediaType() + ")";
+    if (a.skipped() != null) {
+      // Reasons of the collection budget and the quotas say "not kept" (or "not hashed or
+      // kept") themselves.
+      return a.skipped().startsWith("not ")
+          ? "(" + a.skipped() + ")"
+          : "(not kept: " + a.skipped() + ")";
+    }
+    return "(" + a.sizeBytes() + " bytes, " + a.mediaType() + ")";
   }
 
   private static void add(List<Part> parts, boolean toStderr, String text) {
