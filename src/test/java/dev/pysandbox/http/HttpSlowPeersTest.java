@@ -177,8 +177,18 @@ class HttpSlowPeersTest {
   void slowBodies_holdAtMostTheKeysRequestCap_andAreCutOffUnderTheMinimumRate() throws Exception {
     for (int i = 0; i < MAX_REQUESTS; i++) {
       attack.add(
-          raw("POST", "/api/v1/runs", FakeKeys.GOOD, "application/json", 100, "{".getBytes()));
+          raw(
+              "POST",
+              "/api/v1/runs",
+              FakeKeys.GOOD,
+              "application/json",
+              256 << 10,
+              "{".getBytes()));
     }
+    // Held over the minimum rate at first, so that only the cap is at play however long a loaded
+    // machine takes to count them (a body that sends nothing is cut off after the 2 s grace).
+    pace = 4096;
+    trickle();
     Await.until(
         "the bodies hold the key's requests",
         () -> http.face.slots().requests(GOOD_BUCKET),
