@@ -233,6 +233,21 @@ public abstract class SandboxBackendContract {
           .as(dir + ": MiB written")
           .isLessThanOrEqualTo(16);
     }
+    // /dev itself takes no file (bwrap's /dev was a tmpfs of the sandbox's own, unbounded), while
+    // its device nodes still work.
+    String dev =
+        result(
+            exec(
+                s,
+                "import errno\n"
+                    + "try:\n"
+                    + "    open('/dev/fill', 'wb').close()\n"
+                    + "    e = None\n"
+                    + "except OSError as x:\n"
+                    + "    e = x.errno\n"
+                    + "open('/dev/null', 'wb').write(b'x')\n"
+                    + "(e in (errno.EROFS, errno.EACCES), len(open('/dev/urandom', 'rb').read(4)))"));
+    assertThat(dev).isEqualTo("(True, 4)");
   }
 
   @Test

@@ -91,6 +91,9 @@ final class BwrapCommand {
     // bwrap's /dev is a tmpfs bounded by nothing but memory, and /dev/shm a directory in it: a
     // tmpfs of its own, the size of /tmp, bounds what code (or shm_open) puts there.
     add(a, "--size", Long.toString(spec.limits().tmpBytes()), "--tmpfs", "/dev/shm");
+    // The /dev tmpfs itself belongs to the sandbox's uid: read-only, so that nothing but its
+    // device nodes (written through, as ever) and /dev/shm takes a write there.
+    add(a, "--remount-ro", "/dev");
     add(a, "--bind", workspace.toString(), WORKSPACE);
     for (SandboxSpec.HostMount m : spec.mounts()) {
       // Read-only, nosuid and nodev, with whatever is mounted below it (bwrap binds recursively).
