@@ -162,8 +162,8 @@ public enum Setting {
       "http_elicitation_approves",
       "false",
       "Let MCP clients over HTTP decide held runs at their approval prompt (elicitation). Off by"
-          + " default: nothing proves a person answered rather than the agent's own client, so an"
-          + " approver's key, the command line or the web page decide; when on, the decision is"
+          + " default: nothing proves a person answered rather than the agent's own client, so a"
+          + " person decides with an approver's key (REST) or on the command line; when on, the decision is"
           + " recorded as `elicitation (client-asserted): <client name>`. Over stdio the person at"
           + " the local client always may."),
   TOOLS_ENABLED(

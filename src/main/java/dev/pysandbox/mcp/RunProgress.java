@@ -6,6 +6,7 @@ import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.util.DaemonThreads;
+import dev.pysandbox.util.ShownText;
 import io.modelcontextprotocol.server.McpSyncServerExchange;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Map;
@@ -60,7 +61,7 @@ final class RunProgress implements RunListener, AutoCloseable {
    * @param request the tool call; its {@code _meta.progressToken}, if any, asks for progress
    * @param elicitationDecider how a decision at the client's prompt is recorded ({@link
    *     #LOCAL_DECIDER}, {@link #CLIENT_ASSERTED_DECIDER}), or {@code null}: this client is not
-   *     asked, and a held run waits for an approver's key, the command line or the web page
+   *     asked, and a held run waits for an approver's key (REST) or the command line
    */
   RunProgress(
       SandboxService service,
@@ -136,8 +137,16 @@ final class RunProgress implements RunListener, AutoCloseable {
     return name.isEmpty() ? "client" : name;
   }
 
-  /** What the person is shown: why the run waits, each finding, and the whole code. */
+  /**
+   * What the person is shown: why the run waits, each finding, and the whole code, with control and
+   * invisible format characters escaped ({@link ShownText}): a bidirectional override in the code
+   * would otherwise make the person read other code than what runs (issue 24 item 13).
+   */
   static String promptOf(Approval a) {
+    return ShownText.escape(promptText(a));
+  }
+
+  private static String promptText(Approval a) {
     StringBuilder text =
         new StringBuilder()
             .append("pysandbox: run ")

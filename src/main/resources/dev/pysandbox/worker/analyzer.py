@@ -80,6 +80,13 @@ _names("process_execution", CRITICAL, "runs another program", "subprocess.run", 
        "os.spawnl", "os.spawnle", "os.spawnlp", "os.spawnlpe", "os.spawnv", "os.spawnve",
        "os.spawnvp", "os.spawnvpe", "os.posix_spawn", "os.posix_spawnp",
        "asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell")
+# Functions of other modules that run a program themselves (issue 24: the analysis missed what is
+# not named subprocess or os; a reviewer's aid, not a complete list).
+_names("process_execution", CRITICAL, "runs another program",
+       "multiprocessing.util.spawnv_passfds", "platform._syscmd_file", "platform._syscmd_ver",
+       "uuid._get_command_stdout", "pydoc.pipepager", "pydoc.tempfilepager",
+       "imaplib.IMAP4_stream", "distutils.spawn")
+_names("process_execution", HIGH, "runs shell commands it is given", "pipes.Template")
 _names("process_execution", HIGH, "forks the process", "os.fork", "os.forkpty", "pty.fork")
 _names("process_execution", HIGH, "can run other programs", "subprocess", "pty", "sh", "plumbum",
        "pexpect")
@@ -120,7 +127,12 @@ _names("import_path", HIGH, "imports code from a path it chooses, which this ana
        "sys.path", "sys.path_hooks", "sys.meta_path", "sys.path_importer_cache", "site.addsitedir",
        "importlib.util.spec_from_file_location", "importlib.machinery.SourceFileLoader",
        "importlib.machinery.SourcelessFileLoader", "importlib.machinery.ExtensionFileLoader",
-       "importlib.machinery.PathFinder", "importlib.machinery.FileFinder", "zipimport", "imp")
+       "importlib.machinery.PathFinder", "importlib.machinery.FileFinder", "zipimport", "imp",
+       "importlib._bootstrap", "importlib._bootstrap_external", "_frozen_importlib",
+       "_frozen_importlib_external", "_imp", "pkgutil.get_importer", "pkgutil.walk_packages",
+       "pkgutil.ImpImporter", "pkgutil.ImpLoader", "site.addpackage", "site.addsitepackages",
+       "site.addusersitepackages", "site.venv", "site.main", "site.execsitecustomize",
+       "site.execusercustomize")
 _names("introspection", HIGH, "walks interpreter frames or objects (a classic sandbox escape)",
        "sys._getframe", "sys._current_frames", "inspect.currentframe", "gc.get_objects",
        "gc.get_referrers", "gc.get_referents")
@@ -286,8 +298,9 @@ def lookup(q):
     """The rule entry of a qualified name, or None (cached: names repeat).
 
     A module's attributes include the modules it imported: pandas.io.clipboard.subprocess is the
-    subprocess module, multiprocessing.connection.socket the socket module. So where the name
-    itself has no entry, the chain is followed to the flagged module it reaches (issue 24)."""
+    subprocess module, multiprocessing.connection.socket the socket module, tempfile._os the os
+    module. So where the name itself has no entry, the chain is followed to the flagged module it
+    reaches (issue 24)."""
     found = _LOOKUPS.get(q, 0)
     if found != 0:
         return found
@@ -295,10 +308,12 @@ def lookup(q):
     if found is None:
         parts = q.split(".")
         for i in range(1, len(parts)):
-            if parts[i] in FLAGGED_MODULES or parts[i] in PROGRAM_MODULES:
-                found = _lookup_prefix(_normalise(".".join(parts[i:])))
-                if found is not None:
-                    break
+            # Modules keep what they import under a private name too (tempfile._os is os).
+            for part in {parts[i], parts[i].lstrip("_")}:
+                if part in FLAGGED_MODULES or part in PROGRAM_MODULES:
+                    found = found or _lookup_prefix(_normalise(".".join([part] + parts[i + 1:])))
+            if found is not None:
+                break
     if len(_LOOKUPS) < 10_000:
         _LOOKUPS[q] = found
     return found

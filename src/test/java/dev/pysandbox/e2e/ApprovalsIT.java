@@ -39,6 +39,13 @@ import org.junit.jupiter.api.io.TempDir;
 class ApprovalsIT {
   static final ObjectMapper JSON = new ObjectMapper();
 
+  /** Code that reads as a comparison with 'user' but compares with more (bidi overrides). */
+  static final String TROJAN_SOURCE =
+      "access = 'user'\nif access != 'user\u202e \u2066# admin\u2069 \u2066':\n    print('admin')";
+
+  /** How a person is shown its string: every override escaped. */
+  static final String TROJAN_SOURCE_SHOWN = "'user\\u202e \\u2066# admin\\u2069 \\u2066'";
+
   @TempDir Path dataDir;
   @TempDir Path elsewhere;
 
@@ -299,20 +306,44 @@ class ApprovalsIT {
   void approvalsShow_escapesBidiOverrides_andTheAnalysisFlagsThem() throws Exception {
     McpSyncClient c = client(null, "approval_policy=findings");
     try {
-      JsonNode held =
-          call(
-              c,
-              "run_python",
-              Map.of(
-                  "code",
-                  "access = 'user'\nif access != 'user\u202e \u2066# admin\u2069 \u2066':\n    print('admin')"));
+      JsonNode held = call(c, "run_python", Map.of("code", TROJAN_SOURCE));
       assertThat(held.path("status").asText()).as(held.toString()).isEqualTo("awaiting_approval");
       String approvalId = held.path("approval_id").asText();
       ServerProcess.Result show =
           ServerProcess.runIn(elsewhere, dataDir, null, "approvals", "show", approvalId);
       assertThat(show.stdout())
           .contains("bidi_control")
-          .contains("'user\\u202e \\u2066# admin\\u2069 \\u2066'")
+          .contains(TROJAN_SOURCE_SHOWN)
+          .doesNotContain("\u202e")
+          .doesNotContain("\u2066");
+    } finally {
+      c.closeGracefully();
+    }
+  }
+
+  /**
+   * Issue 24 item 13, the same display on another face: the approval prompt (MCP elicitation) is
+   * what the person at a stdio client reads before deciding, and it carried the code's
+   * bidirectional overrides raw. It shows them escaped, as the command line does.
+   */
+  @Test
+  void theApprovalPrompt_showsBidiOverridesEscaped() {
+    List<String> prompts = new CopyOnWriteArrayList<>();
+    McpSyncClient c =
+        client(
+            request -> {
+              prompts.add(request.message());
+              return McpSchema.ElicitResult.builder(McpSchema.ElicitResult.Action.DECLINE).build();
+            },
+            "approval_policy=findings");
+    try {
+      JsonNode denied = call(c, "run_python", Map.of("code", TROJAN_SOURCE));
+      assertThat(denied.path("status").asText()).as(denied.toString()).isEqualTo("denied");
+      assertThat(prompts)
+          .singleElement()
+          .asString()
+          .contains("bidi_control")
+          .contains(TROJAN_SOURCE_SHOWN)
           .doesNotContain("\u202e")
           .doesNotContain("\u2066");
     } finally {
