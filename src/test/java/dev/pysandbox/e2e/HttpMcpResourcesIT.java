@@ -51,7 +51,15 @@ class HttpMcpResourcesIT extends McpResourcesContract {
   static void start() throws Exception {
     aliceKey = createKey("alice");
     String bobKey = createKey("bob");
-    server = HttpServerProcess.start(dataDir, workDir, "--set", "rate_limit_per_second=0");
+    // One tenant here opens more sessions than its fair share of the default max_sessions.
+    server =
+        HttpServerProcess.start(
+            dataDir,
+            workDir,
+            "--set",
+            "rate_limit_per_second=0",
+            "--set",
+            "max_sessions_per_tenant=10");
     alice = client(aliceKey, updates::addAll);
     bob = client(bobKey, bobsUpdates::addAll);
   }
