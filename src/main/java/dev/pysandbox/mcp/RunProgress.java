@@ -129,7 +129,7 @@ final class RunProgress implements RunListener, AutoCloseable {
     String name = info == null || info.name() == null ? "" : info.name();
     name =
         name.codePoints()
-            .filter(c -> !Character.isISOControl(c) && Character.getType(c) != Character.FORMAT)
+            .filter(c -> !Character.isISOControl(c) && !ShownText.invisible(c))
             .limit(100)
             .collect(StringBuilder::new, StringBuilder::appendCodePoint, StringBuilder::append)
             .toString()

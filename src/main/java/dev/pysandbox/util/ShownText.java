@@ -22,12 +22,7 @@ public final class ShownText {
     for (int i = 0; i < text.length(); i++) {
       char c = text.charAt(i);
       boolean control = (c < 0x20 && c != '\n' && c != '\t') || (c >= 0x7f && c <= 0x9f);
-      boolean invisible =
-          !control
-              && (Character.getType(c) == Character.FORMAT
-                  || c == '\u2028'
-                  || c == '\u2029'
-                  || c == '\ufeff');
+      boolean invisible = !control && invisible(c);
       if ((control || invisible) && out == null) {
         out = new StringBuilder(text.length() + 16).append(text, 0, i);
       }
@@ -42,5 +37,14 @@ public final class ShownText {
       }
     }
     return out == null ? text : out.toString();
+  }
+
+  /**
+   * Whether {@code c} is shown as nothing though it changes what is shown: a format character
+   * (bidirectional controls, zero-width characters, the byte-order mark) or a line or paragraph
+   * separator.
+   */
+  public static boolean invisible(int c) {
+    return Character.getType(c) == Character.FORMAT || c == '\u2028' || c == '\u2029';
   }
 }
