@@ -38,7 +38,7 @@ class KillRecoveryIT {
   @Test
   void killedServer_leavesNoSandbox_andItsRunBecomesInterrupted() throws Exception {
     String marker = "pysandbox-marker-" + UUID.randomUUID();
-    Set<Path> groupsBefore = serverCgroups();
+    Set<Path> groupsBefore = serverCgroups(dataDir);
     Path deadServersGroup;
     Process server =
         new ProcessBuilder(
@@ -70,7 +70,7 @@ class KillRecoveryIT {
         assertThat(System.nanoTime()).as("the run's output was spilled").isLessThan(deadline);
         Thread.sleep(100);
       }
-      Set<Path> mine = new HashSet<>(serverCgroups());
+      Set<Path> mine = new HashSet<>(serverCgroups(dataDir));
       mine.removeAll(groupsBefore);
       assertThat(mine).as("the server made its cgroup parent").hasSize(1);
       deadServersGroup = mine.iterator().next();
@@ -127,8 +127,12 @@ class KillRecoveryIT {
     return false;
   }
 
-  /** The per-server groups ({@code pysandbox-<instance>}) in the memory hierarchy. */
-  private static Set<Path> serverCgroups() throws IOException {
+  /**
+   * This data directory's per-server groups in the memory hierarchy (other test forks run servers
+   * of their own meanwhile).
+   */
+  private static Set<Path> serverCgroups(Path dataDir) throws IOException {
+    String scope = "pysandbox-" + new dev.pysandbox.config.DataLayout(dataDir).identity() + "-";
     Path own = null;
     for (String line : Files.readAllLines(Path.of("/proc/self/cgroup"))) {
       String[] f = line.split(":", 3);
@@ -138,10 +142,7 @@ class KillRecoveryIT {
     }
     assertThat(own).as("a cgroup v1 memory hierarchy (this kind of host)").isNotNull();
     try (Stream<Path> s = Files.list(own)) {
-      return s.filter(
-              p ->
-                  p.getFileName().toString().startsWith("pysandbox-")
-                      && !p.getFileName().toString().startsWith("pysandbox-server-"))
+      return s.filter(p -> p.getFileName().toString().startsWith(scope))
           .collect(Collectors.toCollection(HashSet::new));
     }
   }
