@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The real server under load from the official MCP TypeScript SDK's client (the one Claude Code
- * uses), over stdio: 64 sessions, 32 calls in flight, 10,000 calls, every answer checked (each call
+ * uses), over stdio: 64 sessions, 32 calls in flight, 4,000 calls, every answer checked (each call
  * returns its session's own counter, so a lost, doubled or crossed answer is a wrong count). Three
  * rounds, each against a fresh server: a transport that loses a message now and then fails one of
  * them. Guards the stdio transport against hanging under concurrent calls.
@@ -26,18 +26,24 @@ import org.junit.jupiter.api.io.TempDir;
 class McpTsLoadIT {
   static final int SESSIONS = 64;
   static final int IN_FLIGHT = 32;
-  static final int CALLS = 10_000;
+  static final int CALLS = Integer.getInteger("pysandbox.loadCalls", 4_000);
 
   /** Per call, and per round: a stuck server fails a round in about half a minute. */
   static final Duration CALL_TIMEOUT = Duration.ofSeconds(30);
 
-  static final Duration ROUND_DEADLINE = Duration.ofSeconds(150);
+  /**
+   * A hang guard, not a speed bound (the benchmark measures speed): generous enough for a machine
+   * that runs other test forks meanwhile.
+   */
+  static final Duration ROUND_DEADLINE =
+      Duration.ofSeconds(Integer.getInteger("pysandbox.loadDeadlineSeconds", 400));
 
   static final int ROUNDS = Integer.getInteger("pysandbox.loadRounds", 1);
 
   @Test
   @Timeout(value = 30, unit = TimeUnit.MINUTES) // the last resort: each round ends by its deadline
-  void load_64Sessions32InFlight_10000Calls_everyAnswerRight(@TempDir Path tmp) throws Exception {
+  void load_64Sessions32InFlight_thousandsOfCalls_everyAnswerRight(@TempDir Path tmp)
+      throws Exception {
     for (int round = 1; round <= ROUNDS; round++) {
       NodeScript.Result r =
           NodeScript.run(
