@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.DeleteResult;
 import dev.pysandbox.api.ErrorCode;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rerun, diff, delete, purge, export and the hash chain's verification.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class AuditTrailTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-25T10:00:00Z"));

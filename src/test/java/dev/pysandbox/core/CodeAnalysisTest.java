@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -52,6 +53,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Sandboxed
 class CodeAnalysisTest {
   Path dataDir;
   DefaultSandboxService service;

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A graceful stop: runs that finish within the grace period succeed, the rest end cancelled. */
+@Sandboxed
 class DrainTest {
   @TempDir Path dataDir;
 

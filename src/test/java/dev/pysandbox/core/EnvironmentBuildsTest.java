@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing, environments listed and cleaned (never one in use).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class EnvironmentBuildsTest {
   @TempDir Path dataDir;
   @TempDir Path wheels;

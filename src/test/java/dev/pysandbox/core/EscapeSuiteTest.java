@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.KillReason;
@@ -46,6 +47,7 @@ import org.junit.jupiter.api.io.TempDir;
  * here.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class EscapeSuiteTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.KillReason;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * without the test sleeping them out.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class MovedTimeTest {
   @TempDir Path dataDir;
   final ManualTime time = ManualTime.frozen(Instant.parse("2026-11-23T12:00:00Z"));

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** One-shot runs in real bubblewrap sandboxes: results, errors, limits, kills, validation. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class OneShotRunTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * server must stay fair to other sessions, bounded in memory and CPU, and say what happened.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class ProtocolAbuseTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

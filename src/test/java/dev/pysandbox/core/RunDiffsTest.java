@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.github.difflib.DiffUtils;
 import com.github.difflib.UnifiedDiffUtils;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.ErrorInfo;
@@ -40,6 +41,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * sentence and the wire names.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Fast
 class RunDiffsTest {
   @TempDir Path dir;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.EventSink;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * replay of a finished run, a slow subscriber against a flooding run, and another tenant's run.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RunEventsTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

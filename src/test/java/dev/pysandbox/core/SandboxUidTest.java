@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the server runs as root, each live sandbox has a host uid of its own.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SandboxUidTest {
   /** The default sandbox_uid_range. */
   private static final long FIRST = 2_000_000_000L;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SecurityEvent;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * kept while the store cannot take events, written out at close; never throwing.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Fast
 class SecurityEventLogTest {
   @TempDir Path dir;
   RunStore store;

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Sessions in real sandboxes: state, isolation, busy and dead sessions, limits, expiry. */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SessionTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-22T10:00:00Z"));

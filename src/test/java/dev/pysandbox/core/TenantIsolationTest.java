@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * exactly as an id that does not exist.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TenantIsolationTest {
   @TempDir Path dataDir;
   DefaultSandboxService core;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CallRecord.Face;
@@ -42,6 +43,7 @@ import org.junit.jupiter.api.io.TempDir;
  * file it goes to, the line cap, a full queue, retention, and files it must not write through.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Fast
 class TrajectoryLogTest {
   private static final Instant T0 = Instant.parse("2026-11-25T15:01:02Z");
 

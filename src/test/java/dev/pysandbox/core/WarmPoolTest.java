@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The warm pool when starts fail: it backs off, reports why, fails fast and recovers. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WarmPoolTest {
   @TempDir Path dataDir;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ErrorCode;
@@ -50,6 +51,7 @@ import org.junit.jupiter.api.io.TempDir;
  * deadline, so a hang fails the test instead of blocking it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WorkspaceAttackTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * workspace is its own file system, bounded in bytes and inodes at all times.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WorkspaceFileSystemTest {
   private static final long MIB = 1024 * 1024;
 

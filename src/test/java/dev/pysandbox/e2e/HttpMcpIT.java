@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
 import io.modelcontextprotocol.client.McpClient;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * client.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class HttpMcpIT {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.api.Json;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -43,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the test.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class HttpTenantsIT {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;

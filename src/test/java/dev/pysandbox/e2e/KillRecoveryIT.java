@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * event spill only, before: issue 24 item 12) is in the interrupted run's record.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Client
 class KillRecoveryIT {
   @TempDir Path dataDir;
 

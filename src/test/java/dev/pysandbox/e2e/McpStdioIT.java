@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The real server (bin/pysandbox serve) driven by the MCP SDK's client over stdio. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class McpStdioIT {
   static final String SECRET = "s3cr3t-" + System.nanoTime();
 

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.backend.ProcessTable;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * killed the connection before the server had its own transport.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class McpStdioProtocolIT {
   @TempDir Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the server records the denial, and the tier's host directory is there, read-only.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class TiersIT {
   @TempDir static Path dataDir;
   @TempDir static Path hostDir;

@@ -2,6 +2,7 @@ package dev.pysandbox.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.config.PysandboxConfig;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * here reaches it), with a mounted servlet that answers when the test says.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Fast
 class HttpStopAndCorsTest {
   @TempDir Path dataDir;
   final HttpClient client = HttpClient.newHttpClient();

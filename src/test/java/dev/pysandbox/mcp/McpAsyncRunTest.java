@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.BufferedReader;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is busy while the run goes on, {@code get_run} waits for the end, {@code cancel_run} stops it.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class McpAsyncRunTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Fast;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and nothing else, and closes once the runner is ready.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Fast
 class WorkerHubDoorTest {
   @TempDir Path dir;
   WorkerHub hub;

@@ -2,6 +2,7 @@ package dev.pysandbox.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Docker;
 import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * directory is left but the open sessions' and the pool's.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Docker
 class DockerEscapeIT {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

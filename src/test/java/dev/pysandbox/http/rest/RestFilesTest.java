@@ -4,6 +4,7 @@ import static dev.pysandbox.http.rest.RestTestServer.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * paths, NUL, and links the sandboxed code made.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RestFilesTest {
   static final int UPLOAD_MAX = 40 << 20;
 

@@ -5,6 +5,7 @@ import static dev.pysandbox.http.rest.RestTestServer.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.RunRecord;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * error answers (404, 405, 415, 413, 401, 400) in the one error shape.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RestRoutesTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
