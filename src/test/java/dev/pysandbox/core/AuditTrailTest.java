@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
@@ -70,11 +71,7 @@ class AuditTrailTest {
   }
 
   private static void awaitFile(Path file) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!Files.exists(file) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(file).exists();
+    Await.until(file + " exists", () -> Files.exists(file), exists -> exists);
   }
 
   private void sql(String statement) throws Exception {
@@ -121,11 +118,10 @@ class AuditTrailTest {
     service.awaitStarted();
     awaitFile(runDir(r.runId()).resolve("notebook.ipynb"));
     awaitFile(runDir(r.runId()).resolve("notebook.py"));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (service.getRun(r.runId(), false).recordSha256() == null
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.until(
+        "the record of " + r.runId() + " is sealed",
+        () -> service.getRun(r.runId(), false).recordSha256(),
+        sha -> sha != null);
     assertThat(service.getRun(r.runId(), false).recordSha256()).hasSize(64);
   }
 

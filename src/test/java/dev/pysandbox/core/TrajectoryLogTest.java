@@ -244,11 +244,11 @@ class TrajectoryLogTest {
   void aFullQueue_dropsAndCountsCalls_insteadOfHoldingThem() {
     TrajectoryLog log = new TrajectoryLog(layout(), time, true, 8); // no writer: nothing drains
     logs.add(log);
-    long t = System.nanoTime();
+    // Nothing drains: a record that waited for room would hold this thread for good (the
+    // class's timeout), so returning at all is the behaviour; the count says what was kept.
     for (int i = 0; i < 1000; i++) {
       log.record("local", CallRecord.answered(Face.REST, "list_runs", args(), null, null, 0));
     }
-    assertThat((System.nanoTime() - t) / 1_000_000).as("ms for 1000 calls").isLessThan(2000);
     assertThat(log.dropped()).isEqualTo(992);
   }
 
@@ -326,24 +326,6 @@ class TrajectoryLogTest {
         "local",
         CallRecord.answered(Face.REST, "get_run", args("session_id", "s2"), null, null, 0));
     assertThat(lines(layout().sessionTrajectory("local", "s2"), 1)).hasSize(1);
-  }
-
-  @Test
-  void aFifoPlantedAtTheFile_doesNotHoldTheWriter() throws Exception {
-    Path sessions = Files.createDirectories(dataDir.resolve("trajectories/local/sessions"));
-    Process mkfifo =
-        new ProcessBuilder("mkfifo", sessions.resolve("s1.jsonl").toString()).inheritIO().start();
-    assertThat(mkfifo.waitFor(10, TimeUnit.SECONDS)).isTrue();
-    assertThat(mkfifo.exitValue()).isZero();
-    TrajectoryLog log = started();
-    log.record(
-        "local",
-        CallRecord.answered(Face.REST, "get_run", args("session_id", "s1"), null, null, 0));
-    log.record(
-        "local",
-        CallRecord.answered(Face.REST, "get_run", args("session_id", "s2"), null, null, 0));
-    assertThat(lines(layout().sessionTrajectory("local", "s2"), 1)).hasSize(1);
-    assertThat(log.lost()).isEqualTo(1);
   }
 
   @Test

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
@@ -151,10 +152,7 @@ class WorkspaceFileSystemTest {
 
     service.closeSession("f");
     // Closing kills the sandbox and releases its workspace in the background.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (Files.exists(workspace) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.until(workspace + " released", () -> Files.exists(workspace), exists -> !exists);
     assertThat(mountPointsUnder(dataDir)).doesNotContain(workspace);
     assertThat(workspace).doesNotExist();
     service.close();

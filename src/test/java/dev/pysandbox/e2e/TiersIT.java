@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
@@ -124,11 +125,10 @@ class TiersIT {
 
     // The server recorded the denial (the placeholder security event log writes it to stderr).
     String runId = (String) run.get("run_id");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (serverStderr.stream().noneMatch(l -> l.contains(runId))
-        && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
+    Await.until(
+        "the server's stderr names " + runId,
+        () -> serverStderr.stream().anyMatch(l -> l.contains(runId)),
+        seen -> seen);
     assertThat(serverStderr)
         .anySatisfy(
             l ->

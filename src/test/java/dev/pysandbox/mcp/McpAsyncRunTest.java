@@ -71,18 +71,16 @@ class McpAsyncRunTest {
 
   @Test
   void asyncRun_answersAtOnce_holdsItsSession_andGetRunWaitsForItsEnd() throws Exception {
-    long t0 = System.nanoTime();
     JsonNode started =
         call(
             "run_python",
             "{\"code\":\"import time\\ntime.sleep(2)\\nprint('done')\","
                 + "\"session_id\":\"mcp-async\",\"async_mode\":true}");
-    long answeredMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     JsonNode run = started.path("structuredContent");
     assertThat(started.path("isError").asBoolean()).as(started.toString()).isFalse();
+    // Answered before the code ended: the run it names is still running.
     assertThat(run.path("status").asText()).isEqualTo("running");
     assertThat(run.path("session_id").asText()).isEqualTo("mcp-async");
-    assertThat(answeredMillis).as("answered before the code ended").isLessThan(1800);
     String runId = run.path("run_id").asText();
 
     JsonNode busy = call("run_python", "{\"code\":\"1\",\"session_id\":\"mcp-async\"}");
