@@ -192,10 +192,26 @@ class ServerLifecycleTest {
               () ->
                   service.run(
                       new ExecutionRequest(
-                          "import time\ntime.sleep(3)\nprint('done')", "full", null, 30)));
-      awaitRunning(service);
+                          "import os, time\nopen('hold', 'w').close()\n"
+                              + "while os.path.exists('hold'):\n    time.sleep(0.05)\n"
+                              + "print('done')",
+                          "full",
+                          null,
+                          30)));
+      // The run goes on until the test lets it: after the disk is full, however long that takes.
+      Path hold =
+          Await.untilChecked(
+                  "the run holds in its workspace",
+                  () -> {
+                    try (var dirs = Files.list(fs.resolve("data/sandbox/workspaces"))) {
+                      return dirs.map(d -> d.resolve("hold")).filter(Files::exists).toList();
+                    }
+                  },
+                  found -> !found.isEmpty())
+              .get(0);
       command("fallocate", "-l", "100m", filler.toString()); // fails part-way: the disk is full
       command("sh", "-c", "cat /dev/zero > " + filler + " 2>/dev/null");
+      Files.delete(hold);
       RunRecord r = running.get(30, TimeUnit.SECONDS);
       assertThat(r.status()).isEqualTo(RunStatus.SUCCEEDED);
       assertThat(service.getRun(r.runId(), false).status())
