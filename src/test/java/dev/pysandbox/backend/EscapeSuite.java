@@ -13,6 +13,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -460,7 +461,8 @@ public abstract class EscapeSuite {
     RunRecord proc =
         oneShot(
             "print(open('/proc/1/environ', 'rb').read().decode())\nprint('---')\n"
-                + "print(open('/proc/self/mountinfo').read())\nprint(open('/proc/self/cgroup').read())",
+                + "print(open('/proc/self/mountinfo').read())\nprint('===')\n"
+                + "print(open('/proc/self/cgroup').read())",
             20);
     String out = proc.stdout();
     String environ = out.substring(0, out.indexOf("---"));
@@ -482,15 +484,16 @@ public abstract class EscapeSuite {
                 .toList())
         .as("the server's variables in the sandbox's first process: %s", seen)
         .isEmpty();
-    String mounts = out.substring(out.indexOf("---"));
+    String mounts = out.substring(out.indexOf("---"), out.indexOf("==="));
+    String cgroups = out.substring(out.indexOf("==="));
     assertThat(mounts)
         .as("nothing of the data directory but the sandbox's own files")
         .doesNotContain("pysandbox.db")
         .doesNotContain(dataDir.resolve("runs").toString())
         .doesNotContain(dataDir.resolve("instances").toString());
-    assertThat(mounts)
-        .as("the cgroup namespace hides the host's paths")
-        .doesNotContain("pysandbox-");
+    assertThat(cgroups)
+        .as("no cgroup of this data directory's servers is named to the code")
+        .doesNotContain("pysandbox-" + new DataLayout(dataDir).identity());
   }
 
   /**
