@@ -63,6 +63,7 @@ if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
 fi
 exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" -Dbench.attackSeconds="${BENCH_ATTACK_SECONDS:-5}" \
+  -Dbench.timeoutRounds="${BENCH_TIMEOUT_ROUNDS:-5}" \
   -Dbench.skipScale="${BENCH_SKIP_SCALE:-false}" -Dbench.httpClients="${BENCH_HTTP_CLIENTS:-16}" \
   -Dbench.httpSeconds="${BENCH_HTTP_SECONDS:-10}" -Dbench.httpLoadCalls="${BENCH_HTTP_LOAD_CALLS:-0}" \
   -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" \

@@ -8,10 +8,22 @@
 # (scripts/build-image.sh), built in the background while Maven compiles and runs the unit tests.
 # Its exit status appears in PYSANDBOX_TEST_IMAGE_STATUS, which the integration tests wait for.
 # Whatever way this script ends, the build is stopped and the service with it.
+#
+# scripts/test.sh --fast is the inner loop (docs/DESIGN.md, "Test lanes"): only the test classes
+# tagged fast (dev.pysandbox.Fast: pure JVM, no sandbox, no child process, no server), by surefire
+# alone; no set-up, no Podman service, no image build, no failsafe, and no format check (run
+# `mvn spotless:apply` before a commit; the full lane checks it). Its budget: 90 s on 2 cores with
+# the compile. Other arguments go to Maven as above (e.g. -o, -Dtest=...).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '[test] %s\n' "$*" >&2; }
+
+if [[ ${1:-} == --fast ]]; then
+  shift
+  say "fast lane: the tests tagged fast, surefire only"
+  exec mvn -B -Dgroups=fast -DskipITs -Dspotless.check.skip=true test "$@"
+fi
 
 scripts/setup.sh --containers
 

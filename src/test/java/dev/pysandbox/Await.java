@@ -18,6 +18,30 @@ public final class Await {
 
   private Await() {}
 
+  /** A look that may throw (an HTTP call, a file read); what it throws ends the wait at once. */
+  @FunctionalInterface
+  public interface Look<T> {
+    T get() throws Exception;
+  }
+
+  /** As {@link #until(String, Supplier, Predicate)}, for a look that may throw. */
+  public static <T> T untilChecked(String what, Look<T> look, Predicate<? super T> ok)
+      throws InterruptedException {
+    return until(
+        what,
+        DEFAULT,
+        () -> {
+          try {
+            return look.get();
+          } catch (RuntimeException e) {
+            throw e;
+          } catch (Exception e) {
+            throw new IllegalStateException("while waiting for: " + what, e);
+          }
+        },
+        ok);
+  }
+
   /**
    * Polls {@code value} until {@code ok} accepts it, at most {@link #DEFAULT}.
    *

@@ -5,6 +5,8 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
@@ -19,6 +21,7 @@ public final class ManualTime extends TimeSource {
   private final Instant origin;
   private final boolean frozen;
   private final long realOrigin = System.nanoTime();
+  private final Map<Thread, AtomicLong> reads = new ConcurrentHashMap<>();
 
   private ManualTime(Instant origin, boolean frozen) {
     this.origin = origin;
@@ -49,8 +52,18 @@ public final class ManualTime extends TimeSource {
     moved.addAndGet(d.toNanos());
   }
 
+  /**
+   * How often {@code thread} has read the monotonic time: a test that must let code look at a
+   * deadline (and see it not yet passed) waits for its looks instead of sleeping a guess.
+   */
+  public long readsBy(Thread thread) {
+    AtomicLong n = reads.get(thread);
+    return n == null ? 0 : n.get();
+  }
+
   @Override
   public long nanoTime() {
+    reads.computeIfAbsent(Thread.currentThread(), t -> new AtomicLong()).incrementAndGet();
     return frozen ? moved.get() : System.nanoTime() - realOrigin;
   }
 

@@ -15,6 +15,7 @@ import org.junit.jupiter.api.Timeout;
  * headings (MD051) and to files of the repository (local-links.cjs), and nothing of style.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class MarkdownLintTest {
   @Test
   void readmeAndDocs_haveWellFormedTablesAndNoBrokenLocalLinks() throws Exception {

@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
  * README's "Where things live" names every package of the code (issue 23, item 17: egress/,
  * packages/ and backend/docker/ were missing), so a package added without a line fails here.
  */
+@Fast
 class ReadmeLayoutTest {
   private static final Path ROOT = Path.of("src/main/java/dev/pysandbox");
 

@@ -2,10 +2,12 @@ package dev.pysandbox.api;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
 /** API key values as the CLI's --json (and later the HTTP face) write them. */
+@Fast
 class ApiKeyWireTest {
   @Test
   void keyInfo_hasSnakeCaseNames_andKeepsNulls() {

@@ -3,9 +3,11 @@ package dev.pysandbox.api;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Fast;
 import org.junit.jupiter.api.Test;
 
 /** Artifact's {@code skipped} field on the wire: absent (older records), null, present. */
+@Fast
 class ArtifactWireTest {
   private static final String BEFORE_SKIPPED =
       "{\"path\":\"a.csv\",\"size_bytes\":4,\"sha256\":\"ab\",\"media_type\":\"text/csv\","

@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Fast;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** What a remote client receives of a run: wire names for domain values, no host path. */
+@Fast
 class RunRecordWireTest {
   @Test
   void hostPaths_neverReachTheWire_domainValuesUseTheirWireNames() throws Exception {

@@ -3,11 +3,13 @@ package dev.pysandbox.api;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import java.time.Instant;
 import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
+@Fast
 class SecurityEventQueryTest {
   private static final Instant NOW = Instant.parse("2026-11-25T15:00:00Z");
 

@@ -3,6 +3,7 @@ package dev.pysandbox.backend;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Which backend the {@code backend} setting gets, and what it says when none works. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Sandboxed
 class BackendsTest {
   @TempDir Path dataDir;
 

@@ -96,8 +96,10 @@ public final class Benchmark {
       return;
     }
     int attackSeconds = Integer.getInteger("bench.attackSeconds", 5);
+    int timeoutRounds = Integer.getInteger("bench.timeoutRounds", 5);
     if ("responsiveness".equals(System.getProperty("bench.only"))) {
       b.responsiveness(attackSeconds);
+      b.timeoutOvershoot(timeoutRounds);
       return;
     }
     b.startupFromHereAndRoot(10);
@@ -105,6 +107,7 @@ public final class Benchmark {
     b.sessions(warmCalls);
     b.load(loadCalls);
     b.responsiveness(attackSeconds);
+    b.timeoutOvershoot(timeoutRounds);
     b.baselines(calls / 2);
     b.jupyter(Math.min(warmCalls, 500));
     if (!Boolean.getBoolean("bench.skipScale")) {
@@ -376,6 +379,32 @@ public final class Benchmark {
           attacker.join();
         }
         row("list_runs (limit 5) while: " + attack.getKey(), ms);
+      }
+    }
+  }
+
+  /**
+   * How long after its 2 s limit a run's answer comes, whatever the code does: the escape suite and
+   * OneShotRunTest assert only that such runs are stopped at their limit with the kill reason
+   * {@code timeout} (a bound on the time would fail on a loaded machine); this measures the kill's
+   * and the answer's cost.
+   */
+  private void timeoutOvershoot(int rounds) {
+    Map<String, String> codes = new LinkedHashMap<>();
+    codes.put("sleeping", "import time\ntime.sleep(120)");
+    codes.put("busy loop", "while True: pass");
+    codes.put("long C call", "x = 10**10**8");
+    try (McpSyncClient client = client(Map.of())) {
+      for (Map.Entry<String, String> code : codes.entrySet()) {
+        Map<String, Object> args = Map.of("code", code.getValue(), "timeout_seconds", 2);
+        List<Double> ms = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+          long t0 = System.nanoTime();
+          // A timed-out run is an error result: that is the point.
+          client.callTool(CallToolRequest.builder("run_python").arguments(args).build());
+          ms.add((System.nanoTime() - t0) / 1e6 - 2000);
+        }
+        row("answer past a 2 s timeout (" + rounds + " runs): " + code.getKey(), ms);
       }
     }
   }

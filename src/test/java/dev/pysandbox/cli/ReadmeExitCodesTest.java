@@ -2,6 +2,7 @@ package dev.pysandbox.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.Test;
  * documented nowhere): every error code is listed in the row of its exit code, and no row lists a
  * code that exits otherwise. A code added to ErrorCode without a row fails here.
  */
+@Fast
 class ReadmeExitCodesTest {
   private static final Pattern WIRE_NAME = Pattern.compile("`([a-z_]+)`");
 

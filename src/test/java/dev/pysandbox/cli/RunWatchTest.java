@@ -3,6 +3,7 @@ package dev.pysandbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
@@ -24,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
  * core that runs the code (two cores, as two processes would be).
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RunWatchTest {
   @TempDir Path dataDir;
 

@@ -3,6 +3,7 @@ package dev.pysandbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.TrajectoryEvent;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** How {@code pysandbox logs} reads a trajectory file and shows its lines. */
+@Fast
 class TrajectoryReadingTest {
   @TempDir Path dir;
 

@@ -3,6 +3,7 @@ package dev.pysandbox.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
@@ -11,6 +12,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The HTTP face's settings: defaults, validation, and no key only on loopback. */
+@Fast
 class HttpSettingsTest {
   @TempDir Path dir;
 

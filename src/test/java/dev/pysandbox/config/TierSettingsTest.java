@@ -3,6 +3,7 @@ package dev.pysandbox.config;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
@@ -14,6 +15,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** tier_default, tiers_allowed, fs_mounts and tiers_file: what they build and what they refuse. */
+@Fast
 class TierSettingsTest {
   @TempDir Path dir;
 

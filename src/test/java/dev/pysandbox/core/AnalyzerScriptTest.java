@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
  * sandboxed path is CodeAnalysisTest's.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class AnalyzerScriptTest {
   private static final Path RESOURCES = Path.of("src/test/resources/dev/pysandbox/core");
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Approval;
 import dev.pysandbox.api.ApprovalDecision;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * process is carried out by the server holding the run.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class ApprovalsTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.now());

@@ -3,7 +3,9 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.DeleteResult;
 import dev.pysandbox.api.ErrorCode;
@@ -42,6 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  * rerun, diff, delete, purge, export and the hash chain's verification.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class AuditTrailTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-25T10:00:00Z"));
@@ -68,11 +71,7 @@ class AuditTrailTest {
   }
 
   private static void awaitFile(Path file) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (!Files.exists(file) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(file).exists();
+    Await.until(file + " exists", () -> Files.exists(file), exists -> exists);
   }
 
   private void sql(String statement) throws Exception {
@@ -119,11 +118,10 @@ class AuditTrailTest {
     service.awaitStarted();
     awaitFile(runDir(r.runId()).resolve("notebook.ipynb"));
     awaitFile(runDir(r.runId()).resolve("notebook.py"));
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (service.getRun(r.runId(), false).recordSha256() == null
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.until(
+        "the record of " + r.runId() + " is sealed",
+        () -> service.getRun(r.runId(), false).recordSha256(),
+        sha -> sha != null);
     assertThat(service.getRun(r.runId(), false).recordSha256()).hasSize(64);
   }
 

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -23,6 +24,7 @@ import org.junit.jupiter.params.provider.ValueSource;
  * network imports all of them, and check_setup reports each with its version.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Sandboxed
 class DataScienceStackTest extends SharedServiceTest {
 
   @Test

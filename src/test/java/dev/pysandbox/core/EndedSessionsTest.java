@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.InProcessMcp;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.packages.SimpleIndex;
 import dev.pysandbox.packages.TinyWheels;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real sandboxes and a real package index.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class EndedSessionsTest {
   private static final Instant T0 = Instant.parse("2026-11-28T09:30:00Z");
 

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** upload_file, list/read_artifact and rich results, against real sandboxes. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class FilesAndResultsTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** What code inside the sandbox can and cannot reach. Each probe prints one verdict line. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class IsolationTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

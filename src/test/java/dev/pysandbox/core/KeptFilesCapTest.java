@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ExecutionRequest;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * cap is listed as not kept, naming the setting.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class KeptFilesCapTest {
   @TempDir Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.KillReason;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * still bound memory and file size.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class NoCgroupTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -20,6 +21,7 @@ import org.junit.jupiter.params.provider.CsvSource;
  * the same. They were a bare "invalid syntax".
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class NotPythonLinesTest extends SharedServiceTest {
 
   @ParameterizedTest(name = "{0}")

@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -27,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** One-shot runs in real bubblewrap sandboxes: results, errors, limits, kills, validation. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class OneShotRunTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
@@ -121,11 +124,10 @@ class OneShotRunTest {
 
   @Test
   void run_sleepBeyondTimeout_isKilledAtTheLimit() {
-    long t0 = System.nanoTime();
     RunRecord r = run("import time\nprint('start', flush=True)\ntime.sleep(120)", 2);
-    long ms = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     assertThat(r.status()).isEqualTo(RunStatus.TIMED_OUT);
-    assertThat(ms).isBetween(1900L, 6000L);
+    // Not before its limit, as the server measured it (how soon after is the benchmark's).
+    assertThat(r.durationMs()).isGreaterThanOrEqualTo(2000);
     assertThat(r.stdout()).isEqualTo("start\n");
     assertThat(r.message()).contains("limit 2 s").contains("no process of it is left");
     assertThat(r.exitCode()).isNull();
@@ -201,12 +203,10 @@ class OneShotRunTest {
                 + "print('spawned')",
             20);
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-    List<Long> left = ProcessTable.withCommandLineContaining(marker);
-    for (int i = 0; i < 40 && !left.isEmpty(); i++) {
-      Thread.sleep(50);
-      left = ProcessTable.withCommandLineContaining(marker);
-    }
-    assertThat(left).isEmpty();
+    Await.until(
+        "no process left with " + marker,
+        () -> ProcessTable.withCommandLineContaining(marker),
+        List::isEmpty);
   }
 
   @Test

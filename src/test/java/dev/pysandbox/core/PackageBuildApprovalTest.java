@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * for a person. Now a build waits for approval on every path.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Sandboxed
 class PackageBuildApprovalTest {
   @TempDir Path dataDir;
   @TempDir Path wheels;

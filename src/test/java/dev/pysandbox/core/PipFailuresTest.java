@@ -2,10 +2,12 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /** pip's own lines (pip 23, as it prints them) read for a cause on this host. */
+@Fast
 class PipFailuresTest {
   private static final String DENIED =
       "ERROR: Could not install packages due to an OSError: [Errno 13] Permission denied:"

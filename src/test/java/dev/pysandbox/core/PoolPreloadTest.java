@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Pooled sandboxes can import the data stack before anyone asks for them. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class PoolPreloadTest {
   @TempDir Path dataDir;
 

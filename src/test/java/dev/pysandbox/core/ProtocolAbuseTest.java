@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -21,8 +23,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -36,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * server must stay fair to other sessions, bounded in memory and CPU, and say what happened.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class ProtocolAbuseTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
@@ -82,17 +86,12 @@ class ProtocolAbuseTest {
     Runtime heap = Runtime.getRuntime();
     long before = heap.totalMemory() - heap.freeMemory();
     AtomicLong peakHeap = new AtomicLong();
-    AtomicBoolean sampling = new AtomicBoolean(true);
-    Thread sampler =
-        new Thread(
-            () -> {
-              Runtime rt = Runtime.getRuntime();
-              while (sampling.get()) {
-                peakHeap.accumulateAndGet(rt.totalMemory() - rt.freeMemory(), Math::max);
-                sleep(20);
-              }
-            });
-    sampler.start();
+    ScheduledExecutorService sampler = Executors.newSingleThreadScheduledExecutor();
+    sampler.scheduleAtFixedRate(
+        () -> peakHeap.accumulateAndGet(heap.totalMemory() - heap.freeMemory(), Math::max),
+        0,
+        20,
+        TimeUnit.MILLISECONDS);
     // 63 MiB lines with an id that was never a request's, as fast as the socket takes them.
     CompletableFuture<RunRecord> flood =
         CompletableFuture.supplyAsync(
@@ -107,7 +106,8 @@ class ProtocolAbuseTest {
                     30));
     List<Long> latencies = new ArrayList<>();
     try {
-      // B runs all along the flood (at most 20 s of it), and 5 times after it ended.
+      // B runs all along the flood (at most 20 s of it), and 5 times after it ended; each within
+      // its own 3 s limit (how long each took is the benchmark's figure, not asserted here).
       long until = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
       int afterFlood = 0;
       while (afterFlood < 5 && System.nanoTime() < until) {
@@ -122,11 +122,10 @@ class ProtocolAbuseTest {
             .as("B's run %d after %d ms: %s", latencies.size(), ms, r.message())
             .isEqualTo(RunStatus.SUCCEEDED);
         assertThat(r.stdout()).isEqualTo("1\n");
-        assertThat(ms).as("B's run %d (ms)", latencies.size()).isLessThan(1500);
       }
     } finally {
-      sampling.set(false);
-      sampler.join();
+      sampler.shutdownNow();
+      assertThat(sampler.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
     }
     RunRecord flooded = flood.get(40, TimeUnit.SECONDS);
     assertThat(flooded.status())
@@ -162,13 +161,9 @@ class ProtocolAbuseTest {
                 + "threading.Thread(target=flood, daemon=True).start()",
             10);
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    SessionInfo info = session(s);
-    while (info.state() != SessionState.DEAD && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      info = session(s);
-    }
-    assertThat(info.state()).isEqualTo(SessionState.DEAD);
+    SessionInfo info =
+        Await.until(
+            "session " + s + " is dead", () -> session(s), i -> i.state() == SessionState.DEAD);
     assertThat(info.deadReason()).startsWith("protocol_violation:").contains("over 8 MiB");
     service.closeSession(s);
   }
@@ -176,16 +171,13 @@ class ProtocolAbuseTest {
   @Test
   void outputsBeyondTheJsonReadersLimits_failTheRunAtOnce_namingTheLimit() {
     String s = newSession();
-    long t = System.nanoTime();
+    // At once: FAILED with the limit's name, not TIMED_OUT at the run's 30 s.
     RunRecord longString = run(s, "__outputs__ = {'x': 'a' * 21_000_000}", 30);
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t)).isLessThan(10);
     assertThat(longString.status()).as(longString.message()).isEqualTo(RunStatus.FAILED);
     // The runner's own cap on __outputs__ (outputs_max_mb) refuses it before the reader's limit.
     assertThat(longString.message()).contains("outputs_max_mb");
 
-    t = System.nanoTime();
     RunRecord longNumber = run(s, "__outputs__ = {'n': 10 ** 1000}", 30);
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t)).isLessThan(10);
     assertThat(longNumber.status()).as(longNumber.message()).isEqualTo(RunStatus.FAILED);
     assertThat(longNumber.message()).contains("1000");
 
@@ -198,11 +190,10 @@ class ProtocolAbuseTest {
   void contextBeyondTheJsonReadersLimits_failsTheCallAtOnce_namingTheLimit() {
     String s = newSession();
     run(s, "big = 10 ** 1000", 10);
-    long t = System.nanoTime();
+    // At once: the call fails naming the limit (a wait for the reader would hang the class).
     assertThatThrownBy(() -> service.getContext(s, List.of("big")))
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("1000");
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t)).isLessThan(10);
     assertThat(run(s, "print('after')", 10).stdout()).isEqualTo("after\n");
     service.closeSession(s);
   }
@@ -223,11 +214,16 @@ class ProtocolAbuseTest {
     // JVM's CPU is not measured: notebooks written in the background, the JIT and the
     // collector are busy in the same seconds for reasons of their own.
     long cpuBefore = ioThreadsCpuMillis();
-    Thread.sleep(3000);
+    // Past the limit the runner is told to stop every other process: the writer goes away
+    // while the session is idle, and no run had to come to stop it.
+    Await.until(
+        "the background writer " + marker + " stopped",
+        () -> ProcessTable.withCommandLineContaining(marker),
+        List::isEmpty);
     long cpu = ioThreadsCpuMillis() - cpuBefore;
     RunRecord next = run(s, "print('x')", 10);
     assertThat(cpu)
-        .as("output readers' CPU while the session was idle for 3 s (ms)")
+        .as("output readers' CPU (ms) from the writer's start to its stop, while the session idled")
         .isLessThan(500);
     assertThat(next.status()).as(next.message()).isEqualTo(RunStatus.SUCCEEDED);
     assertThat(next.stdout()).endsWith("x\n").contains(marker + "\n" + marker);
@@ -270,13 +266,5 @@ class ProtocolAbuseTest {
       }
     }
     return TimeUnit.NANOSECONDS.toMillis(nanos);
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 }

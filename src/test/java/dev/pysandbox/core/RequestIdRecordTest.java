@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
@@ -15,6 +16,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.MDC;
 
 /** A run records the id of the request that started it, as the face put it in the MDC. */
+@Sandboxed
 class RequestIdRecordTest {
   @TempDir Path dataDir;
 

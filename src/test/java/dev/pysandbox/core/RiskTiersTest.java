@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
@@ -28,6 +29,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * run it held before the tiers is let through.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RiskTiersTest extends SharedServiceTest {
 
   static Stream<Arguments> tiers() throws IOException {

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.CancelResult;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * are budgeted, what is past them is listed with the reason, and a cancel ends the collection.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RunEndTest {
   @TempDir Path dataDir;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.EventSink;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * replay of a finished run, a slow subscriber against a flooding run, and another tenant's run.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RunEventsTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
@@ -271,14 +273,12 @@ class RunEventsTest {
   void getRun_withWaitSeconds_waitsForTheEnd_andAnswersARunningRunAsItStands() throws Exception {
     RunRecord begun =
         service.start(ExecutionRequest.of("import time\ntime.sleep(1.5)\n42"), RunListener.NONE);
-    long t0 = System.nanoTime();
     RunRecord still = service.getRun(begun.runId(), false, 0);
     assertThat(still.status()).isEqualTo(RunStatus.RUNNING);
+    // The same call with a wait answers only once the run has ended.
     RunRecord waited = service.getRun(begun.runId(), false, 10);
-    long took = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     assertThat(waited.status()).isEqualTo(RunStatus.SUCCEEDED);
     assertThat(waited.result()).containsEntry("text/plain", "42");
-    assertThat(took).isBetween(1000L, 8000L);
     assertThatThrownBy(() -> service.getRun(begun.runId(), false, 61))
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("wait_seconds must be between 0 and 60");

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -29,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the server runs as root, each live sandbox has a host uid of its own.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SandboxUidTest {
   /** The default sandbox_uid_range. */
   private static final long FIRST = 2_000_000_000L;
@@ -150,12 +153,11 @@ class SandboxUidTest {
             + "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(300)', '"
             + marker
             + "'])");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    List<Long> pids = ProcessTable.withCommandLineContaining(marker);
-    while (pids.isEmpty() && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-      pids = ProcessTable.withCommandLineContaining(marker);
-    }
+    List<Long> pids =
+        Await.until(
+            "the probe process of session " + session,
+            () -> ProcessTable.withCommandLineContaining(marker),
+            found -> !found.isEmpty());
     assertThat(pids).as("the probe process of session " + session).hasSize(1);
     for (String line : Files.readAllLines(Path.of("/proc/" + pids.get(0) + "/status"))) {
       if (line.startsWith("Uid:")) {
@@ -168,18 +170,13 @@ class SandboxUidTest {
   /** Waits until no process holds a POSIX lock on the file (per /proc/locks). */
   private static void awaitUnlocked(Path file) throws Exception {
     long inode = ((Number) Files.getAttribute(file, "unix:ino")).longValue();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (System.nanoTime() < deadline) {
-      boolean locked =
-          Files.readAllLines(Path.of("/proc/locks")).stream()
-              .map(l -> l.trim().split("\\s+"))
-              .anyMatch(f -> f.length > 5 && f[5].endsWith(":" + inode));
-      if (!locked) {
-        return;
-      }
-      Thread.sleep(50);
-    }
-    throw new AssertionError(file + " still locked");
+    Await.untilChecked(
+        file + " unlocked (per /proc/locks)",
+        () ->
+            Files.readAllLines(Path.of("/proc/locks")).stream()
+                .map(l -> l.trim().split("\\s+"))
+                .anyMatch(f -> f.length > 5 && f[5].endsWith(":" + inode)),
+        locked -> !locked);
   }
 
   private Path workspaceHolding(String name) throws IOException {

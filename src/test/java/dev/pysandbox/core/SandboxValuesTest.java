@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answered, the run stayed {@code running} for good.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SandboxValuesTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

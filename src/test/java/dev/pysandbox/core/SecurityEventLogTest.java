@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SecurityEvent;
@@ -21,6 +22,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * kept while the store cannot take events, written out at close; never throwing.
  */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Fast
 class SecurityEventLogTest {
   @TempDir Path dir;
   RunStore store;
@@ -95,9 +98,11 @@ class SecurityEventLogTest {
   @Test
   void whileTheStoreCannotTakeThem_eventsWait_andAreWrittenOnceItCan() throws Exception {
     AtomicBoolean available = new AtomicBoolean(false);
+    AtomicInteger refusals = new AtomicInteger();
     Supplier<RunStore> flaky =
         () -> {
           if (!available.get()) {
+            refusals.incrementAndGet();
             throw new PysandboxException(ErrorCode.STORE_UNAVAILABLE, "disk full (test)");
           }
           return store;
@@ -106,7 +111,8 @@ class SecurityEventLogTest {
     for (int i = 0; i < 3; i++) {
       died(log, "s" + i);
     }
-    Thread.sleep(300);
+    // The drain in the background tried the store and was refused: the events wait.
+    Await.until("the store refused the drain", refusals::get, n -> n > 0);
     log.flush();
     assertThat(log.queued()).isEqualTo(3);
     assertThat(stored()).isEmpty();

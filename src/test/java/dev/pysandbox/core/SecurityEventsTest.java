@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * that died during a run or while idle, and what is not an event (a cancel); per tenant, counted.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SecurityEventsTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-25T10:00:00Z"));

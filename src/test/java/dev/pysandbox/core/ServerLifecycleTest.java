@@ -3,10 +3,13 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionState;
@@ -15,6 +18,8 @@ import dev.pysandbox.backend.ProcessTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -29,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * open, two servers sharing a data directory.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class ServerLifecycleTest {
   @TempDir Path dataDir;
 
@@ -46,7 +52,11 @@ class ServerLifecycleTest {
               () -> service.run(new ExecutionRequest("x = 41", "kept", null, null)), "short-lived");
       starter.start();
       starter.join();
-      Thread.sleep(1000);
+      // Gone from the kernel too: that is when PR_SET_PDEATHSIG would fire.
+      Await.untilChecked(
+          "the thread 'short-lived' has left this process",
+          ServerLifecycleTest::threadNames,
+          names -> !names.contains("short-lived"));
       RunRecord r = service.run(new ExecutionRequest("x + 1", "kept", null, null));
       assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
       assertThat(r.result()).containsEntry("text/plain", "42");
@@ -61,18 +71,18 @@ class ServerLifecycleTest {
           CompletableFuture.supplyAsync(
               () ->
                   service.run(new ExecutionRequest("import time\ntime.sleep(60)", "k", null, 90)));
-      Thread.sleep(1000);
+      awaitRunning(service);
       List<Long> launchers = ProcessTable.withCommandLineContaining(dataDir + "/run/launcher-");
       assertThat(launchers).hasSize(1);
       ProcessTable.killNow(launchers.get(0));
       RunRecord r = running.get(30, TimeUnit.SECONDS);
       assertThat(r.status()).isEqualTo(RunStatus.INTERRUPTED);
       assertThat(r.message()).contains("launcher").contains("killed by signal 9");
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-      while (readyInPool(service) < 1) {
-        assertThat(System.nanoTime()).as("the pool refilled without a call").isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      Await.until(
+          "the pool refilled without a call",
+          Duration.ofSeconds(20),
+          () -> readyInPool(service),
+          ready -> ready >= 1);
       assertThatThrownBy(() -> service.getContext("k", null))
           .isInstanceOfSatisfying(
               PysandboxException.class,
@@ -91,7 +101,10 @@ class ServerLifecycleTest {
       }
       ProcessTable.withCommandLineContaining(workspace.getFileName().toString())
           .forEach(ProcessTable::killNow);
-      Thread.sleep(1000);
+      Await.until(
+          "the server saw session idle's sandbox die",
+          () -> service.listSessions().get(0).state(),
+          state -> state == SessionState.DEAD);
       for (Runnable call :
           List.<Runnable>of(
               () -> service.getContext("idle", null),
@@ -119,7 +132,8 @@ class ServerLifecycleTest {
       assertThat(report.ready()).isFalse();
       assertThat(report.problems()).anySatisfy(p -> assertThat(p).contains("run store"));
       Files.delete(dataDir.resolve("pysandbox.db"));
-      Thread.sleep(StoreHandle.RETRY_NANOS / 1_000_000 + 200);
+      // Retried after its back-off (real time: the service's own clock).
+      Await.until("the store opened on a retry", () -> service.checkSetup().ready(), r -> r);
       assertThat(service.listRuns(new dev.pysandbox.api.RunQuery(5, 0, null, null)).total())
           .isZero();
       assertThat(service.checkSetup().ready()).isTrue();
@@ -142,8 +156,17 @@ class ServerLifecycleTest {
           .isInstanceOf(PysandboxException.class);
       assertThat(b.listSessions()).isEmpty();
       a.closeSession("shared");
-      Thread.sleep(300); // the close is recorded off the request path
-      assertThat(b.createSession("shared", null).state()).isEqualTo(SessionState.IDLE);
+      // The close is recorded off the request path: b may refuse until it is.
+      Await.until(
+          "b opens the session a closed",
+          () -> {
+            try {
+              return b.createSession("shared", null).state();
+            } catch (PysandboxException e) {
+              return null;
+            }
+          },
+          state -> state == SessionState.IDLE);
     }
   }
 
@@ -169,10 +192,26 @@ class ServerLifecycleTest {
               () ->
                   service.run(
                       new ExecutionRequest(
-                          "import time\ntime.sleep(3)\nprint('done')", "full", null, 30)));
-      Thread.sleep(1000);
+                          "import os, time\nopen('hold', 'w').close()\n"
+                              + "while os.path.exists('hold'):\n    time.sleep(0.05)\n"
+                              + "print('done')",
+                          "full",
+                          null,
+                          30)));
+      // The run goes on until the test lets it: after the disk is full, however long that takes.
+      Path hold =
+          Await.untilChecked(
+                  "the run holds in its workspace",
+                  () -> {
+                    try (var dirs = Files.list(fs.resolve("data/sandbox/workspaces"))) {
+                      return dirs.map(d -> d.resolve("hold")).filter(Files::exists).toList();
+                    }
+                  },
+                  found -> !found.isEmpty())
+              .get(0);
       command("fallocate", "-l", "100m", filler.toString()); // fails part-way: the disk is full
       command("sh", "-c", "cat /dev/zero > " + filler + " 2>/dev/null");
+      Files.delete(hold);
       RunRecord r = running.get(30, TimeUnit.SECONDS);
       assertThat(r.status()).isEqualTo(RunStatus.SUCCEEDED);
       assertThat(service.getRun(r.runId(), false).status())
@@ -194,11 +233,10 @@ class ServerLifecycleTest {
                     .contains("nothing was kept");
               });
       Files.delete(filler);
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-      while (service.getRun(r.runId(), false).status() == RunStatus.RUNNING) {
-        assertThat(System.nanoTime()).as("recorded once space returned").isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      Await.until(
+          "recorded once space returned",
+          () -> service.getRun(r.runId(), false).status(),
+          status -> status != RunStatus.RUNNING);
       assertThat(service.getRun(r.runId(), false).stdout()).isEqualTo("done\n");
       assertThat(service.run(new ExecutionRequest("x + 1", "full", null, null)).result())
           .containsEntry("text/plain", "2");
@@ -213,6 +251,29 @@ class ServerLifecycleTest {
     p.getInputStream().readAllBytes();
     assertThat(p.waitFor(60, TimeUnit.SECONDS)).isTrue();
     return p.exitValue();
+  }
+
+  /** Waits until a run of this service is running (its sandbox has the code). */
+  private static void awaitRunning(DefaultSandboxService service) throws InterruptedException {
+    Await.until(
+        "a run is running",
+        () -> service.listRuns(new RunQuery(1, 0, RunStatus.RUNNING, null)).runs(),
+        runs -> !runs.isEmpty());
+  }
+
+  /** The names of this process's threads as the kernel has them (15 characters at most). */
+  private static List<String> threadNames() throws Exception {
+    List<String> names = new ArrayList<>();
+    try (var tasks = Files.list(Path.of("/proc/self/task"))) {
+      for (Path task : tasks.toList()) {
+        try {
+          names.add(Files.readString(task.resolve("comm")).strip());
+        } catch (java.nio.file.NoSuchFileException gone) {
+          // the thread ended while listed
+        }
+      }
+    }
+    return names;
   }
 
   private static int readyInPool(DefaultSandboxService service) {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Await;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Sessions in real sandboxes: state, isolation, busy and dead sessions, limits, expiry. */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SessionTest {
   @TempDir Path dataDir;
   ManualTime clock = ManualTime.wallOnly(Instant.parse("2026-11-22T10:00:00Z"));
@@ -224,15 +226,23 @@ class SessionTest {
   void cancel_tracebackEndsInUserCode_withoutTheRunnersFrames() throws Exception {
     CompletableFuture<RunRecord> looping =
         CompletableFuture.supplyAsync(
-            () -> run("tb", "import time\nwhile True:\n    time.sleep(0.01)"), threads);
+            () ->
+                run(
+                    "tb",
+                    "import time\nopen('looping', 'w').close()\nwhile True:\n    time.sleep(0.01)"),
+            threads);
     String runId = runningRun("tb");
-    Thread.sleep(500);
+    // In the loop of the user's code, not in the runner still starting it.
+    Await.until(
+        "session tb's workspace holds the file 'looping'",
+        () -> service.listArtifacts(null, "tb").files().stream().map(f -> f.path()).toList(),
+        paths -> paths.contains("looping"));
     assertThat(service.cancelRun(runId).status()).isEqualTo(RunStatus.CANCELLED);
     RunRecord cancelled = looping.get(10, TimeUnit.SECONDS);
     assertThat(cancelled.error().name()).isEqualTo("KeyboardInterrupt");
     assertThat(cancelled.error().traceback())
         .contains("KeyboardInterrupt")
-        .contains("File \"<cell-1>\", line 3")
+        .contains("File \"<cell-1>\", line 4")
         .doesNotContain("runner.py", "on_sigio", "_take", "interrupt(");
 
     RunRecord failed = run("tb", "def f(x):\n    return 1 / x\n\nf(0)");

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** What a server finds at start-up after another one died: runs, sandboxes, workspaces. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class StartupHygieneTest {
   @TempDir Path dataDir;
 

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
@@ -13,6 +14,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 
 /** The store's re-opening after a failure waits out its back-off on the core's time source. */
+@Fast
 class StoreHandleTest {
   private final ManualTime time = new ManualTime();
   private final AtomicInteger opens = new AtomicInteger();

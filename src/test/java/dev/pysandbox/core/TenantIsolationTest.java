@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * exactly as an id that does not exist.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TenantIsolationTest {
   @TempDir Path dataDir;
   DefaultSandboxService core;
@@ -132,14 +135,13 @@ class TenantIsolationTest {
     var running =
         java.util.concurrent.CompletableFuture.supplyAsync(
             () -> alice.run(new ExecutionRequest("import time; time.sleep(3)", null, null, null)));
-    String runId = null;
-    for (int i = 0; i < 200 && runId == null; i++) {
-      var page = alice.listRuns(new RunQuery(1, 0, RunStatus.RUNNING, null));
-      runId = page.runs().isEmpty() ? null : page.runs().get(0).runId();
-      Thread.sleep(20);
-    }
-    assertThat(runId).isNotNull();
-    String id = runId;
+    String id =
+        Await.until(
+                "alice's run is running",
+                () -> alice.listRuns(new RunQuery(1, 0, RunStatus.RUNNING, null)).runs(),
+                runs -> !runs.isEmpty())
+            .get(0)
+            .runId();
     assertThatThrownBy(() -> bob.cancelRun(id))
         .isInstanceOfSatisfying(
             PysandboxException.class, e -> assertThat(e.code()).isEqualTo(ErrorCode.NOT_FOUND));

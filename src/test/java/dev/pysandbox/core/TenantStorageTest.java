@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ExecutionRequest;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and deleting a run frees its room. Real bwrap sandboxes, real SQLite.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TenantStorageTest {
   @TempDir Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Timeout;
  * {@code timeout_default}.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TierTimeoutTest extends SharedServiceTest {
   @Override
   protected Map<String, String> settings(Path dataDir) throws IOException {

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pysandbox.Await;
 import dev.pysandbox.LoopFileSystem;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.CallRecord.Face;
 import dev.pysandbox.api.Json;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * could parse. The data directory is a small ext4 the test fills.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TrajectoryFullDiskTest {
   @TempDir Path dir;
   private LoopFileSystem fs;

@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.LoopFileSystem;
+import dev.pysandbox.Sandboxed;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * a tree deeper than PATH_MAX left to JUnit's {@code @TempDir} took it minutes to remove.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TreeWalkTest {
   @TempDir static Path nativeDir;
   @TempDir static Path imageDir;

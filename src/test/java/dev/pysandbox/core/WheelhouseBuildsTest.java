@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ExecutionRequest;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * file of this host is never blamed on the index (issue 23, item 13).
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WheelhouseBuildsTest {
   @TempDir Path dataDir;
   @TempDir Path home;

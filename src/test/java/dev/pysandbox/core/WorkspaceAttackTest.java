@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.fail;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ErrorCode;
@@ -21,6 +23,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
@@ -50,6 +53,7 @@ import org.junit.jupiter.api.io.TempDir;
  * deadline, so a hang fails the test instead of blocking it.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WorkspaceAttackTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
@@ -140,11 +144,11 @@ class WorkspaceAttackTest {
   }
 
   static void assertRemovedSoon(Path dir) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (Files.exists(dir, LinkOption.NOFOLLOW_LINKS) && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
-    assertThat(dir).as("the closed session's workspace").doesNotExist();
+    Await.until(
+        "the closed session's workspace " + dir + " removed",
+        Duration.ofSeconds(20),
+        () -> Files.exists(dir, LinkOption.NOFOLLOW_LINKS),
+        exists -> !exists);
   }
 
   static long allocatedBytes(Path file) throws Exception {
@@ -250,7 +254,6 @@ class WorkspaceAttackTest {
             unanswered++;
           }
         }
-        Thread.sleep(20);
       }
       assertThat(unanswered).as("read_artifact calls that never answered").isZero();
       assertThat(answers)
@@ -270,7 +273,6 @@ class WorkspaceAttackTest {
   void aLeaseOnAWorkspaceFile_neverHoldsTheServer() throws Exception {
     String id = session(null);
     try {
-      long t = System.nanoTime();
       RunRecord r =
           within(
               15,
@@ -292,7 +294,6 @@ class WorkspaceAttackTest {
                           null,
                           30)));
       assertThat(r.stdout()).as("the code holds a lease").contains("LEASE");
-      assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t)).isLessThan(15);
       assertThatThrownBy(
               () ->
                   within(

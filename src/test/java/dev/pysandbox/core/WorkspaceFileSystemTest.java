@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assumptions.assumeThat;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.LimitRequest;
@@ -33,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * workspace is its own file system, bounded in bytes and inodes at all times.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WorkspaceFileSystemTest {
   private static final long MIB = 1024 * 1024;
 
@@ -149,10 +152,7 @@ class WorkspaceFileSystemTest {
 
     service.closeSession("f");
     // Closing kills the sandbox and releases its workspace in the background.
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    while (Files.exists(workspace) && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
+    Await.until(workspace + " released", () -> Files.exists(workspace), exists -> !exists);
     assertThat(mountPointsUnder(dataDir)).doesNotContain(workspace);
     assertThat(workspace).doesNotExist();
     service.close();

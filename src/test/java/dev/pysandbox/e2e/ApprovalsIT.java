@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * over REST only a key made with {@code --role approver} may decide.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class ApprovalsIT {
   static final ObjectMapper JSON = new ObjectMapper();
 

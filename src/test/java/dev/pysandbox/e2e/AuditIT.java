@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -33,6 +34,7 @@ import org.junit.jupiter.api.io.TempDir;
  * tools, and {@code pysandbox runs verify} from another directory noticing one changed byte.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class AuditIT {
   static final ObjectMapper JSON = new ObjectMapper();
   static final String HOSTILE = "x\"\"\"\nimport os; open('pwned', 'w').write('1')\n\"\"\"#";

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.api.Json;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -25,6 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
  * keys of a real server.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class CliAllTenantsIT {
   @TempDir Path dataDir;
   @TempDir Path workDir;

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.api.ApiPrincipal;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.cli.Main;
@@ -21,6 +22,7 @@ import picocli.CommandLine;
 
 /** The command line as a user meets it: bin/pysandbox with the packaged jar. */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class CliIT {
   @TempDir Path dataDir;
 

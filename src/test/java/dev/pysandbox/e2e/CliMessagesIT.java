@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * printed the next server's housekeeping warnings on the person's terminal.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class CliMessagesIT {
   @TempDir Path dataDir;
   @TempDir Path bin;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * call found, a syntax error located, and a dry run that leaves no run behind.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class CodeAnalysisIT {
   static final ObjectMapper JSON = new ObjectMapper();
 

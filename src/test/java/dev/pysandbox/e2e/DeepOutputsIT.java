@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -29,6 +30,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answer a failed run that names the limit, and the record says so.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class DeepOutputsIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String DEEP =

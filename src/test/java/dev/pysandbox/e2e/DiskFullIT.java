@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.LoopFileSystem;
 import dev.pysandbox.util.Sha256;
 import io.modelcontextprotocol.client.McpClient;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  * byte-identical after space is freed, every one refused ({@code disk_full}) must be absent.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Client
 class DiskFullIT {
   private static final ObjectMapper JSON = new ObjectMapper();
 

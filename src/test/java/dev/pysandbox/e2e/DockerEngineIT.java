@@ -16,6 +16,7 @@ import com.github.dockerjava.api.model.HostConfig;
 import com.github.dockerjava.api.model.Statistics;
 import com.github.dockerjava.api.model.Volume;
 import com.github.dockerjava.core.InvocationBuilder;
+import dev.pysandbox.Docker;
 import dev.pysandbox.TestEngine;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Docker
 class DockerEngineIT {
   static final long MIB = 1024L * 1024;
 

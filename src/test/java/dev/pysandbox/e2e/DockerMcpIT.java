@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.Await;
+import dev.pysandbox.Docker;
 import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
@@ -37,6 +38,7 @@ import org.junit.jupiter.api.io.TempDir;
  * server killed with SIGKILL leaves containers that the next server of its data directory removes.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Docker
 class DockerMcpIT {
   static final ObjectMapper JSON = new ObjectMapper();
 

@@ -12,6 +12,7 @@ import com.github.dockerjava.api.model.Capability;
 import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.Frame;
 import com.github.dockerjava.api.model.HostConfig;
+import dev.pysandbox.Docker;
 import dev.pysandbox.backend.docker.DockerSeccomp;
 import dev.pysandbox.config.DataLayout;
 import java.nio.file.Path;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * same container may make a FIFO and take a lease, which shows the profile was applied.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Docker
 class DockerSeccompIT {
   static final Path PYTHON = Path.of("/usr/bin/python3");
 

@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
 import io.modelcontextprotocol.client.McpClient;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * why, across the restart; a new id is still made on first use.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class EndedSessionsIT {
   @TempDir Path dataDir;
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import dev.pysandbox.packages.SimpleIndex;
 import dev.pysandbox.packages.TinyWheels;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * serves on loopback. Each test has its own data directory.
  */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Client
 class EnvsCliIT {
   static final ObjectMapper JSON = new ObjectMapper();
 

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
 import io.modelcontextprotocol.client.transport.HttpClientStreamableHttpTransport;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * answered exactly as for ids that do not exist.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class HttpMcpResourcesIT extends McpResourcesContract {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;

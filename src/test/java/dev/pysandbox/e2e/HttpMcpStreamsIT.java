@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -36,6 +37,7 @@ import org.junit.jupiter.api.io.TempDir;
  * whatever its name.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class HttpMcpStreamsIT {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;

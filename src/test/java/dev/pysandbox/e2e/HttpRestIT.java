@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.util.Sha256;
 import java.io.ByteArrayInputStream;
 import java.io.InputStream;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * HTTP and on stdio), a run whose client goes away, and {@code /metrics} after real work.
  */
 @Timeout(value = 600, unit = TimeUnit.SECONDS)
+@Client
 class HttpRestIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final int FIFTY_MB = 52_428_800; // upload_max_bytes' default

@@ -3,6 +3,8 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.api.Json;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -43,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the test.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class HttpTenantsIT {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;
@@ -371,24 +374,22 @@ class HttpTenantsIT {
   // -- 2. a revocation reaches the running server ------------------------------------------------
 
   @Test
-  void revokedWhileRunning_isRefusedWithinTwoSeconds() throws Exception {
+  void revokedWhileRunning_isRefusedByTheRunningServer() throws Exception {
     URI base = server.uri();
     assertThat(send(base, "GET", "/api/v1/sessions", dave, Body.NONE).statusCode()).isEqualTo(200);
     ServerProcess.Result r = ServerProcess.run(dataDir, null, "keys", "revoke", daveKeyId);
     assertThat(r.exit()).as(r.stderr()).isZero();
+    // Within ApiKeys.REVOCATION_DELAY_MILLIS on the server's clock (ApiKeysContract moves a clock
+    // to show it); here only that the running server comes to refuse it, and the figure.
     long revokedAt = System.nanoTime();
-    HttpResponse<String> last;
-    do {
-      last = send(base, "GET", "/api/v1/sessions", dave, Body.NONE);
-      if (last.statusCode() == 401) {
-        break;
-      }
-      Thread.sleep(50);
-    } while (System.nanoTime() - revokedAt < TimeUnit.SECONDS.toNanos(5));
-    long tookMs = (System.nanoTime() - revokedAt) / 1_000_000;
-    assertThat(last.statusCode()).as("after %d ms: %s", tookMs, last.body()).isEqualTo(401);
-    System.out.printf("revocation seen by the running server after %d ms%n", tookMs);
-    assertThat(tookMs).as("ms from the revocation to the first 401").isLessThanOrEqualTo(2500);
+    HttpResponse<String> last =
+        Await.untilChecked(
+            "the running server refuses dave's revoked key",
+            () -> send(base, "GET", "/api/v1/sessions", dave, Body.NONE),
+            answer -> answer.statusCode() == 401);
+    System.out.printf(
+        "revocation seen by the running server after %d ms%n",
+        (System.nanoTime() - revokedAt) / 1_000_000);
     assertThat(errorCode(last)).isEqualTo("unauthenticated");
     assertThat(last.headers().firstValue("WWW-Authenticate")).contains("Bearer");
     // MCP too.
@@ -668,18 +669,12 @@ class HttpTenantsIT {
   }
 
   private static void awaitSealed(URI base, String runId) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    JsonNode run;
-    do {
-      run =
-          Json.mapper()
-              .readTree(send(base, "GET", "/api/v1/runs/" + runId, alice, Body.NONE).body());
-      if (run.path("record_sha256").isTextual()) {
-        return;
-      }
-      Thread.sleep(50);
-    } while (System.nanoTime() < deadline);
-    throw new AssertionError("run " + runId + " was not sealed within 10 s: " + run);
+    Await.untilChecked(
+        "run " + runId + " sealed",
+        () ->
+            Json.mapper()
+                .readTree(send(base, "GET", "/api/v1/runs/" + runId, alice, Body.NONE).body()),
+        run -> run.path("record_sha256").isTextual());
   }
 
   private static String runStatus(URI base, String runId) throws Exception {
@@ -691,16 +686,15 @@ class HttpTenantsIT {
 
   /** alice's run that is running now, once the store says so. */
   private static String awaitRunning(URI base) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    while (System.nanoTime() < deadline) {
-      List<String> running =
-          ids(send(base, "GET", "/api/v1/runs?status=running", alice, Body.NONE), "runs", "run_id");
-      if (!running.isEmpty()) {
-        return running.get(0);
-      }
-      Thread.sleep(20);
-    }
-    throw new AssertionError("alice's run never showed as running");
+    return Await.untilChecked(
+            "alice's run shows as running",
+            () ->
+                ids(
+                    send(base, "GET", "/api/v1/runs?status=running", alice, Body.NONE),
+                    "runs",
+                    "run_id"),
+            running -> !running.isEmpty())
+        .get(0);
   }
 
   @Test

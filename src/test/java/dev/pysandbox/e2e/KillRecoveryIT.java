@@ -2,6 +2,8 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
@@ -14,6 +16,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -32,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * event spill only, before: issue 24 item 12) is in the interrupted run's record.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Client
 class KillRecoveryIT {
   @TempDir Path dataDir;
 
@@ -61,15 +65,12 @@ class KillRecoveryIT {
     server.getOutputStream().write(requests.getBytes(StandardCharsets.UTF_8));
     server.getOutputStream().flush();
     try {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (ProcessTable.withCommandLineContaining(marker).isEmpty()) {
-        assertThat(System.nanoTime()).as("the run started").isLessThan(deadline);
-        Thread.sleep(100);
-      }
-      while (!spilled(marker)) {
-        assertThat(System.nanoTime()).as("the run's output was spilled").isLessThan(deadline);
-        Thread.sleep(100);
-      }
+      Await.until(
+          "the run started",
+          Duration.ofSeconds(30),
+          () -> ProcessTable.withCommandLineContaining(marker),
+          pids -> !pids.isEmpty());
+      Await.untilChecked("the run's output was spilled", () -> spilled(marker), s -> s);
       Set<Path> mine = new HashSet<>(serverCgroups(dataDir));
       mine.removeAll(groupsBefore);
       assertThat(mine).as("the server made its cgroup parent").hasSize(1);
@@ -80,14 +81,10 @@ class KillRecoveryIT {
             .isNotEmpty();
       }
       server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
-      long gone = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-      while (!ProcessTable.withCommandLineContaining(marker).isEmpty()
-          && System.nanoTime() < gone) {
-        Thread.sleep(50);
-      }
-      assertThat(ProcessTable.withCommandLineContaining(marker))
-          .as("no process of the sandbox outlives its server")
-          .isEmpty();
+      Await.until(
+          "no process of the sandbox outlives its server",
+          () -> ProcessTable.withCommandLineContaining(marker),
+          List::isEmpty);
     } finally {
       server.destroyForcibly();
     }

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.io.TempDir;
  * pooled thread retires after 60 s).
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Client
 class LongRunIT {
   @TempDir Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.NodeScript;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * src/test/node/conformance-expected-failures.yml}; the suite fails on any other failure and on a
  * listed scenario that passes.
  */
+@Client
 class McpConformanceIT {
   static final Path EXPECTED = Path.of("src/test/node/conformance-expected-failures.yml");
 

@@ -1,5 +1,6 @@
 package dev.pysandbox.e2e;
 
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** {@link McpResourcesContract} over stdio: the real server ({@code bin/pysandbox serve}). */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class McpStdioResourcesIT extends McpResourcesContract {
   @TempDir static Path dataDir;
   static McpSyncClient client;

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.NodeScript;
 import dev.pysandbox.TestServices;
 import java.nio.file.Path;
@@ -20,6 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
  * and the aborted request gets no answer. Over stdio and over Streamable HTTP (where the cancel was
  * once answered 202 and ignored: the run went on to its end and its answer was sent).
  */
+@Client
 class McpTsCancelIT {
   @Test
   @Timeout(value = 2, unit = TimeUnit.MINUTES)

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.NodeScript;
 import dev.pysandbox.TestServices;
 import java.nio.file.Path;
@@ -23,6 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
  * <p>One round in the suite (its time is the suite's budget); {@code -Dpysandbox.loadRounds=3} (or
  * more) for the soak the issue asked for.
  */
+@Client
 class McpTsLoadIT {
   static final int SESSIONS = 64;
   static final int IN_FLIGHT = 32;

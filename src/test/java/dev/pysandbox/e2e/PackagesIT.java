@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.packages.SimpleIndex;
 import dev.pysandbox.packages.TinyWheels;
@@ -49,6 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
 @TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+@Client
 class PackagesIT {
   static final ObjectMapper JSON = new ObjectMapper();
   static final String ORIGIN_BODY = "hello";

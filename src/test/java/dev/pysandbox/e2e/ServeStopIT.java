@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.NodeScript;
 import dev.pysandbox.TestServices;
 import java.net.URI;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * process exits; none is left {@code running} for the next server on the data directory to find.
  * The records are read afterwards with {@code runs show}, which only looks (it marks nothing).
  */
+@Client
 class ServeStopIT {
   private static final ObjectMapper JSON = new ObjectMapper();
 

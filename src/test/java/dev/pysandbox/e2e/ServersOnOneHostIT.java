@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.backend.ProcessTable;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * left mounted anywhere holds a loop device of the host.
  */
 @Timeout(value = 5, unit = TimeUnit.MINUTES)
+@Client
 class ServersOnOneHostIT {
   /** The bound: a stopped server's loop devices are free within a second. */
   private static final Duration FREED_WITHIN = Duration.ofSeconds(1);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -38,6 +39,7 @@ import org.junit.jupiter.api.io.TempDir;
  * saying which. Values a caller set (with code in them) stay data.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class SessionExportReplayIT {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String CSV = "a,b\n1,2\n";

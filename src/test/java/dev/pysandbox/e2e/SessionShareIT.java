@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Client;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * fair share of max_sessions, over the real HTTP face with real keys.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class SessionShareIT {
   static final ObjectMapper JSON = new ObjectMapper();
 

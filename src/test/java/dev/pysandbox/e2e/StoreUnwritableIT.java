@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.LoopFileSystem;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The real server over stdio, real faults: {@code chattr +i}, read-only bind mounts, a signal.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class StoreUnwritableIT {
   @TempDir Path dataDir;
   private final List<String[]> undo = new ArrayList<>();

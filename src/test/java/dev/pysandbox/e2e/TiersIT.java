@@ -2,6 +2,8 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import io.modelcontextprotocol.client.McpClient;
 import io.modelcontextprotocol.client.McpSyncClient;
@@ -30,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * the server records the denial, and the tier's host directory is there, read-only.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Client
 class TiersIT {
   @TempDir static Path dataDir;
   @TempDir static Path hostDir;
@@ -122,11 +125,10 @@ class TiersIT {
 
     // The server recorded the denial (the placeholder security event log writes it to stderr).
     String runId = (String) run.get("run_id");
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (serverStderr.stream().noneMatch(l -> l.contains(runId))
-        && System.nanoTime() < deadline) {
-      Thread.sleep(50);
-    }
+    Await.until(
+        "the server's stderr names " + runId,
+        () -> serverStderr.stream().anyMatch(l -> l.contains(runId)),
+        seen -> seen);
     assertThat(serverStderr)
         .anySatisfy(
             l ->

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Json;
 import io.modelcontextprotocol.client.McpClient;
@@ -44,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * reading them back as text, as JSON, and as they are appended.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Client
 class TrajectoryIT {
   @TempDir Path dataDir;
   @TempDir Path elsewhere;

@@ -3,6 +3,7 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
 import java.nio.charset.StandardCharsets;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * look never clean up anything.
  */
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Client
 class TwoServersIT {
   @TempDir Path dirA;
   @TempDir Path dirB;

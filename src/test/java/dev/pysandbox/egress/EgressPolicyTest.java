@@ -3,6 +3,7 @@ package dev.pysandbox.egress;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import java.net.Inet6Address;
 import java.net.InetAddress;
 import java.util.List;
@@ -13,6 +14,7 @@ import org.junit.jupiter.params.provider.CsvSource;
 import org.junit.jupiter.params.provider.ValueSource;
 
 @Timeout(10)
+@Fast
 class EgressPolicyTest {
   private static final EgressPolicy PYPI =
       EgressPolicy.of(List.of("pypi.org", "*.pythonhosted.org"), false);

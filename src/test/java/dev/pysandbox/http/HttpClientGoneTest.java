@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * gets its answer, and its connection serves its next request.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpClientGoneTest {
   private static final String SLOW = "import time\nprint('on', flush=True)\ntime.sleep(60)";
 

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.ManualTime;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
@@ -43,6 +44,7 @@ import org.slf4j.MDC;
  * client would not send what is tested).
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpFaceTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

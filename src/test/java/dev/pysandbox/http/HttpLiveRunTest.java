@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * stream ends with its {@code done}.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpLiveRunTest {
   @TempDir Path dataDir;
 

@@ -4,6 +4,7 @@ import static dev.pysandbox.http.RestFace.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.packages.SimpleIndex;
 import dev.pysandbox.packages.TinyWheels;
 import java.net.http.HttpResponse;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpMetricsTest {
   /** One sample line: a name, its labels, a value. */
   private static final Pattern SAMPLE =

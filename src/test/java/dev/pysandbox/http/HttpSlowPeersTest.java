@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TrickleOrigin;
 import java.io.IOException;
 import java.io.InputStream;
@@ -40,6 +41,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpSlowPeersTest {
   static final int MAX_REQUESTS = 6;
   static final int MAX_LONG = 3;

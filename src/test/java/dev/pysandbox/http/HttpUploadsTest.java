@@ -4,6 +4,7 @@ import static dev.pysandbox.http.RestFace.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.util.Sha256;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -34,6 +35,7 @@ import org.junit.jupiter.api.io.TempDir;
  * over the limit with or without a length, and file paths whose slashes are sent as {@code %2F}.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class HttpUploadsTest {
   static final int UPLOAD_MAX = 50 << 20;
 

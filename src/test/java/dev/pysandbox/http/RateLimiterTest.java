@@ -2,12 +2,14 @@ package dev.pysandbox.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import java.time.Duration;
 import java.time.Instant;
 import org.junit.jupiter.api.Test;
 
 /** The token buckets on their own, on time the test moves. */
+@Fast
 class RateLimiterTest {
   private final ManualTime time = ManualTime.frozen(Instant.parse("2026-01-01T00:00:00Z"));
 

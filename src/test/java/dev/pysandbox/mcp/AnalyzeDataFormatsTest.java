@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.SharedServiceTest;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
@@ -23,6 +24,7 @@ import org.junit.jupiter.params.provider.MethodSource;
  * Debian) and .xlsx read only where openpyxl happened to be installed.
  */
 @Timeout(value = 180, unit = TimeUnit.SECONDS)
+@Sandboxed
 class AnalyzeDataFormatsTest extends SharedServiceTest {
   /** How a run writes a small frame (a, b; two rows) in each readable format, with pandas. */
   private static final Map<String, String> WRITERS =

@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import io.modelcontextprotocol.spec.McpSchema;
 import org.junit.jupiter.api.Test;
 
@@ -9,6 +10,7 @@ import org.junit.jupiter.api.Test;
  * The name an MCP client gives itself enters an approval's record ({@code elicitation
  * (client-asserted): <name>}): nothing in it may change how the record reads.
  */
+@Fast
 class ClientNameTest {
   private static String of(String name) {
     return RunProgress.clientName(McpSchema.Implementation.builder(name, "1").build());

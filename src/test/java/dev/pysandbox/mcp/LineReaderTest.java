@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** Bounded lines: what the stdio transport reads a client's messages with. */
+@Fast
 class LineReaderTest {
   private static List<LineReader.Line> read(String input, int max) throws IOException {
     LineReader r =

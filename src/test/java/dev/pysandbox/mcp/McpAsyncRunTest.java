@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.BufferedReader;
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * is busy while the run goes on, {@code get_run} waits for the end, {@code cancel_run} stops it.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class McpAsyncRunTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -69,18 +71,16 @@ class McpAsyncRunTest {
 
   @Test
   void asyncRun_answersAtOnce_holdsItsSession_andGetRunWaitsForItsEnd() throws Exception {
-    long t0 = System.nanoTime();
     JsonNode started =
         call(
             "run_python",
             "{\"code\":\"import time\\ntime.sleep(2)\\nprint('done')\","
                 + "\"session_id\":\"mcp-async\",\"async_mode\":true}");
-    long answeredMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t0);
     JsonNode run = started.path("structuredContent");
     assertThat(started.path("isError").asBoolean()).as(started.toString()).isFalse();
+    // Answered before the code ended: the run it names is still running.
     assertThat(run.path("status").asText()).isEqualTo("running");
     assertThat(run.path("session_id").asText()).isEqualTo("mcp-async");
-    assertThat(answeredMillis).as("answered before the code ended").isLessThan(1800);
     String runId = run.path("run_id").asText();
 
     JsonNode busy = call("run_python", "{\"code\":\"1\",\"session_id\":\"mcp-async\"}");

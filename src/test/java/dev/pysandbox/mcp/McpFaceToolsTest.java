@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.Operations;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.Timeout;
  * in this process, with no core behind it (nothing here reaches the service).
  */
 @Timeout(30)
+@Fast
 class McpFaceToolsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

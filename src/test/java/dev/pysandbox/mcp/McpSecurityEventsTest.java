@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.BufferedReader;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * real core: the JSON page and its text lines, and what the parser refuses.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class McpSecurityEventsTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.core.DefaultSandboxService;
@@ -35,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * nothing of what the calls carried — file contents, code, context values.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
+@Sandboxed
 class McpTrajectoryTest {
   @TempDir Path dataDir;
   private DefaultSandboxService service;

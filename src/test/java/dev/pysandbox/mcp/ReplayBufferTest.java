@@ -2,6 +2,7 @@ package dev.pysandbox.mcp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -12,6 +13,7 @@ import org.junit.jupiter.api.Test;
  * The replay buffer of one MCP session holds its bounds however many events come and however long
  * the client stays away, and never resumes across a gap.
  */
+@Fast
 class ReplayBufferTest {
   private final ManualTime time = new ManualTime();
   private final ReplayBuffer.Budget all = new ReplayBuffer.Budget(1_000_000);

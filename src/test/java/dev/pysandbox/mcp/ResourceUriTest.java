@@ -3,6 +3,7 @@ package dev.pysandbox.mcp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** Parsing {@code pysandbox://} URIs, and matching them to templates. */
 @Timeout(value = 10, unit = TimeUnit.SECONDS)
+@Fast
 class ResourceUriTest {
   @Test
   void parse_namesWhatEachUriIs() {

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunQuery;
@@ -32,6 +33,7 @@ import reactor.core.publisher.Mono;
  * is the one stub: it records the notifications a client would get.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RunSubscriptionsTest {
   @TempDir Path dataDir;
   DefaultSandboxService core;

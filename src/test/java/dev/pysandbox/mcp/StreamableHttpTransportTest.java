@@ -3,6 +3,7 @@ package dev.pysandbox.mcp;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.json.jackson2.JacksonMcpJsonMapper;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.Test;
  * The transport's memory bounds with the real SDK session behind it: a client that opened its
  * listening stream and never came back, while the server keeps telling it things.
  */
+@Fast
 class StreamableHttpTransportTest {
   private final ManualTime time = new ManualTime();
   private final ObjectMapper json = InboundMessages.mapper(1 << 20);

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.RunRecord;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A run's two notebook files: written whole, replaced whole, leftovers of a crash removed. */
+@Fast
 class NotebookFilesTest {
   @TempDir Path dir;
 

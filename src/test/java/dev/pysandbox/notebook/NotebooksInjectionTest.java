@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
@@ -26,6 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * formats: running the {@code .py} runs none of it, and no markdown cell of the {@code .ipynb}
  * holds a tag or a link.
  */
+@Sandboxed
 class NotebooksInjectionTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

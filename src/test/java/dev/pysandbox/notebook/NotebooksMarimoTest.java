@@ -4,6 +4,7 @@ import static dev.pysandbox.notebook.SystemPython.assertCompiles;
 import static dev.pysandbox.notebook.SystemPython.stdoutOf;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
@@ -18,6 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
  * it prints what the runs printed, runs a session's cells in one namespace, and survives code that
  * is not Python.
  */
+@Sandboxed
 class NotebooksMarimoTest {
   @TempDir Path dir;
 

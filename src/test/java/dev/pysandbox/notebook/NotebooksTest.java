@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.RunRecord;
 import java.io.ByteArrayInputStream;
 import java.nio.file.Path;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
  * order a reviewer reads them (stdout, stderr, displays, result, error) and the run's facts in
  * metadata.
  */
+@Sandboxed
 class NotebooksTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -2,12 +2,14 @@ package dev.pysandbox.notebook;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SessionStep;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
+@Fast
 class SessionTimelineTest {
   private static RunRecord run(String id, String at) {
     return RunFixtures.succeeded(id, "print(1)\n", "1\n").createdAt(at).build();

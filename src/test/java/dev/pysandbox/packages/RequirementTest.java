@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import java.nio.file.Files;
@@ -25,6 +26,7 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /** PEP 508 requirements: what is accepted and its canonical text, what is refused and why. */
+@Sandboxed
 class RequirementTest {
   /** Accepted specs and their canonical text. */
   static final Map<String, String> VALID = new LinkedHashMap<>();

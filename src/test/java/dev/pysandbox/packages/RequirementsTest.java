@@ -3,6 +3,7 @@ package dev.pysandbox.packages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import java.util.stream.IntStream;
 import org.junit.jupiter.api.Test;
 
 /** A caller's list of packages: bounded, deduplicated, sorted; merged; as a requirements file. */
+@Fast
 class RequirementsTest {
   private static List<String> names(int n, String prefix) {
     return IntStream.range(0, n).mapToObj(i -> prefix + i).toList();

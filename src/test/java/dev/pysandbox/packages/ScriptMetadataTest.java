@@ -3,12 +3,14 @@ package dev.pysandbox.packages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** PEP 723 inline script metadata: the dependencies and requires-python of a script block. */
+@Fast
 class ScriptMetadataTest {
   /** The example of PEP 723. */
   static final String PEP_EXAMPLE =

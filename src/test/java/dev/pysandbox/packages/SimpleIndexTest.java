@@ -2,6 +2,7 @@ package dev.pysandbox.packages;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.util.Sha256;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** A PEP 503 index over a directory of wheels, which real pip installs from offline. */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SimpleIndexTest {
   @TempDir Path dir;
   private Path wheels;

@@ -3,6 +3,7 @@ package dev.pysandbox.packages;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Sandboxed;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Wheels built in Java are real wheels: the layout the spec asks for, and pip installs them. */
 @Timeout(value = 300, unit = TimeUnit.SECONDS)
+@Sandboxed
 class TinyWheelsTest {
   @TempDir Path dir;
 

@@ -2,11 +2,13 @@ package dev.pysandbox.store;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.util.HashSet;
 import java.util.Random;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 
+@Fast
 class ApiKeyFormatTest {
   @Test
   void newKeys_haveTheShape_andDoNotRepeat() {

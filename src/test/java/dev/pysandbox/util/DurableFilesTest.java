@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 import dev.pysandbox.LoopFileSystem;
+import dev.pysandbox.Sandboxed;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -21,6 +22,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** Whole files or none, on a real ext4 that the test fills. */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class DurableFilesTest {
   @TempDir Path dir;
   LoopFileSystem fs;

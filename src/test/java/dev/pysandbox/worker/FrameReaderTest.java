@@ -2,6 +2,7 @@ package dev.pysandbox.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.io.ByteArrayOutputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -10,6 +11,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The control stream's splitter: prefixes decide, unwanted lines are never kept. */
+@Fast
 class FrameReaderTest {
   private static final String ID = "r0123456789abcdef";
   private static final String DONE = "{\"id\":\"" + ID + "\",\"type\":\"done\",\"status\":\"ok\"}";

@@ -2,10 +2,12 @@ package dev.pysandbox.worker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.junit.jupiter.api.Test;
 
+@Fast
 class OutputCaptureTest {
   private static ByteBuffer bytes(String s) {
     return ByteBuffer.wrap(s.getBytes(StandardCharsets.UTF_8));

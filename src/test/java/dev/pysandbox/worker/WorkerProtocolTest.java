@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.Sandbox;
@@ -31,6 +32,7 @@ import org.junit.jupiter.api.io.TempDir;
  * to whatever fd, the next request gets its own answer and only its own output.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class WorkerProtocolTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -1,5 +1,6 @@
 package dev.pysandbox.backend.bwrap;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.SandboxBackend;
@@ -11,6 +12,7 @@ import java.util.Map;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The backend contract on real bubblewrap, with the host's cgroups, uids and file systems. */
+@Sandboxed
 class BwrapBackendContractTest extends SandboxBackendContract {
   @TempDir static Path dataDir;
 

@@ -2,6 +2,7 @@ package dev.pysandbox.backend.bwrap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.config.UidRange;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -10,6 +11,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A uid range that a host user, group or container range already uses is refused. */
+@Fast
 class SandboxUidsTest {
   @TempDir Path dir;
 

@@ -3,6 +3,7 @@ package dev.pysandbox.backend.docker;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
+import dev.pysandbox.Docker;
 import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.BackendAttempt;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.Test;
  * The backend contract on a real container engine: Podman's Docker-compatible service, started for
  * the tests, with the image scripts/build-image.sh makes.
  */
+@Docker
 class DockerBackendContractIT extends DockerContractBase {
 
   @Override

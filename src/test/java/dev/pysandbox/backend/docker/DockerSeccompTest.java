@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.model.Version;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.config.DataLayout;
 import java.io.IOException;
 import java.io.InputStream;
@@ -27,6 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  * action). Each call is checked to be matched by at most one rule, so the profile never depends on
  * rule order. The generator needs /usr/bin/python3 with python3-seccomp (scripts/setup.sh).
  */
+@Sandboxed
 class DockerSeccompTest {
   static final Path PYTHON = Path.of("/usr/bin/python3");
   static final long EPERM = 1, ENOSYS = 38, EAFNOSUPPORT = 97;

@@ -2,6 +2,7 @@ package dev.pysandbox.backend.docker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Docker;
 import dev.pysandbox.TestEngine;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.ResourceUsage;
@@ -19,6 +20,7 @@ import org.junit.jupiter.api.Test;
  * runtime, so a service of its own is the way; scripts/podman-service.sh registers runsc with the
  * ptrace platform, no network and host Unix sockets allowed).
  */
+@Docker
 class GvisorBackendContractIT extends DockerContractBase {
 
   @Override

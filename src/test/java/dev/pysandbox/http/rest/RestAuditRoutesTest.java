@@ -4,6 +4,7 @@ import static dev.pysandbox.http.rest.RestTestServer.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.net.http.HttpRequest;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.io.TempDir;
  * get_run's notebook; their errors in the one error shape.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RestAuditRoutesTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;

@@ -4,6 +4,7 @@ import static dev.pysandbox.http.rest.RestTestServer.JSON;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.Timeout;
  * and its parameters, bodies and answers are the declarations' own schemas.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Fast
 class RestOpenApiTest {
   static RestServlet servlet;
   static RestTestServer http;

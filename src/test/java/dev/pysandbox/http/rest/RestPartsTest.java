@@ -3,6 +3,7 @@ package dev.pysandbox.http.rest;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.op.Operations;
 import java.io.ByteArrayInputStream;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Timeout;
 
 /** The REST face's small parts, without a server: ranges, decoding, query kinds, forms. */
 @Timeout(value = 30, unit = TimeUnit.SECONDS)
+@Fast
 class RestPartsTest {
   @Test
   void range_oneByteRangeIsClamped_othersAreWholeOrUnsatisfiable() {

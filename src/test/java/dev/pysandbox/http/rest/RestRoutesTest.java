@@ -5,6 +5,8 @@ import static dev.pysandbox.http.rest.RestTestServer.tree;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.RunRecord;
@@ -31,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * error answers (404, 405, 415, 413, 401, 400) in the one error shape.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RestRoutesTest {
   @TempDir static Path dataDir;
   static DefaultSandboxService service;
@@ -173,16 +176,14 @@ class RestRoutesTest {
                         "{\"code\": \"import time\\ntime.sleep(60)\", \"session_id\": \"rs-cancel\"}"))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
-    String id = null;
-    for (int i = 0; i < 200 && id == null; i++) {
-      JsonNode page = tree(http.get("/runs?session_id=rs-cancel&status=running"));
-      if (page.path("runs").size() > 0) {
-        id = page.path("runs").get(0).path("run_id").asText();
-      } else {
-        Thread.sleep(50);
-      }
-    }
-    assertThat(id).as("the run shows as running").isNotNull();
+    String id =
+        Await.untilChecked(
+                "the run shows as running",
+                () -> tree(http.get("/runs?session_id=rs-cancel&status=running")).path("runs"),
+                runs -> runs.size() > 0)
+            .get(0)
+            .path("run_id")
+            .asText();
     JsonNode cancel = tree(http.json("POST", "/runs/" + id + "/cancel", ""));
     assertThat(cancel.path("cancelled").asBoolean()).isTrue();
     HttpResponse<String> ran = running.get(60, TimeUnit.SECONDS);

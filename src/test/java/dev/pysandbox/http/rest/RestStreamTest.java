@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.pysandbox.Await;
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
@@ -39,6 +40,7 @@ import org.junit.jupiter.api.io.TempDir;
  * that outlives the connection's idle timeout.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
+@Sandboxed
 class RestStreamTest {
   static final String NDJSON = "application/x-ndjson";
   static final String SSE = "text/event-stream";

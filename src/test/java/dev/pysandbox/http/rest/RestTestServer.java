@@ -2,6 +2,7 @@ package dev.pysandbox.http.rest;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.pysandbox.Await;
 import dev.pysandbox.api.Tenants;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
@@ -96,14 +97,8 @@ final class RestTestServer implements AutoCloseable {
    * records it after the answer has gone out.
    */
   long allocatedBy(String measure) throws InterruptedException {
-    for (int i = 0; i < 500; i++) {
-      Long bytes = allocated.get(measure);
-      if (bytes != null) {
-        return bytes;
-      }
-      Thread.sleep(10);
-    }
-    throw new AssertionError("no allocation was recorded for " + measure);
+    return Await.until(
+        "an allocation recorded for " + measure, () -> allocated.get(measure), b -> b != null);
   }
 
   URI uri(String path) {

@@ -2,12 +2,14 @@ package dev.pysandbox.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.api.ApiPrincipal;
 import java.time.Duration;
 import java.util.Optional;
 import org.junit.jupiter.api.Test;
 
+@Fast
 class AuthenticationCacheTest {
   private static final long TTL = Duration.ofSeconds(1).toNanos();
   private final ManualTime time = new ManualTime();

@@ -3,6 +3,7 @@ package dev.pysandbox.store.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.pysandbox.Await;
+import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.api.CreatedApiKey;
 import dev.pysandbox.store.ApiKeyFormat;
@@ -22,6 +23,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
+@Fast
 class SqliteApiKeysTest extends ApiKeysContract {
   private static final Instant T0 = Instant.parse("2026-03-01T10:00:00Z");
 

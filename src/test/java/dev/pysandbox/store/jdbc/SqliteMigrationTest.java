@@ -2,6 +2,7 @@ package dev.pysandbox.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.Json;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** A store written by an older version opens, and its runs read back as they were written. */
+@Fast
 class SqliteMigrationTest {
   @TempDir Path dir;
 

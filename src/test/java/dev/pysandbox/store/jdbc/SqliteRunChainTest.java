@@ -2,6 +2,7 @@ package dev.pysandbox.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
 import dev.pysandbox.api.RunRecord;
@@ -32,6 +33,7 @@ import org.junit.jupiter.api.io.TempDir;
  * RunStore#chain()}, tombstones, and two stores sealing at once.
  */
 @Timeout(60)
+@Fast
 class SqliteRunChainTest {
   @TempDir Path dir;
   private RunStore store;

@@ -2,6 +2,7 @@ package dev.pysandbox.store.jdbc;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** What the SQLite store adds to the contract's security events: its clock, its statements. */
+@Fast
 class SqliteSecurityEventsTest {
   private static final Instant NOW = Instant.parse("2026-11-25T15:00:00Z");
 

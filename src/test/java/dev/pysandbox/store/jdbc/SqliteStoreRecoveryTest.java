@@ -3,6 +3,7 @@ package dev.pysandbox.store.jdbc;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
+import dev.pysandbox.Sandboxed;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunQuery;
@@ -30,6 +31,7 @@ import org.junit.jupiter.api.io.TempDir;
  * 23). The database lives on a small tmpfs that the test fills.
  */
 @Timeout(value = 60, unit = TimeUnit.SECONDS)
+@Sandboxed
 class SqliteStoreRecoveryTest {
   @TempDir Path dir;
   private Path mount;

@@ -1,8 +1,9 @@
-package dev.pysandbox.core;
+package dev.pysandbox.backend;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.sun.net.httpserver.HttpServer;
 import dev.pysandbox.Await;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
@@ -12,103 +13,171 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.backend.ProcessTable;
+import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The standing escape suite: hostile code against every limit and wall of the sandbox. Each case
- * asserts the containment (a clear status and kill reason), that the server kept answering a
- * concurrent {@code list_runs} without error all along, that nothing of a killed sandbox survives,
- * and that a run in a fresh session works afterwards. How fast {@code list_runs} answers under
- * attack is a benchmark figure ({@code BENCH_ONLY=responsiveness scripts/bench.sh}), not asserted
- * here.
+ * The standing escape suite, written once and run against every backend with the same limits (as
+ * {@link SandboxBackendContract} is for the SPI): hostile code against every limit and wall of the
+ * sandbox, through the whole service. Each case asserts the containment (a clear status and kill
+ * reason); after each, the server has kept answering a concurrent {@code list_runs} without error
+ * all along, nothing of a killed sandbox survives on the host ({@link #sandboxesLeft}: the
+ * backend's own trace, cgroups or containers), and a run in a fresh session works. How fast {@code
+ * list_runs} answers under attack is a benchmark figure ({@code BENCH_ONLY=responsiveness
+ * scripts/bench.sh}), not asserted here; nor is how soon after its limit a run is stopped.
+ *
+ * <p>The import policy is off ({@link TestServices#withoutImportPolicy}): the code imports socket
+ * and ctypes to attack the OS sandbox itself.
  */
-@Timeout(value = 60, unit = TimeUnit.SECONDS)
-class EscapeSuiteTest {
-  @TempDir static Path dataDir;
-  static DefaultSandboxService service;
-
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+@Timeout(value = 90, unit = TimeUnit.SECONDS)
+public abstract class EscapeSuite {
   /** How long the last list_runs call may still take once a case ends: a hang, not a speed. */
   private static final long WATCHER_STOP_MILLIS = 15_000;
 
-  private Thread watcher;
-  private final AtomicBoolean watching = new AtomicBoolean();
+  /** Python: {@code t(name, fn)} prints "name ALLOWED", or "name DENIED" when fn raises OSError. */
+  private static final String TRY =
+      "def t(name, fn):\n"
+          + "    try:\n        fn()\n        print(name, 'ALLOWED')\n"
+          + "    except OSError:\n        print(name, 'DENIED')\n";
+
+  protected Path dataDir;
+  protected DefaultSandboxService service;
+  private HttpServer origin;
+
+  private ScheduledExecutorService watcher;
   private final AtomicLong listRunsAnswers = new AtomicLong();
   private final AtomicReference<Throwable> listRunsFailure = new AtomicReference<>();
 
-  @BeforeAll
-  static void start() {
-    service =
-        TestServices.start(
-            dataDir,
-            TestServices.withoutImportPolicy(
-                dataDir, Map.of("pool_size", "1", "cancel_grace", "1")));
-  }
+  /** The settings that choose and reach this backend ({@code backend}, its engine ...). */
+  protected abstract Map<String, String> backendSettings();
 
-  @AfterAll
-  static void stop() {
-    service.close();
+  /**
+   * What of this data directory's sandboxes is still on the host: cgroups for bwrap, containers for
+   * docker, one entry each. The pool's sandbox and the open sessions' are among them.
+   */
+  protected abstract List<String> sandboxesLeft() throws Exception;
+
+  /**
+   * What Python may see of an allocation past the memory limit: bwrap limits the address space as
+   * well, so the allocation always fails and the code gets a {@code MemoryError} it could catch.
+   */
+  protected Set<String> hugeAllocationErrors() {
+    return Set.of("MemoryError");
   }
 
   /**
-   * Calls list_runs all the time while a case runs, counting the answers; the first failure stops
-   * the watcher and is kept for the check after the case.
+   * Variables the engine itself gives the sandbox's first process, beside {@link
+   * RunnerLaunch#environment}'s: not leaks of the server's, whatever their value.
+   */
+  protected Set<String> variablesOfTheEngine() {
+    return Set.of("LC_CTYPE");
+  }
+
+  /** Closes what {@link #sandboxesLeft} uses, after the last look (the server is closed then). */
+  protected void closeProbes() {}
+
+  @BeforeAll
+  @Timeout(value = 900, unit = TimeUnit.SECONDS) // a container engine may wait for its image build
+  void start(@TempDir Path dir) throws IOException {
+    dataDir = dir;
+    origin = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
+    origin.createContext(
+        "/",
+        exchange -> {
+          byte[] body = "from the origin".getBytes(StandardCharsets.UTF_8);
+          exchange.sendResponseHeaders(200, body.length);
+          exchange.getResponseBody().write(body);
+          exchange.close();
+        });
+    origin.start();
+    Map<String, String> settings = new HashMap<>(backendSettings());
+    settings.put("pool_size", "1");
+    settings.put("cancel_grace", "1");
+    settings.put("tiers_allowed", "basic,network");
+    settings.put("network_allow", "127.0.0.1:" + origin.getAddress().getPort());
+    settings.put("network_allow_private", "true");
+    service = TestServices.start(dataDir, TestServices.withoutImportPolicy(dataDir, settings));
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    try {
+      if (service != null) {
+        service.close();
+        assertThat(sandboxesLeft()).as("sandboxes left after the server closed").isEmpty();
+      }
+    } finally {
+      if (origin != null) {
+        origin.stop(0);
+      }
+      closeProbes();
+    }
+  }
+
+  /**
+   * Calls list_runs every 50 ms while a case runs, counting the answers; the first failure stops
+   * the calls and is kept for the check after the case.
    */
   @BeforeEach
   void watchResponsiveness() {
-    watching.set(true);
-    watcher =
-        new Thread(
-            () -> {
-              try {
-                while (watching.get()) {
-                  service.listRuns(new RunQuery(5, 0, null, null));
-                  listRunsAnswers.incrementAndGet();
-                  Thread.sleep(50);
-                }
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              } catch (Throwable t) {
-                listRunsFailure.set(t);
-              }
-            },
-            "list-runs-watcher");
-    watcher.start();
+    listRunsAnswers.set(0);
+    listRunsFailure.set(null);
+    watcher = Executors.newSingleThreadScheduledExecutor(r -> new Thread(r, "list-runs-watcher"));
+    watcher.scheduleWithFixedDelay(
+        () -> {
+          try {
+            service.listRuns(new RunQuery(5, 0, null, null));
+            listRunsAnswers.incrementAndGet();
+          } catch (Throwable t) {
+            listRunsFailure.compareAndSet(null, t);
+            throw t;
+          }
+        },
+        0,
+        50,
+        TimeUnit.MILLISECONDS);
   }
 
   @AfterEach
-  void serverStayedResponsive_andStillRunsCode() throws Exception {
+  void serverStayedResponsive_stillRunsCode_andLeftNoSandbox() throws Exception {
     // A case quicker than the watcher's first call still needs one answer, right after it.
     Await.until("list_runs answered at least once", listRunsAnswers::get, n -> n > 0);
-    watching.set(false);
-    watcher.join(WATCHER_STOP_MILLIS);
-    assertThat(watcher.isAlive())
+    watcher.shutdown();
+    assertThat(watcher.awaitTermination(WATCHER_STOP_MILLIS, TimeUnit.MILLISECONDS))
         .as("list_runs still had not answered %d ms after the case ended", WATCHER_STOP_MILLIS)
-        .isFalse();
+        .isTrue();
     assertThat(listRunsFailure.get()).as("list_runs failed while the case ran").isNull();
-    assertThat(listRunsAnswers.get()).as("list_runs answers while the case ran").isPositive();
+    // A case that failed half-way may have left its session open: the next case starts clean.
+    service.listSessions().forEach(s -> service.closeSession(s.sessionId()));
     String id = service.createSession(null, null).sessionId();
     try {
       RunRecord r = service.run(new ExecutionRequest("print(6 * 7)", id, null, 20));
@@ -117,25 +186,30 @@ class EscapeSuiteTest {
     } finally {
       service.closeSession(id);
     }
+    // What a killed sandbox held is removed in the background.
+    Await.until(
+        "no sandbox left on the host but the pool's", this::sandboxesLeftNow, s -> s.size() <= 1);
+  }
+
+  private List<String> sandboxesLeftNow() {
+    try {
+      return sandboxesLeft();
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   // -- helpers -----------------------------------------------------------------------------------
 
-  /** Python: {@code t(name, fn)} prints "name ALLOWED", or "name DENIED" when fn raises OSError. */
-  private static final String TRY =
-      "def t(name, fn):\n"
-          + "    try:\n        fn()\n        print(name, 'ALLOWED')\n"
-          + "    except OSError:\n        print(name, 'DENIED')\n";
-
-  private static RunRecord oneShot(String code, int timeoutSeconds) {
+  private RunRecord oneShot(String code, int timeoutSeconds) {
     return service.run(new ExecutionRequest(code, null, null, timeoutSeconds));
   }
 
-  private static RunRecord inSession(String session, String code, int timeoutSeconds) {
+  private RunRecord inSession(String session, String code, int timeoutSeconds) {
     return service.run(new ExecutionRequest(code, session, null, timeoutSeconds));
   }
 
-  private static String session(LimitRequest limits) {
+  private String session(LimitRequest limits) {
     return service.createSession(null, null, limits).sessionId();
   }
 
@@ -147,103 +221,12 @@ class EscapeSuiteTest {
     assertThat(r.message()).isNotBlank();
   }
 
-  /** No host process whose command line holds the marker, within a few seconds. */
+  /** No host process whose command line holds the marker, once the host has reaped them. */
   private static void assertNoProcessWith(String marker) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    while (!ProcessTable.withCommandLineContaining(marker).isEmpty()
-        && System.nanoTime() < deadline) {
-      Thread.sleep(20);
-    }
-    assertThat(ProcessTable.withCommandLineContaining(marker))
-        .as("processes left behind with " + marker)
-        .isEmpty();
-  }
-
-  /**
-   * No cgroup is left for a sandbox that is gone: at most one per open session and pooled sandbox
-   * (this JVM runs one server at a time).
-   */
-  private static void assertNoCgroupLeft() throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-    List<Path> left;
-    int live;
-    do {
-      left = sandboxCgroups("memory");
-      live = 1 + service.listSessions().size();
-      if (left.size() <= live) {
-        return;
-      }
-      Thread.sleep(50);
-    } while (System.nanoTime() < deadline);
-    assertThat(left).as("cgroups of sandboxes no longer running").hasSizeLessThanOrEqualTo(live);
-  }
-
-  /**
-   * The sandbox groups under the groups of this data directory's servers in one controller's
-   * hierarchy (other servers on the host, and what crashed ones left, are not this test's).
-   */
-  static List<Path> sandboxCgroups(String controller) throws IOException {
-    Path base = ownCgroup(controller);
-    String scope = "pysandbox-" + new dev.pysandbox.config.DataLayout(dataDir).identity() + "-";
-    List<Path> out = new java.util.ArrayList<>();
-    try (Stream<Path> servers = Files.list(base)) {
-      for (Path server : servers.toList()) {
-        String name = server.getFileName().toString();
-        if (name.startsWith(scope)) {
-          try (Stream<Path> groups = Files.list(server)) {
-            groups.filter(Files::isDirectory).forEach(out::add);
-          }
-        }
-      }
-    }
-    return out;
-  }
-
-  /**
-   * The cgroup directory under which this process's server makes its groups: its group in the v1
-   * hierarchy of {@code controller} when the host has one (v1, or hybrid with the controller on
-   * v1), else its group in the v2 unified hierarchy ({@code 0::/path}). On v2 the server has moved
-   * this process into a leaf {@code pysandbox-server-*} below that group, so the leaf's parent is
-   * meant.
-   */
-  static Path ownCgroup(String controller) throws IOException {
-    return ownCgroup(controller, Files.readAllLines(Path.of("/proc/self/cgroup")));
-  }
-
-  static Path ownCgroup(String controller, List<String> procSelfCgroup) {
-    String unified = null;
-    for (String line : procSelfCgroup) {
-      String[] f = line.split(":", 3);
-      if (f.length < 3) {
-        continue;
-      }
-      if (List.of(f[1].split(",")).contains(controller)) {
-        return Path.of("/sys/fs/cgroup", controller, f[2].substring(1));
-      }
-      if (f[0].equals("0") && f[1].isEmpty()) {
-        unified = f[2];
-      }
-    }
-    if (unified == null) {
-      throw new IllegalStateException("no " + controller + " cgroup hierarchy on this host");
-    }
-    Path group = Path.of("/sys/fs/cgroup", unified.substring(1));
-    Path leaf = group.getFileName();
-    return leaf != null && leaf.toString().startsWith("pysandbox-server-")
-        ? group.getParent()
-        : group;
-  }
-
-  @Test
-  void ownCgroup_readsV1LinesAndTheV2UnifiedLine() {
-    assertThat(ownCgroup("memory", List.of("4:memory:/a/b", "0::/")))
-        .isEqualTo(Path.of("/sys/fs/cgroup/memory/a/b"));
-    assertThat(ownCgroup("memory", List.of("5:cpu,cpuacct:/x", "4:memory:/", "0::/u")))
-        .isEqualTo(Path.of("/sys/fs/cgroup/memory"));
-    assertThat(ownCgroup("memory", List.of("0::/user.slice/app.scope")))
-        .isEqualTo(Path.of("/sys/fs/cgroup/user.slice/app.scope"));
-    assertThat(ownCgroup("memory", List.of("0::/app.scope/pysandbox-server-abc-0badc0de")))
-        .isEqualTo(Path.of("/sys/fs/cgroup/app.scope"));
+    Await.until(
+        "no process left behind with " + marker,
+        () -> ProcessTable.withCommandLineContaining(marker),
+        List::isEmpty);
   }
 
   // -- memory ------------------------------------------------------------------------------------
@@ -254,12 +237,12 @@ class EscapeSuiteTest {
       RunRecord r = oneShot(code, 20);
       assertStopped(r, RunStatus.FAILED, "memory_limit");
       assertThat(r.message()).contains("512 MiB");
-      assertThat(r.error().name()).isEqualTo("MemoryError");
+      assertThat(r.error().name()).isIn(hugeAllocationErrors());
     }
   }
 
   @Test
-  void memory_growingList_isKilledByTheKernel_atTheSessionsLimit() throws Exception {
+  void memory_growingList_isKilledByTheKernel_atTheSessionsLimit() {
     String id = session(new LimitRequest(128, null, null, null));
     RunRecord r = inSession(id, "x = []\nwhile True:\n    x.append(b'1' * 10**6)", 30);
     assertStopped(r, RunStatus.FAILED, "memory_limit");
@@ -271,19 +254,17 @@ class EscapeSuiteTest {
         .singleElement()
         .satisfies(s -> assertThat(s.deadReason()).startsWith("memory_limit"));
     service.closeSession(id);
-    assertNoCgroupLeft();
   }
 
   // -- processes ---------------------------------------------------------------------------------
 
   @Test
-  void processes_forkBomb_isBoundedByThePidsLimit_andNothingSurvives() throws Exception {
+  void processes_forkBomb_isBoundedByThePidsLimit() {
     String id = session(new LimitRequest(null, 32, null, null));
     RunRecord r = inSession(id, "import os\nwhile True:\n    os.fork()", 30);
     assertStopped(r, RunStatus.FAILED, "pids_limit");
     assertThat(r.message()).contains("32 processes");
     service.closeSession(id);
-    assertNoCgroupLeft();
   }
 
   // -- time --------------------------------------------------------------------------------------
@@ -296,12 +277,9 @@ class EscapeSuiteTest {
             "x = 10**10**8",
             "import signal, time\nsignal.signal(signal.SIGTERM, signal.SIG_IGN)\nwhile True: time.sleep(1)",
             "import time\nwhile True:\n    try:\n        time.sleep(10)\n    except KeyboardInterrupt:\n        pass")) {
-      long t = System.nanoTime();
       RunRecord r = oneShot(code, 2);
       assertStopped(r, RunStatus.TIMED_OUT, "timeout");
-      assertThat(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - t))
-          .as("killed soon after the limit: " + code)
-          .isLessThan(6000);
+      assertThat(r.message()).as(code).contains("(limit 2 s)").contains("the sandbox was killed");
     }
   }
 
@@ -325,13 +303,12 @@ class EscapeSuiteTest {
   }
 
   @Test
-  void time_sessionTimeout_killsTheSessionsSandbox_andItsCgroup() throws Exception {
+  void time_sessionTimeout_killsTheSessionsSandbox() {
     String id = session(LimitRequest.DEFAULTS);
     RunRecord r = inSession(id, "while True: pass", 1);
     assertStopped(r, RunStatus.TIMED_OUT, "timeout");
-    assertThat(r.cpuMillis()).as("CPU time measured by the server").isGreaterThan(500);
+    assertThat(r.cpuMillis()).as("CPU time measured by the server").isPositive();
     service.closeSession(id);
-    assertNoCgroupLeft();
   }
 
   // -- disk --------------------------------------------------------------------------------------
@@ -438,6 +415,32 @@ class EscapeSuiteTest {
     }
   }
 
+  @Test
+  void networkTier_goesOutOnlyThroughTheProxy_toWhatIsAllowed() {
+    String id = service.createSession(null, null, null, "network").sessionId();
+    try {
+      int port = origin.getAddress().getPort();
+      RunRecord r =
+          inSession(
+              id,
+              "import urllib.request\n"
+                  + "print(urllib.request.urlopen('http://127.0.0.1:"
+                  + port
+                  + "/x', timeout=10).read().decode())\n"
+                  + "try:\n"
+                  + "    urllib.request.urlopen('http://127.0.0.1:"
+                  + (port + 1)
+                  + "/', timeout=10)\n"
+                  + "except Exception as e:\n"
+                  + "    print('refused', e)\n",
+              30);
+      assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
+      assertThat(r.stdout()).startsWith("from the origin\nrefused HTTP Error 403");
+    } finally {
+      service.closeSession(id);
+    }
+  }
+
   // -- kernel surface ----------------------------------------------------------------------------
 
   @Test
@@ -458,24 +461,39 @@ class EscapeSuiteTest {
     RunRecord proc =
         oneShot(
             "print(open('/proc/1/environ', 'rb').read().decode())\nprint('---')\n"
-                + "print(open('/proc/self/mountinfo').read())\nprint(open('/proc/self/cgroup').read())",
+                + "print(open('/proc/self/mountinfo').read())\nprint('===')\n"
+                + "print(open('/proc/self/cgroup').read())",
             20);
     String out = proc.stdout();
     String environ = out.substring(0, out.indexOf("---"));
-    for (String key : System.getenv().keySet()) {
-      if (!key.equals("PATH") && !key.equals("LC_CTYPE")) {
-        assertThat(environ).as("server variable " + key).doesNotContain(key + "=");
+    // No variable of the server's with its value, unless the sandbox sets that value itself.
+    Map<String, String> sandboxes = RunnerLaunch.environment(null, false);
+    Map<String, String> seen = new HashMap<>();
+    for (String pair : environ.split("\0")) {
+      int eq = pair.indexOf('=');
+      if (eq > 0) {
+        seen.put(pair.substring(0, eq).strip(), pair.substring(eq + 1));
       }
     }
-    String mounts = out.substring(out.indexOf("---"));
+    assertThat(
+            System.getenv().keySet().stream()
+                .filter(seen::containsKey)
+                .filter(key -> !variablesOfTheEngine().contains(key))
+                .filter(key -> seen.get(key).equals(System.getenv(key)))
+                .filter(key -> !seen.get(key).equals(sandboxes.get(key)))
+                .toList())
+        .as("the server's variables in the sandbox's first process: %s", seen)
+        .isEmpty();
+    String mounts = out.substring(out.indexOf("---"), out.indexOf("==="));
+    String cgroups = out.substring(out.indexOf("==="));
     assertThat(mounts)
         .as("nothing of the data directory but the sandbox's own files")
         .doesNotContain("pysandbox.db")
         .doesNotContain(dataDir.resolve("runs").toString())
         .doesNotContain(dataDir.resolve("instances").toString());
-    assertThat(mounts)
-        .as("the cgroup namespace hides the host's paths")
-        .doesNotContain("pysandbox-");
+    assertThat(cgroups)
+        .as("no cgroup of this data directory's servers is named to the code")
+        .doesNotContain("pysandbox-" + new DataLayout(dataDir).identity());
   }
 
   /**
@@ -510,6 +528,7 @@ class EscapeSuiteTest {
 
   @Test
   void files_hostFilesStayOutOfReach_andTheServerFollowsNoLinkOut() throws Exception {
+    Files.writeString(dataDir.resolve("secret.txt"), "host secret");
     String id = session(LimitRequest.DEFAULTS);
     try {
       RunRecord r =
@@ -518,7 +537,11 @@ class EscapeSuiteTest {
               "import os, pathlib\n"
                   + TRY
                   + "t('passwd', lambda: open('/etc/passwd', 'a'))\n"
+                  + "t('root-fs', lambda: open('/usr/x', 'w'))\n"
                   + "t('root', lambda: list(pathlib.Path('/root').iterdir()))\n"
+                  + "t('data-dir', lambda: open('"
+                  + dataDir.resolve("secret.txt")
+                  + "').read())\n"
                   + "t('hardlink', lambda: os.link('/etc/passwd', '/mnt/data/passwd'))\n"
                   + "t('hardlink-usr', lambda: os.link('/usr/bin/python3', '/mnt/data/py'))\n"
                   + "os.symlink('"
@@ -527,10 +550,11 @@ class EscapeSuiteTest {
                   + "os.symlink('/etc/shadow', '/mnt/data/shadow')\n"
                   + "t('through-link', lambda: open('/mnt/data/db', 'rb').read())\n",
               20);
+      assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
       assertThat(r.stdout())
           .isEqualTo(
-              "passwd DENIED\nroot DENIED\nhardlink DENIED\nhardlink-usr DENIED\n"
-                  + "through-link DENIED\n");
+              "passwd DENIED\nroot-fs DENIED\nroot DENIED\ndata-dir DENIED\nhardlink DENIED\n"
+                  + "hardlink-usr DENIED\nthrough-link DENIED\n");
       assertThat(r.artifacts())
           .as("links are not files the server collects: they are only reported")
           .extracting(a -> a.path() + ": " + a.skipped())
@@ -600,5 +624,19 @@ class EscapeSuiteTest {
     assertThat(r.message()).contains("before the run finished");
     assertNoProcessWith("sleep " + marker);
     service.closeSession(id);
+  }
+
+  // -- what a session keeps ----------------------------------------------------------------------
+
+  @Test
+  void sessions_keepVariablesAndFilesBetweenCalls() {
+    String id = session(LimitRequest.DEFAULTS);
+    try {
+      inSession(id, "x = 41\nopen('/mnt/data/f.txt', 'w').write('kept')", 20);
+      RunRecord r = inSession(id, "print(x + 1, open('f.txt').read())", 20);
+      assertThat(r.stdout()).isEqualTo("42 kept\n");
+    } finally {
+      service.closeSession(id);
+    }
   }
 }
