@@ -17,7 +17,6 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * code. Uses that break a rule today are listed in {@link #KNOWN}, each with the issue that removes
  * it; a new one fails the build, and so does a listed one that is gone (so the list only shrinks).
  */
-@Tag("fast")
+@Fast
 class FloorsTest {
   private static final Path SOURCES = Path.of("src/main/java");
   private static final Pattern USE =

@@ -17,12 +17,12 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The real server under load from the official MCP TypeScript SDK's client (the one Claude Code
  * uses), over stdio: 64 sessions, 32 calls in flight, 4,000 calls, every answer checked (each call
- * returns its session's own counter, so a lost, doubled or crossed answer is a wrong count). Three
- * rounds, each against a fresh server: a transport that loses a message now and then fails one of
- * them. Guards the stdio transport against hanging under concurrent calls.
+ * returns its session's own counter, so a lost, doubled or crossed answer is a wrong count), each
+ * round against a fresh server. Guards the stdio transport against losing a message or hanging
+ * under concurrent calls.
  *
- * <p>One round in the suite (its time is the suite's budget); {@code -Dpysandbox.loadRounds=3} (or
- * more) for the soak the issue asked for.
+ * <p>One round of 4,000 calls in the suite (its time is the suite's budget); the soak of three
+ * rounds of 10,000: {@code -Dpysandbox.loadRounds=3 -Dpysandbox.loadCalls=10000}.
  */
 @Client
 class McpTsLoadIT {
