@@ -1,41 +1,18 @@
 package dev.pysandbox.core;
 
-import dev.pysandbox.api.DeleteResult;
-import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
-import dev.pysandbox.api.PurgeResult;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.api.RunStatus;
-import dev.pysandbox.api.SessionExport;
-import dev.pysandbox.api.VerifyReport;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.notebook.NotebookFiles;
-import dev.pysandbox.notebook.Notebooks;
-import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.RunStore;
-import dev.pysandbox.store.StoredRun;
 import dev.pysandbox.util.DaemonThreads;
-import dev.pysandbox.util.DurableFiles;
-import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
-import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ExecutorService;
@@ -48,11 +25,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * What happens to runs after they finish, and what a reviewer does with them: each finished run's
- * notebooks ({@code runs/<id>/notebook.ipynb} and {@code notebook.py}) are written and its record
- * sealed into the hash chain, both by one background thread, off the run's path; at start-up the
- * runs a crash left unsealed are sealed and the notebooks missing for recent runs are written.
- * Deleting, purging, exporting a session and verifying the chain are here too.
+ * What happens to runs after they finish: each finished run's notebooks ({@code
+ * runs/<id>/notebook.ipynb} and {@code notebook.py}) are written and its record sealed into the
+ * hash chain, both by one background thread, off the run's path; at start-up the runs a crash left
+ * unsealed are sealed and the notebooks missing for recent runs are written. What a reviewer does
+ * with the runs (delete, purge, export, verify) is {@link AuditReview}'s.
  */
 final class AuditTrail implements AutoCloseable {
   private static final Logger log = LoggerFactory.getLogger(AuditTrail.class);
@@ -69,12 +46,8 @@ final class AuditTrail implements AutoCloseable {
   /** The most a notebook read back for {@code get_run} may be. */
   private static final long NOTEBOOK_READ_MAX_BYTES = 64L << 20;
 
-  private static final DateTimeFormatter EXPORT_STAMP =
-      DateTimeFormatter.ofPattern("yyyyMMdd'T'HHmmss'Z'").withZone(ZoneOffset.UTC);
-
   private final DataLayout layout;
   private final Supplier<RunStore> store;
-  private final TimeSource time;
   private final boolean notebooks;
   // At nice 19: writing notebooks (file creation and renames, journalled by the file system) is
   // work that must not take the CPU from runs on a small machine.
@@ -98,10 +71,9 @@ final class AuditTrail implements AutoCloseable {
   /**
    * @param notebooks write each finished run's notebooks (else only when asked for)
    */
-  AuditTrail(DataLayout layout, Supplier<RunStore> store, TimeSource time, boolean notebooks) {
+  AuditTrail(DataLayout layout, Supplier<RunStore> store, boolean notebooks) {
     this.layout = layout;
     this.store = store;
-    this.time = time;
     this.notebooks = notebooks;
     for (int i = 0; i < runLocks.length; i++) {
       runLocks[i] = new Object();
@@ -219,7 +191,11 @@ final class AuditTrail implements AutoCloseable {
     }
   }
 
-  private Object lockOf(String runId) {
+  /**
+   * The lock a run's notebooks are written under; deleting the run takes it too ({@link
+   * AuditReview}), so that no notebook is written into a directory being removed.
+   */
+  Object lockOf(String runId) {
     return runLocks[Math.floorMod(runId.hashCode(), runLocks.length)];
   }
 
@@ -265,248 +241,6 @@ final class AuditTrail implements AutoCloseable {
     try (InputStream in = Files.newInputStream(file, LinkOption.NOFOLLOW_LINKS)) {
       byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, NOTEBOOK_READ_MAX_BYTES));
       return new String(data, StandardCharsets.UTF_8);
-    }
-  }
-
-  // -- delete and purge --------------------------------------------------------------------------
-
-  DeleteResult delete(String tenant, RunRecord run, boolean deleteFiles, String reason) {
-    if (run.status() == RunStatus.AWAITING_APPROVAL) {
-      throw PysandboxException.invalid(
-          "run "
-              + run.runId()
-              + " awaits approval "
-              + run.approvalId()
-              + ": deny it (pysandbox approvals deny) or let it expire before deleting it");
-    }
-    if (run.status() == RunStatus.RUNNING || run.finishedAt() == null) {
-      throw PysandboxException.invalid(
-          "run "
-              + run.runId()
-              + " is "
-              + run.status().wireName()
-              + ": cancel it (cancel_run) or wait for it to end before deleting it");
-    }
-    synchronized (lockOf(run.runId())) {
-      StoredRun gone =
-          store
-              .get()
-              .delete(tenant, run.runId(), reason)
-              .orElseThrow(
-                  () ->
-                      new PysandboxException(
-                          ErrorCode.NOT_FOUND, "no finished run with id '" + run.runId() + "'"));
-      long files = 0;
-      if (deleteFiles) {
-        Path dir = runDir(run.runId());
-        files = treeBytes(dir);
-        if (Files.exists(dir, LinkOption.NOFOLLOW_LINKS)) {
-          WorkspaceFiles.deleteTree(dir);
-        }
-      }
-      return new DeleteResult(run.runId(), true, deleteFiles, files, gone.recordBytes());
-    }
-  }
-
-  PurgeResult purge(String tenant, int olderThanDays, RunStatus status, boolean dryRun) {
-    if (olderThanDays < 0 || olderThanDays > PurgeResult.MAX_DAYS) {
-      throw PysandboxException.invalid(
-          "older_than_days must be 0.." + PurgeResult.MAX_DAYS + ", not " + olderThanDays);
-    }
-    if (status == RunStatus.RUNNING) {
-      throw PysandboxException.invalid("running runs are never purged: cancel them first");
-    }
-    Instant before = time.instant().minus(Duration.ofDays(olderThanDays));
-    List<StoredRun> chosen =
-        store.get().finishedBefore(tenant, before, status, PurgeResult.MAX_RUNS_PER_CALL + 1);
-    boolean more = chosen.size() > PurgeResult.MAX_RUNS_PER_CALL;
-    if (more) {
-      chosen = chosen.subList(0, PurgeResult.MAX_RUNS_PER_CALL);
-    }
-    long files = 0;
-    long records = 0;
-    long runs = 0;
-    List<String> ids = new ArrayList<>();
-    String reason = "purge_runs older_than_days=" + olderThanDays;
-    for (StoredRun r : chosen) {
-      long dirBytes = treeBytes(runDir(r.runId()));
-      if (!dryRun) {
-        synchronized (lockOf(r.runId())) {
-          if (store.get().delete(tenant, r.runId(), reason).isEmpty()) {
-            continue; // deleted meanwhile by someone else
-          }
-          WorkspaceFiles.deleteTree(runDir(r.runId()));
-        }
-      }
-      runs++;
-      files += dirBytes;
-      records += r.recordBytes();
-      if (ids.size() < PurgeResult.MAX_IDS_LISTED) {
-        ids.add(r.runId());
-      }
-    }
-    return new PurgeResult(
-        dryRun,
-        olderThanDays,
-        status == null ? null : status.wireName(),
-        runs,
-        files,
-        records,
-        files + records,
-        ids,
-        more);
-  }
-
-  /** Bytes of the regular files under {@code dir}, links not followed; 0 when it is missing. */
-  private static long treeBytes(Path dir) {
-    if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
-      return 0;
-    }
-    long[] total = {0};
-    try {
-      Files.walkFileTree(
-          dir,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-              if (attrs.isRegularFile()) {
-                total[0] += attrs.size();
-              }
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) {
-              return FileVisitResult.CONTINUE;
-            }
-          });
-    } catch (IOException e) {
-      log.debug("could not measure {}: {}", dir, e.toString());
-    }
-    return total[0];
-  }
-
-  // -- export ------------------------------------------------------------------------------------
-
-  SessionExport export(String tenant, String sessionId, String format) {
-    Ids.requireSessionId(sessionId);
-    boolean ipynb;
-    if ("ipynb".equals(format)) {
-      ipynb = true;
-    } else if ("marimo".equals(format)) {
-      ipynb = false;
-    } else {
-      throw PysandboxException.invalid("format must be ipynb or marimo, not '" + format + "'");
-    }
-    List<RunRecord> runs = store.get().sessionRuns(tenant, sessionId, SessionExport.MAX_RUNS);
-    List<dev.pysandbox.api.SessionStep> steps =
-        store.get().sessionSteps(tenant, sessionId, SessionExport.MAX_RUNS);
-    if (runs.isEmpty() && steps.isEmpty()) {
-      throw new PysandboxException(
-          ErrorCode.NOT_FOUND, "session '" + sessionId + "' has no recorded run");
-    }
-    String title = "Session " + sessionId;
-    String text =
-        ipynb ? Notebooks.ipynb(runs, steps, title) : Notebooks.marimo(runs, steps, title);
-    byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    Path dir = layout.dataDir().resolve("exports").resolve(tenant);
-    String name =
-        sessionId + "-" + EXPORT_STAMP.format(time.instant()) + (ipynb ? ".ipynb" : ".py");
-    Path file = dir.resolve(name);
-    try {
-      Files.createDirectories(dir);
-      DurableFiles.write(
-          file,
-          bytes.length,
-          DurableFiles.bytes(bytes),
-          PosixFilePermissions.fromString("rw-r--r--"));
-    } catch (IOException e) {
-      throw PysandboxException.writeFailed("could not write the export " + file, e);
-    }
-    int failed = (int) runs.stream().filter(r -> r.status() != RunStatus.SUCCEEDED).count();
-    return new SessionExport(
-        sessionId,
-        format,
-        runs.size(),
-        failed,
-        name,
-        file.toString(),
-        bytes.length,
-        bytes.length <= SessionExport.MAX_CONTENT_BYTES ? text : null,
-        ipynb ? "jupyter notebook " + file : "marimo edit " + file);
-  }
-
-  // -- verify ------------------------------------------------------------------------------------
-
-  /** Seals what is finished, then recomputes the whole chain and hashes every kept file. */
-  VerifyReport verify() {
-    sealAll();
-    List<ChainLink> chain = store.get().chain();
-    List<VerifyReport.Problem> problems = new ArrayList<>();
-    long tombstones = 0;
-    long files = 0;
-    String head = null;
-    for (ChainLink link : chain) {
-      if (link.problem() != null) {
-        problems.add(
-            new VerifyReport.Problem(link.seq(), link.runId(), link.problem(), describe(link)));
-      }
-      if (link.runId() != null) {
-        head = link.recordSha256();
-      }
-      if (link.deleted()) {
-        tombstones++;
-        continue;
-      }
-      for (Map.Entry<String, String> f : link.keptFiles().entrySet()) {
-        files++;
-        VerifyReport.Problem p = checkFile(link, f.getKey(), f.getValue());
-        if (p != null) {
-          problems.add(p);
-        }
-      }
-    }
-    return new VerifyReport(
-        problems.isEmpty(),
-        chain.stream().filter(l -> l.runId() != null).count(),
-        tombstones,
-        files,
-        head,
-        problems.isEmpty() ? null : problems.get(0),
-        problems);
-  }
-
-  private static String describe(ChainLink link) {
-    return switch (link.problem()) {
-      case "link_broken" ->
-          "this link does not follow the one before it: a link before it was removed or changed";
-      case "record_missing" -> "the run's record is gone, and no tombstone says it was deleted";
-      case "record_changed" ->
-          "the run's record no longer hashes to its link " + link.recordSha256();
-      case "chain_truncated" ->
-          "the chain's head says link "
-              + link.seq()
-              + " ("
-              + link.recordSha256()
-              + ") is the last, but the links found end before it";
-      default -> link.problem();
-    };
-  }
-
-  private VerifyReport.Problem checkFile(ChainLink link, String path, String sha256) {
-    Path dir = link.filesDir() == null ? layout.runFiles(link.runId()) : Path.of(link.filesDir());
-    try (FileStream f = WorkspaceAccess.open(dir, path, "run " + link.runId())) {
-      if (!f.sha256().equals(sha256)) {
-        return new VerifyReport.Problem(
-            link.seq(),
-            link.runId(),
-            "file_changed",
-            path + ": sha256 is " + f.sha256() + ", sealed as " + sha256);
-      }
-      return null;
-    } catch (PysandboxException e) {
-      String kind = e.code() == ErrorCode.NOT_FOUND ? "file_missing" : "file_changed";
-      return new VerifyReport.Problem(link.seq(), link.runId(), kind, path + ": " + e.getMessage());
     }
   }
 

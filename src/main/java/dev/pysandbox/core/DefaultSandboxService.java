@@ -333,7 +333,7 @@ public final class DefaultSandboxService implements SandboxService, Tenants {
    * for the command line, never a face).
    */
   public dev.pysandbox.api.VerifyReport verifyRecords() {
-    return core.audit.verify();
+    return core.review.verify();
   }
 
   @Override

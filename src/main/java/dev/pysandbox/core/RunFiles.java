@@ -109,7 +109,7 @@ final class RunFiles {
       }
     }
     if (!kept && to != null) {
-      WorkspaceFiles.deleteTree(target);
+      TreeDeletion.deleteTree(target);
       try {
         Files.deleteIfExists(target.getParent());
       } catch (IOException e) {

@@ -68,6 +68,7 @@ final class ServiceWiring {
   final SessionManager sessions;
   final LiveRuns live;
   final AuditTrail audit;
+  final AuditReview review;
   final SecurityEventLog securityEvents;
   final CodeAnalysis analysis;
   final Approvals approvals;
@@ -160,7 +161,8 @@ final class ServiceWiring {
     this.analysis =
         new CodeAnalysis(
             backend, CodeAnalysis.spec(config), config.startupTimeoutSeconds(), pools.blocking);
-    this.audit = new AuditTrail(layout, this::store, time, config.notebooks());
+    this.audit = new AuditTrail(layout, this::store, config.notebooks());
+    this.review = new AuditReview(layout, this::store, time, audit);
     this.runs =
         new RunExecutor(
             layout,

@@ -630,17 +630,17 @@ final class TenantView implements SandboxService {
   @Override
   public DeleteResult deleteRun(String runId, boolean deleteFiles) {
     RunRecord r = getRun(runId, false);
-    return core.audit.delete(tenant, r, deleteFiles, "delete_run");
+    return core.review.delete(tenant, r, deleteFiles, "delete_run");
   }
 
   @Override
   public PurgeResult purgeRuns(int olderThanDays, RunStatus status, boolean dryRun) {
-    return core.audit.purge(tenant, olderThanDays, status, dryRun);
+    return core.review.purge(tenant, olderThanDays, status, dryRun);
   }
 
   @Override
   public SessionExport exportSession(String sessionId, String format) {
-    return core.audit.export(tenant, sessionId, format);
+    return core.review.export(tenant, sessionId, format);
   }
 
   // -- sessions ----------------------------------------------------------------------------------

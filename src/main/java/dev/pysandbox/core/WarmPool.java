@@ -1,7 +1,5 @@
 package dev.pysandbox.core;
 
-import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.MetricsRecorder.PoolTake;
@@ -11,16 +9,11 @@ import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.util.Futures;
 import dev.pysandbox.util.TimeSource;
-import java.time.Duration;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
 import java.util.concurrent.CompletionException;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingDeque;
 import java.util.concurrent.RejectedExecutionException;
@@ -52,39 +45,6 @@ final class WarmPool implements AutoCloseable {
   /** Failed starts in a row after which {@link #take()} stops trying and fails at once. */
   static final int FAIL_FAST_AFTER = 2;
 
-  /**
-   * The last failed start of a sandbox with the pool's spec (the pool's own or one {@link #take()}
-   * tried), while none has succeeded since.
-   *
-   * @param message why it failed
-   * @param at when it failed
-   * @param consecutive starts that failed in a row, at least 1
-   * @param retryAt when the pool tries again, or null when it cannot schedule one (shutting down)
-   * @param cause what the backend reported
-   */
-  record Failure(String message, Instant at, int consecutive, Instant retryAt, Throwable cause) {
-    /** "warm pool: the last 3 sandbox starts failed, last at ...: ...; retrying in 2 s". */
-    String describe(Instant now) {
-      String retry = "not retrying";
-      if (retryAt != null) {
-        long ms = Math.max(0, Duration.between(now, retryAt).toMillis());
-        retry =
-            "retrying in "
-                + (ms < 10_000 ? String.format(Locale.ROOT, "%.1f", ms / 1000.0) : ms / 1000)
-                + " s";
-      }
-      return (consecutive == 1
-              ? "warm pool: the last sandbox start failed"
-              : "warm pool: the last " + consecutive + " sandbox starts failed")
-          + ", last at "
-          + at
-          + ": "
-          + message
-          + "; "
-          + retry;
-    }
-  }
-
   private final SandboxBackend backend;
   private final SandboxSpec spec;
   private final int size;
@@ -93,13 +53,12 @@ final class WarmPool implements AutoCloseable {
   private final TimeSource clock;
   private final MetricsRecorder metrics;
   private final LinkedBlockingDeque<Sandbox> ready = new LinkedBlockingDeque<>();
-  private final Set<String> preloadReported = ConcurrentHashMap.newKeySet();
-  private volatile Map<String, String> preloadErrors = Map.of();
+  private final PreloadErrors preloadErrors = new PreloadErrors();
 
   // guarded by this
   private int starting;
   private boolean closed;
-  private Failure failure;
+  private StartFailure failure;
   private ScheduledFuture<?> retry;
   private long nextDelayMillis = FIRST_RETRY_MILLIS;
 
@@ -136,7 +95,7 @@ final class WarmPool implements AutoCloseable {
   }
 
   /** The last failed start while starts keep failing; empty once one has succeeded. */
-  synchronized Optional<Failure> lastFailure() {
+  synchronized Optional<StartFailure> lastFailure() {
     return Optional.ofNullable(failure);
   }
 
@@ -249,7 +208,7 @@ final class WarmPool implements AutoCloseable {
    * @param pooled whether it was one of the pool's own starts (counted in {@code starting})
    */
   private void failed(Throwable err, boolean pooled) {
-    Failure f;
+    StartFailure f;
     boolean loud;
     synchronized (this) {
       if (pooled) {
@@ -275,7 +234,7 @@ final class WarmPool implements AutoCloseable {
       // at 30 s, a host broken for a day logs a dozen lines, not thousands. check_setup always
       // shows the last one.
       loud = Integer.bitCount(consecutive) == 1;
-      f = new Failure(rootMessage(err), now, consecutive, retryAt, err);
+      f = new StartFailure(rootMessage(err), now, consecutive, retryAt, err);
       failure = f;
     }
     if (loud) {
@@ -321,7 +280,7 @@ final class WarmPool implements AutoCloseable {
         return s;
       }
     }
-    Failure f = lastFailure().orElse(null);
+    StartFailure f = lastFailure().orElse(null);
     if (f != null && f.consecutive() >= FAIL_FAST_AFTER) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE,
@@ -349,28 +308,20 @@ final class WarmPool implements AutoCloseable {
    * package), by module, from the last sandbox that reported any; empty when all imported.
    */
   Map<String, String> preloadErrors() {
-    return preloadErrors;
+    return preloadErrors.last();
   }
 
   /**
-   * The runner tells in its ready frame which preloads failed: the sandbox still works (the code
-   * imports what it needs), so this is no failed start, but it is logged once per distinct set of
-   * errors and reported by check_setup.
+   * A failed preload is no failed start (the code imports what it needs), but it is logged once per
+   * distinct set of errors and reported by check_setup.
    */
   private void notePreloadErrors(Sandbox sandbox) {
-    ObjectNode ready = sandbox.worker().ready().getNow(null);
-    JsonNode errors = ready == null ? null : ready.get("preload_errors");
-    if (errors == null || !errors.isObject() || errors.isEmpty()) {
-      return;
-    }
-    Map<String, String> found = new TreeMap<>();
-    errors.properties().forEach(e -> found.put(e.getKey(), e.getValue().asText()));
-    preloadErrors = Map.copyOf(found);
-    if (preloadReported.add(found.toString())) {
+    Map<String, String> fresh = preloadErrors.note(sandbox);
+    if (fresh != null) {
       log.warn(
           "pool_preload: the sandbox's runner could not import {} (sandbox {}); sandboxes start"
               + " without them",
-          found,
+          fresh,
           sandbox.id());
     }
   }

@@ -41,7 +41,7 @@ final class Wheelhouse implements AutoCloseable {
   @Override
   public void close() {
     if (copy) {
-      Environments.deleteTree(dir);
+      EnvironmentFiles.deleteTree(dir);
     }
   }
 

@@ -65,7 +65,7 @@ final class WorkspaceDirs {
       if (keepFiles) {
         return Files.deleteIfExists(dir);
       }
-      WorkspaceFiles.deleteTree(dir);
+      TreeDeletion.deleteTree(dir);
       return true;
     } catch (DirectoryNotEmptyException e) {
       return false; // kept: it holds files

@@ -71,7 +71,7 @@ final class WorkspaceDisposal {
 
   private static void deleteQuietly(Sandbox sandbox) {
     try {
-      WorkspaceFiles.deleteTree(sandbox.workspace());
+      TreeDeletion.deleteTree(sandbox.workspace());
     } catch (UncheckedIOException e) {
       log.warn("could not delete {}: {}", sandbox.workspace(), e.getMessage());
     }

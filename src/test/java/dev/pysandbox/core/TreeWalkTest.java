@@ -61,7 +61,7 @@ class TreeWalkTest {
   @AfterEach
   void deleteTree() {
     if (Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
-      WorkspaceFiles.deleteTree(root);
+      TreeDeletion.deleteTree(root);
     }
   }
 
@@ -108,7 +108,7 @@ class TreeWalkTest {
 
     assertThat(WorkspaceFiles.totalBytes(root, 100_000)).as("stops once past").isLessThan(total);
 
-    WorkspaceFiles.deleteTree(root);
+    TreeDeletion.deleteTree(root);
     assertThat(Files.exists(root, LinkOption.NOFOLLOW_LINKS)).isFalse();
   }
 
@@ -121,7 +121,7 @@ class TreeWalkTest {
     assertThat(s.files()).containsOnlyKeys(path);
     assertThat(s.files().get(path).sha256())
         .isEqualTo("709e80c88487a2411e1ee4dfb9f22a861492d20c4765150c0c794abd70f8147c");
-    WorkspaceFiles.deleteTree(root);
+    TreeDeletion.deleteTree(root);
     assertThat(Files.exists(root, LinkOption.NOFOLLOW_LINKS)).isFalse();
   }
 

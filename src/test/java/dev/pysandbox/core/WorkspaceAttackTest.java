@@ -89,7 +89,7 @@ class WorkspaceAttackTest {
     calls.shutdownNow();
     service.close();
     // Kept copies of files under paths longer than PATH_MAX: JUnit's clean-up goes by path.
-    WorkspaceFiles.deleteTree(dataDir.resolve("runs"));
+    TreeDeletion.deleteTree(dataDir.resolve("runs"));
   }
 
   /** The call's answer, or a failure naming it when none comes within {@code seconds}. */

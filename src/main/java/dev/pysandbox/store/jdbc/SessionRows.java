@@ -301,7 +301,7 @@ final class SessionRows {
     ps.setString(10, s.deadReason());
     ps.setString(11, Objects.requireNonNull(tenant));
     ps.setString(12, s.tier());
-    ps.setString(13, s.packages().isEmpty() ? null : JdbcRunStore.json(s.packages()));
+    ps.setString(13, s.packages().isEmpty() ? null : ColumnValues.json(s.packages()));
     ps.setString(14, s.environment());
     ps.setString(15, end == null ? null : end.as());
     ps.setString(16, end == null ? null : end.errorCode());
@@ -321,7 +321,7 @@ final class SessionRows {
             rs.getString("dead_reason"),
             null,
             rs.getString("tier"),
-            JdbcRunStore.parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
+            ColumnValues.parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
             rs.getString("environment"));
     String as = rs.getString("ended_as");
     if (as != null && s.state() == SessionState.CLOSED) {

@@ -1,0 +1,62 @@
+package dev.pysandbox.store.jdbc;
+
+import static dev.pysandbox.store.jdbc.ColumnValues.json;
+import static dev.pysandbox.store.jdbc.ColumnValues.parse;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import dev.pysandbox.api.SessionStep;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * The {@code session_steps} table for {@link JdbcRunStore}: what happened to a session between its
+ * runs (globals set or cleared, files put into its workspace), appended in order and read back in
+ * that order, so that its exported notebook re-runs.
+ */
+final class SessionStepRows {
+  private final CachedConnection db;
+
+  SessionStepRows(CachedConnection db) {
+    this.db = db;
+  }
+
+  void record(String tenant, String sessionId, SessionStep step) {
+    db.write(
+        "INSERT INTO session_steps (tenant, session_id, kind, at, after_run_id, detail_json)"
+            + " VALUES (?,?,?,?,?,?)",
+        ps -> {
+          ps.setString(1, Objects.requireNonNull(tenant));
+          ps.setString(2, Objects.requireNonNull(sessionId));
+          ps.setString(3, step.kind());
+          ps.setLong(4, Instant.parse(step.at()).toEpochMilli());
+          ps.setString(5, step.afterRunId());
+          ps.setString(6, json(step.detail()));
+        });
+  }
+
+  List<SessionStep> list(String tenant, String sessionId, int limit) {
+    return db.read(
+        "SELECT kind, at, after_run_id, detail_json FROM session_steps"
+            + " WHERE tenant=? AND session_id=? ORDER BY step_id LIMIT ?",
+        ps -> {
+          ps.setString(1, tenant);
+          ps.setString(2, sessionId);
+          ps.setInt(3, limit);
+        },
+        rs -> {
+          List<SessionStep> out = new ArrayList<>();
+          while (rs.next()) {
+            out.add(
+                new SessionStep(
+                    rs.getString(1),
+                    Instant.ofEpochMilli(rs.getLong(2)).toString(),
+                    rs.getString(3),
+                    parse(rs.getString(4), new TypeReference<Map<String, Object>>() {})));
+          }
+          return out;
+        });
+  }
+}
