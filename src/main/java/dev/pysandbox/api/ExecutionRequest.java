@@ -61,7 +61,6 @@ public record ExecutionRequest(
       Ids.requireTier(tier);
     }
     packages = packages == null ? List.of() : List.copyOf(packages);
-    dev.pysandbox.packages.Requirements.parse(packages); // refuses a bad spec at the edge
   }
 
   /** A request without packages of its own. */
