@@ -24,9 +24,13 @@ class OperationOptionsTest {
     return c;
   }
 
-  private static Arguments parsed(CommandLine c, String... args) {
-    c.parseArgs(args);
-    return ((ServiceCommand) c.getCommand()).args();
+  /** The arguments of the command {@code argv} names, parsed from the root as the CLI parses. */
+  private static Arguments parsed(String... argv) {
+    CommandLine.ParseResult r = new CommandLine(new Main()).parseArgs(argv);
+    while (r.hasSubcommand()) {
+      r = r.subcommand();
+    }
+    return ((ServiceCommand) r.commandSpec().userObject()).args();
   }
 
   @Test
@@ -38,22 +42,22 @@ class OperationOptionsTest {
     assertThat(days.description()[0])
         .startsWith(Operations.CLEAN_ENVIRONMENTS.param("older_than_days").description())
         .contains("(default: 90)");
-    Arguments dry = parsed(clean);
+    Arguments dry = parsed("envs", "clean");
     assertThat(dry.integer("older_than_days")).isEqualTo(90);
     assertThat(dry.bool("dry_run")).isTrue();
-    Arguments yes = parsed(command("envs", "clean"), "--older-than-days", "7", "--yes");
+    Arguments yes = parsed("envs", "clean", "--older-than-days", "7", "--yes");
     assertThat(yes.integer("older_than_days")).isEqualTo(7);
     assertThat(yes.bool("dry_run")).isFalse();
   }
 
   @Test
   void runsList_namesItsOwnFlags_forTheDeclaredArguments() {
-    Arguments a = parsed(command("runs", "list"), "--session", "s1", "--limit", "5");
+    Arguments a = parsed("runs", "list", "--session", "s1", "--limit", "5");
     assertThat(a.string("session_id")).isEqualTo("s1");
     assertThat(a.integer("limit")).isEqualTo(5);
     assertThat(a.integer("offset")).isZero();
 
-    assertThatThrownBy(() -> parsed(command("runs", "list"), "--status", "bogus"))
+    assertThatThrownBy(() -> parsed("runs", "list", "--status", "bogus"))
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("unknown status 'bogus'");
   }
@@ -62,16 +66,15 @@ class OperationOptionsTest {
   void aRequiredArgument_isAUsageErrorOfPicocli() {
     assertThat(command("runs", "purge").getCommandSpec().findOption("--older-than-days").required())
         .isTrue();
-    assertThatThrownBy(() -> command("runs", "purge").parseArgs())
+    assertThatThrownBy(() -> parsed("runs", "purge"))
         .isInstanceOf(CommandLine.MissingParameterException.class);
   }
 
   @Test
   void positionalsAndTurnedOffFlags_reachTheOperation() {
-    Arguments a = parsed(command("runs", "delete"), "run_0123456789abcdef0123", "--keep-files");
+    Arguments a = parsed("runs", "delete", "run_0123456789abcdef0123", "--keep-files");
     assertThat(a.string("run_id")).isEqualTo("run_0123456789abcdef0123");
     assertThat(a.bool("delete_files")).isFalse();
-    assertThat(parsed(command("runs", "delete"), "run_0123456789abcdef0123").bool("delete_files"))
-        .isTrue();
+    assertThat(parsed("runs", "delete", "run_0123456789abcdef0123").bool("delete_files")).isTrue();
   }
 }
