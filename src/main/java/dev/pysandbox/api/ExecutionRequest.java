@@ -21,7 +21,8 @@ import java.util.List;
  * @param dryRun true: analyse only; nothing runs and nothing is recorded
  * @param packages PEP 508 requirements the run's sandbox must have (at most 50; no URLs, paths or
  *     pip options), on top of its session's and of the code's own PEP 723 {@code # /// script}
- *     metadata; empty for none
+ *     metadata; empty for none (their specs are checked by the core, which parses them: {@code api}
+ *     sits below the {@code packages} parser)
  * @throws PysandboxException {@code invalid_argument} naming what is wrong
  */
 public record ExecutionRequest(
@@ -61,7 +62,6 @@ public record ExecutionRequest(
       Ids.requireTier(tier);
     }
     packages = packages == null ? List.of() : List.copyOf(packages);
-    dev.pysandbox.packages.Requirements.parse(packages); // refuses a bad spec at the edge
   }
 
   /** A request without packages of its own. */

@@ -21,9 +21,6 @@ public record RerunRequest(
     java.util.List<String> packages) {
   public RerunRequest {
     packages = packages == null ? null : java.util.List.copyOf(packages);
-    if (packages != null) {
-      dev.pysandbox.packages.Requirements.parse(packages);
-    }
     Ids.requireRunId(runId);
     if (sessionId != null) {
       Ids.requireSessionId(sessionId);

@@ -2,9 +2,11 @@ package dev.pysandbox.api;
 
 /**
  * The core, as every face sees it. Thread-safe; every method validates its arguments and fails with
- * a {@link PysandboxException} carrying one of the closed set of {@link ErrorCode}s.
+ * a {@link PysandboxException} carrying one of the closed set of {@link ErrorCode}s. What the
+ * server tells about itself (its counts, metrics, load and the calls it answered) is {@link
+ * ServerAccount}.
  */
-public interface SandboxService extends AutoCloseable {
+public interface SandboxService extends ServerAccount, AutoCloseable {
   /** The longest {@code wait_seconds} {@link #getRun(String, boolean, int)} takes. */
   int MAX_WAIT_SECONDS = 60;
 
@@ -326,30 +328,6 @@ public interface SandboxService extends AutoCloseable {
    */
   SecurityEventList listSecurityEvents(SecurityEventQuery query);
 
-  /**
-   * How many security events this server recorded since it started, by kind, for its metrics: every
-   * tenant's, so only the server's own view (not a tenant's) counts any.
-   */
-  default SecurityEventCounts securityEventCounts() {
-    return SecurityEventCounts.NONE;
-  }
-
-  /**
-   * From now on tells {@code recorder} what happens on this server (runs ending, sandbox starts,
-   * pool takes, environment builds), every tenant's; {@link MetricsRecorder#NONE} stops it. One
-   * recorder at a time. Only the server's own view records: a tenant's view ignores it.
-   */
-  default void recordMetrics(MetricsRecorder recorder) {}
-
-  /**
-   * What this server holds now (sessions, the warm pool, runs in flight), for its metrics' gauges;
-   * cheap, no store access. Only the server's own view answers: a tenant's gives {@link
-   * ServerLoad#NONE}.
-   */
-  default ServerLoad load() {
-    return ServerLoad.NONE;
-  }
-
   // -- audit -------------------------------------------------------------------------------------
 
   /**
@@ -405,16 +383,6 @@ public interface SandboxService extends AutoCloseable {
 
   /** What is installed, what is missing, the limits in force. */
   SetupReport checkSetup();
-
-  /**
-   * Adds a call a face answered to the caller's trajectory: {@code
-   * <data_dir>/trajectories/<tenant>/sessions/<session_id>.jsonl} for a call that named or made a
-   * session, else the day's file, {@code .../days/<yyyy-mm-dd>.jsonl} (UTC). What is kept of the
-   * arguments is their sizes and a digest, never their content. Returns at once: the line is
-   * written by another thread, and a call the writer cannot keep up with is dropped and counted,
-   * never waited for. Never throws. The default records nothing.
-   */
-  default void recordCall(CallRecord call) {}
 
   @Override
   void close();

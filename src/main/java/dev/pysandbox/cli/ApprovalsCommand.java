@@ -2,15 +2,13 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.Approval;
 import dev.pysandbox.api.ApprovalList;
-import dev.pysandbox.api.Json;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.RiskFinding;
 import dev.pysandbox.api.RunRecord;
-import dev.pysandbox.core.DefaultSandboxService;
-import java.util.concurrent.Callable;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.Operations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox approvals list|show|approve|deny}: a person on the server's host deciding the
@@ -27,33 +25,21 @@ import picocli.CommandLine.ParentCommand;
       ApprovalsCommand.Approve.class,
       ApprovalsCommand.Deny.class
     })
-final class ApprovalsCommand implements Runnable {
-  @ParentCommand Main main;
-
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(System.err);
-  }
-
+final class ApprovalsCommand extends CommandGroup {
   @Command(
       name = "list",
       mixinStandardHelpOptions = true,
       description = "The approvals waiting for a decision, oldest first (every tenant's).")
-  static final class ListApprovals implements Callable<Integer> {
-    @ParentCommand ApprovalsCommand approvals;
-
+  static final class ListApprovals extends ServiceCommand {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
+      try (OperatorService service = openReadOnly()) {
         ApprovalList list = service.allPendingApprovals();
         if (json) {
-          System.out.println(Json.writePretty(list));
-          return 0;
+          return printJson(list);
         }
         System.out.printf(
             "%-20s  %-24s  %-16s  %-24s  %s%n", "APPROVAL", "RUN", "SESSION", "EXPIRES", "WHY");
@@ -76,22 +62,22 @@ final class ApprovalsCommand implements Runnable {
       name = "show",
       mixinStandardHelpOptions = true,
       description = "One approval: why it waits, its findings and the code it would run.")
-  static final class ShowApproval implements Callable<Integer> {
-    @ParentCommand ApprovalsCommand approvals;
-
-    @Parameters(paramLabel = "APPROVAL_ID")
-    String approvalId;
+  static final class ShowApproval extends ServiceCommand {
 
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
+    ShowApproval() {
+      super(OperationOptions.of(Operations.APPROVE_RUN).positional("approval_id"));
+    }
+
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
+      String approvalId = args().string("approval_id");
+      try (OperatorService service = openReadOnly()) {
         Approval a = service.anyApproval(approvalId);
         if (json) {
-          System.out.println(Json.writePretty(a));
-          return 0;
+          return printJson(a);
         }
         System.out.println("approval:  " + a.approvalId() + " (" + a.state() + ")");
         System.out.println("run:       " + a.runId());
@@ -129,26 +115,25 @@ final class ApprovalsCommand implements Runnable {
   }
 
   /** approve and deny. */
-  abstract static class Decide implements Callable<Integer> {
-    @ParentCommand ApprovalsCommand approvals;
-
-    @Parameters(paramLabel = "APPROVAL_ID")
-    String approvalId;
-
-    @Option(names = "--reason", paramLabel = "TEXT", description = "Why (kept with it).")
-    String reason;
+  abstract static class Decide extends ServiceCommand {
 
     @Option(names = "--json", description = "Print the run as JSON.")
     boolean json;
 
     abstract boolean approve();
 
+    Decide() {
+      super(OperationOptions.of(Operations.APPROVE_RUN).positional("approval_id").option("reason"));
+    }
+
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = approvals.main.openReadOnly()) {
-        RunRecord run = service.decideAsOperator(approvalId, approve(), reason);
+      Arguments args = args();
+      String approvalId = args.string("approval_id");
+      try (OperatorService service = openReadOnly()) {
+        RunRecord run = service.decideAsOperator(approvalId, approve(), args.string("reason"));
         if (json) {
-          System.out.println(Json.writePretty(run));
+          printJson(run);
         } else {
           System.out.println(
               approvalId

@@ -1,32 +1,27 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.Json;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.SetupReport;
-import dev.pysandbox.core.DefaultSandboxService;
 import java.util.Map;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 /** {@code pysandbox doctor}: what is installed, what is missing and how to install it. */
 @Command(
     name = "doctor",
     mixinStandardHelpOptions = true,
     description = "Check what is installed and what is missing.")
-final class DoctorCommand implements Callable<Integer> {
-  @ParentCommand Main main;
-
+final class DoctorCommand extends ServiceCommand {
   @Option(names = "--json", description = "Print JSON.")
   boolean json;
 
   @Override
   public Integer call() {
-    try (DefaultSandboxService service = main.openReadOnly()) {
+    try (OperatorService service = openReadOnly()) {
       SetupReport r = service.checkSetup();
       if (json) {
-        System.out.println(Json.writePretty(r));
+        printJson(r);
       } else {
         System.out.println("pysandbox doctor");
         System.out.println("  data directory: " + r.dataDir());

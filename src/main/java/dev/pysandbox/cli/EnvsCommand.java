@@ -3,14 +3,14 @@ package dev.pysandbox.cli;
 import dev.pysandbox.api.EnvironmentCleanResult;
 import dev.pysandbox.api.EnvironmentInfo;
 import dev.pysandbox.api.EnvironmentList;
-import dev.pysandbox.api.Json;
-import dev.pysandbox.core.DefaultSandboxService;
+import dev.pysandbox.api.OperatorService;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.OperationCalls;
+import dev.pysandbox.api.op.Operations;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox envs}: the cached package environments of the data directory — list them, build
@@ -22,33 +22,21 @@ import picocli.CommandLine.ParentCommand;
     mixinStandardHelpOptions = true,
     description = "List, build and clean the cached package environments.",
     subcommands = {EnvsCommand.ListEnvs.class, EnvsCommand.Build.class, EnvsCommand.Clean.class})
-final class EnvsCommand implements Runnable {
-  @ParentCommand Main main;
-
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(System.err);
-  }
-
+final class EnvsCommand extends CommandGroup {
   @Command(
       name = "list",
       mixinStandardHelpOptions = true,
       description = "Every environment: key, size, last use, runs, packages.")
-  static final class ListEnvs implements Callable<Integer> {
-    @ParentCommand EnvsCommand envs;
-
+  static final class ListEnvs extends ServiceCommand {
     @Option(names = "--json", description = "Print JSON (with each environment's pip freeze).")
     boolean json;
 
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = envs.main.openReadOnly()) {
+      try (OperatorService service = openReadOnly()) {
         EnvironmentList list = service.listEnvironments();
         if (json) {
-          System.out.println(Json.writePretty(list));
-          return 0;
+          return printJson(list);
         }
         System.out.printf(
             "%-32s  %9s  %-30s  %5s  %-6s  %s%n",
@@ -79,9 +67,7 @@ final class EnvsCommand implements Runnable {
       description =
           "Build the environment for these packages now (PEP 508 requirements), showing pip's"
               + " output; an environment that exists already is only shown.")
-  static final class Build implements Callable<Integer> {
-    @ParentCommand EnvsCommand envs;
-
+  static final class Build extends ServiceCommand {
     @Parameters(arity = "1..*", paramLabel = "REQUIREMENT", description = "e.g. tinypkg==1.0")
     List<String> packages;
 
@@ -92,7 +78,7 @@ final class EnvsCommand implements Runnable {
     public Integer call() {
       long started = System.nanoTime();
       boolean escape = TerminalText.interactive();
-      try (DefaultSandboxService service = envs.main.startService()) {
+      try (OperatorService service = startService()) {
         EnvironmentInfo e =
             service.buildEnvironment(
                 packages,
@@ -102,7 +88,7 @@ final class EnvsCommand implements Runnable {
                         (System.nanoTime() - started) / 1e9,
                         escape ? TerminalText.escape(line) : line));
         if (json) {
-          System.out.println(Json.writePretty(e));
+          printJson(e);
         } else {
           System.out.printf(
               "environment %s: %s, %s%n",
@@ -120,28 +106,26 @@ final class EnvsCommand implements Runnable {
       description =
           "Remove environments unused for --older-than-days days; none a sandbox has. Without"
               + " --yes, only says what it would remove.")
-  static final class Clean implements Callable<Integer> {
-    @ParentCommand EnvsCommand envs;
-
-    @Option(
-        names = "--older-than-days",
-        defaultValue = "30",
-        description = "Remove those unused for this many days (default: ${DEFAULT-VALUE}).")
-    int olderThanDays;
-
-    @Option(names = "--yes", description = "Remove them (without it: a dry run).")
-    boolean yes;
+  static final class Clean extends ServiceCommand {
 
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
+    Clean() {
+      super(
+          OperationOptions.of(Operations.CLEAN_ENVIRONMENTS)
+              .option("older_than_days")
+              .off("dry_run", "--yes", "Remove them (without it: a dry run)."));
+    }
+
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = envs.main.openReadOnly()) {
-        EnvironmentCleanResult r = service.cleanEnvironments(olderThanDays, !yes);
+      Arguments args = args();
+      try (OperatorService service = openReadOnly()) {
+        EnvironmentCleanResult r =
+            OperationCalls.call(Operations.CLEAN_ENVIRONMENTS, service, args);
         if (json) {
-          System.out.println(Json.writePretty(r));
-          return 0;
+          return printJson(r);
         }
         System.out.printf(
             "%s %d environments (%s)%s%n",

@@ -1,15 +1,19 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.api.Json;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventList;
-import dev.pysandbox.api.SecurityEventQuery;
-import dev.pysandbox.core.DefaultSandboxService;
-import java.util.concurrent.Callable;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.OperationCalls;
+import dev.pysandbox.api.op.Operations;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox events}: a tenant's security events from the run history, newest first, read
@@ -23,54 +27,34 @@ import picocli.CommandLine.ParentCommand;
       "List security events, newest first: approvals requested, approved, denied and expired;"
           + " runs stopped by a limit; denied imports and network attempts; sandboxes that died.",
     })
-final class EventsCommand implements Callable<Integer> {
-  @ParentCommand Main main;
-
-  @Option(
-      names = "--since",
-      paramLabel = "AGE|INSTANT",
-      description =
-          "Only events since then: an age (30s, 10m, 2h, 7d, PT1H) or an ISO-8601 instant.")
-  String since;
-
-  @Option(
-      names = "--kind",
-      description = "Only events of this kind, e.g. limit_stopped_run, sandbox_died.")
-  String kind;
-
-  @Option(names = "--session", paramLabel = "ID", description = "Only events of this session.")
-  String session;
-
-  @Option(
-      names = "--limit",
-      defaultValue = "" + SecurityEventQuery.DEFAULT_LIMIT,
-      description = "Events to show, 1-1000 (default: ${DEFAULT-VALUE}).")
-  int limit;
-
-  @Option(
-      names = "--cursor",
-      description = "Show the page after this one (the cursor the page before printed).")
-  String cursor;
+final class EventsCommand extends ServiceCommand {
 
   @Option(names = "--json", description = "Print JSON.")
   boolean json;
 
   @Mixin TenantScope tenant;
 
+  EventsCommand() {
+    super(
+        OperationOptions.of(Operations.LIST_SECURITY_EVENTS)
+            .option("since")
+            .option("kind")
+            .option("session_id", "--session")
+            .option("limit")
+            .option("cursor"));
+  }
+
   @Override
   public Integer call() {
-    SecurityEventQuery query =
-        new SecurityEventQuery(
-            since, kind == null ? null : SecurityEvent.Kind.fromWire(kind), session, limit, cursor);
+    Arguments args = args();
     boolean everyTenant = tenant.all();
-    try (DefaultSandboxService service = main.openReadOnly()) {
+    try (OperatorService service = openReadOnly()) {
       SecurityEventList page =
           everyTenant
-              ? service.allSecurityEvents(query)
-              : tenant.of(service).listSecurityEvents(query);
+              ? service.allSecurityEvents(OperationCalls.securityEventQuery(args))
+              : OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant.of(service), args);
       if (json) {
-        System.out.println(Json.writePretty(everyTenant ? withTenants(page) : page));
-        return 0;
+        return printJson(everyTenant ? withTenants(page) : page);
       }
       String tenantColumn = everyTenant ? "%-20s  " : "%s";
       System.out.printf(
@@ -100,15 +84,15 @@ final class EventsCommand implements Callable<Integer> {
   }
 
   /** The page as JSON with each event's tenant, which a tenant's own page never shows. */
-  private static java.util.Map<String, Object> withTenants(SecurityEventList page) {
-    java.util.List<java.util.Map<String, Object>> events = new java.util.ArrayList<>();
+  private static Map<String, Object> withTenants(SecurityEventList page) {
+    List<Map<String, Object>> events = new ArrayList<>();
     for (SecurityEvent e : page.events()) {
-      java.util.Map<String, Object> event = new java.util.LinkedHashMap<>();
+      Map<String, Object> event = new LinkedHashMap<>();
       event.put("tenant", e.tenant());
       event.putAll(Json.toMap(e));
       events.add(event);
     }
-    java.util.Map<String, Object> out = new java.util.LinkedHashMap<>();
+    Map<String, Object> out = new LinkedHashMap<>();
     out.put("events", events);
     out.put("next_cursor", page.nextCursor());
     return out;

@@ -25,16 +25,7 @@ import picocli.CommandLine.ParentCommand;
       KeysCommand.ListKeys.class,
       KeysCommand.RevokeKey.class
     })
-final class KeysCommand implements Runnable {
-  @ParentCommand Main main;
-
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(System.err);
-  }
-
+final class KeysCommand extends CommandGroup {
   @Command(
       name = "create",
       mixinStandardHelpOptions = true,

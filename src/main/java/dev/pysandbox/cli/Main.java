@@ -1,5 +1,6 @@
 package dev.pysandbox.cli;
 
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Version;
 import dev.pysandbox.config.DataLayout;
@@ -21,6 +22,7 @@ import picocli.CommandLine.ScopeType;
     name = "pysandbox",
     mixinStandardHelpOptions = true,
     version = "pysandbox " + Version.VALUE,
+    modelTransformer = OperationOptions.Install.class,
     description = "Run Python for AI agents: sandboxed, stateful, recorded.",
     subcommands = {
       ServeCommand.class,
@@ -76,7 +78,7 @@ public final class Main implements Runnable {
       Map.of(Setting.POOL_SIZE.key(), "0", Setting.LOG_LEVEL.key(), "warn");
 
   /** The service for a command that runs code ({@code run}). */
-  DefaultSandboxService startService() {
+  OperatorService startService() {
     return DefaultSandboxService.start(commandConfig());
   }
 
@@ -84,7 +86,7 @@ public final class Main implements Runnable {
    * The service for a command that looks at the data directory or asks its servers to act ({@code
    * runs}, {@code sessions}, {@code doctor}): it cleans nothing up and starts no sandbox.
    */
-  DefaultSandboxService openReadOnly() {
+  OperatorService openReadOnly() {
     return DefaultSandboxService.openReadOnly(commandConfig());
   }
 

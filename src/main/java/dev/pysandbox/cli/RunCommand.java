@@ -1,30 +1,28 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.api.CallRecord;
-import dev.pysandbox.api.ExecutionRequest;
-import dev.pysandbox.api.Json;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunText;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
-import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.concurrent.Callable;
+import java.util.function.Supplier;
 import picocli.CommandLine.ArgGroup;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox run FILE | -c CODE}: one run in a fresh sandbox. The code's stdout goes to
@@ -35,12 +33,11 @@ import picocli.CommandLine.ParentCommand;
     name = "run",
     mixinStandardHelpOptions = true,
     description = "Run a Python file or snippet in a fresh sandbox and record it.")
-final class RunCommand implements Callable<Integer> {
+final class RunCommand extends ServiceCommand {
   static final int EXIT_FAILED = 1;
   static final int EXIT_TIMED_OUT = 124;
 
-  @ParentCommand Main main;
-
+  /** The code: a file (CLI-only), or the operation's code argument. */
   static final class Source {
     @Parameters(
         index = "0",
@@ -55,29 +52,6 @@ final class RunCommand implements Callable<Integer> {
   @ArgGroup(exclusive = true, multiplicity = "1")
   Source source;
 
-  @Option(names = "--timeout", paramLabel = "SECONDS", description = "Wall-clock limit.")
-  Integer timeout;
-
-  @Option(names = "--description", description = "Kept with the run.")
-  String description;
-
-  @Option(
-      names = "--tier",
-      paramLabel = "TIER",
-      description =
-          "The sandbox's tier (default: tier_default, basic): network, host directories, import"
-              + " policy, default limits; 'pysandbox doctor' lists them.")
-  String tier;
-
-  @Option(
-      names = {"-p", "--package"},
-      paramLabel = "REQUIREMENT",
-      description =
-          "A package the code needs (PEP 508, e.g. tinypkg==1.0; repeat for more): installed once"
-              + " into a cached environment, mounted read-only. PEP 723 '# /// script'"
-              + " dependencies in the code count too.")
-  List<String> packages;
-
   @Option(names = "--json", description = "Print the whole run as JSON on stdout instead.")
   boolean json;
 
@@ -89,31 +63,35 @@ final class RunCommand implements Callable<Integer> {
               + " prints it when the run ends.")
   Boolean follow;
 
+  RunCommand() {
+    super(
+        OperationOptions.of(Operations.RUN_PYTHON)
+            .option("timeout_seconds", "--timeout")
+            .option("description")
+            .option("tier")
+            .option("packages", "-p", "--package"));
+  }
+
   @Override
   public Integer call() throws IOException {
     String code = source.code != null ? source.code : read(source.file);
+    Arguments args = args(Map.of("code", code));
     boolean escape = TerminalText.interactive();
     boolean live = !json && (follow != null ? follow : escape);
-    try (DefaultSandboxService service = main.startService()) {
+    try (OperatorService service = startService()) {
       FollowOutput followed = live ? new FollowOutput(System.out, System.err, escape) : null;
       RunRecord run =
           recorded(
               service,
-              code,
+              args,
               () ->
-                  service.run(
-                      new ExecutionRequest(
-                          code,
-                          null,
-                          description,
-                          timeout,
-                          tier,
-                          null,
-                          false,
-                          packages == null ? List.of() : packages),
+                  OperationCalls.call(
+                      Operations.RUN_PYTHON,
+                      service,
+                      args,
                       followed == null ? RunListener.NONE : followed));
       if (json) {
-        System.out.println(Json.writePretty(run));
+        printJson(run);
       } else {
         // The code's own output goes through as it is, as running the script would print it,
         // unless a person's terminal would obey what it holds.
@@ -125,7 +103,7 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /** Where the run's notebooks are, written now if the background writer has not yet. */
-  private static void printNotebook(DefaultSandboxService service, RunRecord run) {
+  private static void printNotebook(OperatorService service, RunRecord run) {
     try {
       RunRecord r = service.getRun(run.runId(), false, 0, true);
       if (r.notebookPyPath() != null) {
@@ -142,15 +120,15 @@ final class RunCommand implements Callable<Integer> {
   }
 
   /** Makes the run and records it in the trajectory as run_python by the CLI. */
-  private RunRecord recorded(
-      DefaultSandboxService service, String code, java.util.function.Supplier<RunRecord> run) {
+  private static RunRecord recorded(
+      OperatorService service, Arguments given, Supplier<RunRecord> run) {
     Map<String, Object> args = new LinkedHashMap<>();
-    args.put("code", code);
-    if (description != null) {
-      args.put("description", description);
+    args.put("code", given.string("code"));
+    if (given.string("description") != null) {
+      args.put("description", given.string("description"));
     }
-    if (timeout != null) {
-      args.put("timeout_seconds", timeout);
+    if (given.integer("timeout_seconds") != null) {
+      args.put("timeout_seconds", given.integer("timeout_seconds"));
     }
     long began = System.nanoTime();
     try {

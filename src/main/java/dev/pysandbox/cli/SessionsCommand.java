@@ -1,15 +1,14 @@
 package dev.pysandbox.cli;
 
-import dev.pysandbox.api.Json;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.core.DefaultSandboxService;
+import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.OperationCalls;
+import dev.pysandbox.api.op.Operations;
 import java.util.List;
-import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
-import picocli.CommandLine.Parameters;
-import picocli.CommandLine.ParentCommand;
 
 /**
  * {@code pysandbox sessions list|close}: the sessions of the servers (say, an MCP server) that
@@ -21,16 +20,7 @@ import picocli.CommandLine.ParentCommand;
     mixinStandardHelpOptions = true,
     description = "Show or close the sessions of servers using this data directory.",
     subcommands = {SessionsCommand.ListSessions.class, SessionsCommand.CloseSession.class})
-final class SessionsCommand implements Runnable {
-  @ParentCommand Main main;
-
-  @picocli.CommandLine.Spec picocli.CommandLine.Model.CommandSpec spec;
-
-  @Override
-  public void run() {
-    spec.commandLine().usage(System.err);
-  }
-
+final class SessionsCommand extends CommandGroup {
   @Command(
       name = "list",
       mixinStandardHelpOptions = true,
@@ -38,9 +28,7 @@ final class SessionsCommand implements Runnable {
         "List open sessions.",
         "A session whose server is gone shows as lost (the next server records it so)."
       })
-  static final class ListSessions implements Callable<Integer> {
-    @ParentCommand SessionsCommand sessions;
-
+  static final class ListSessions extends ServiceCommand {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
@@ -49,12 +37,11 @@ final class SessionsCommand implements Runnable {
     @Override
     public Integer call() {
       boolean everyTenant = tenant.all();
-      try (DefaultSandboxService service = sessions.main.openReadOnly()) {
+      try (OperatorService service = openReadOnly()) {
         List<SessionInfo> all =
             everyTenant ? service.allRecordedSessions() : tenant.of(service).listRecordedSessions();
         if (json) {
-          System.out.println(Json.writePretty(all));
-          return 0;
+          return printJson(all);
         }
         String tenantColumn = everyTenant ? "%-20s  " : "%s";
         System.out.printf(
@@ -94,18 +81,20 @@ final class SessionsCommand implements Runnable {
       name = "close",
       mixinStandardHelpOptions = true,
       description = "Close a session (its server kills its sandbox).")
-  static final class CloseSession implements Callable<Integer> {
-    @ParentCommand SessionsCommand sessions;
-
-    @Parameters(paramLabel = "SESSION_ID")
-    String sessionId;
+  static final class CloseSession extends ServiceCommand {
 
     @Mixin TenantOption tenant;
 
+    CloseSession() {
+      super(OperationOptions.of(Operations.CLOSE_SESSION).positional("session_id"));
+    }
+
     @Override
     public Integer call() {
-      try (DefaultSandboxService service = sessions.main.openReadOnly()) {
-        tenant.of(service).closeSession(sessionId);
+      Arguments args = args();
+      String sessionId = args.string("session_id");
+      try (OperatorService service = openReadOnly()) {
+        OperationCalls.call(Operations.CLOSE_SESSION, tenant.of(service), args);
         System.out.println("session " + sessionId + " closed");
         return 0;
       }

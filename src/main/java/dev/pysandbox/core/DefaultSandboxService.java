@@ -11,6 +11,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.LimitRequest;
+import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunOutputs;
@@ -45,7 +46,7 @@ import org.slf4j.LoggerFactory;
  * are cleaned up and the pool is filled in the background, so that an MCP client gets its tool list
  * at once; the first call waits for whatever it needs.
  */
-public final class DefaultSandboxService implements SandboxService, Tenants {
+public final class DefaultSandboxService implements OperatorService {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
 
   private final ServiceWiring core;

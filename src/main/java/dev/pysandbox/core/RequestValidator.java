@@ -10,6 +10,7 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Tier;
 import dev.pysandbox.config.TierCatalog;
+import dev.pysandbox.packages.Requirements;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Pattern;
 
@@ -45,6 +46,8 @@ final class RequestValidator {
     if (req == null) {
       throw PysandboxException.invalid("no request");
     }
+    // The packages' specs are checked here, not by the request value: api sits below packages.
+    Requirements.parse(req.packages());
     Tier named = tier(req.tier());
     int bytes = req.code().getBytes(StandardCharsets.UTF_8).length;
     if (bytes > config.codeMaxBytes()) {

@@ -4,7 +4,6 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
-import dev.pysandbox.api.ServerLoad;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.mcp.McpFace;
 import dev.pysandbox.mcp.McpHttpEndpoint;
@@ -242,7 +241,8 @@ public final class HttpFace {
     ServletContextHandler context = new ServletContextHandler("/");
     context.getServletHandler().setDecodeAmbiguousURIs(true);
     context.setErrorHandler(new JsonErrorHandler.ForServlets());
-    HttpMetrics metrics = new HttpMetrics(inFlight, this::load, this::securityEvents);
+    ServiceGauges gauges = new ServiceGauges(service);
+    HttpMetrics metrics = new HttpMetrics(inFlight, gauges::load, gauges::securityEvents);
     if (service != null) {
       service.recordMetrics(metrics);
     }
@@ -320,25 +320,6 @@ public final class HttpFace {
 
   private boolean ready() {
     return service.checkSetup().ready();
-  }
-
-  /** What the server holds now (sessions, pool, runs), for the gauges. */
-  private ServerLoad load() {
-    try {
-      return service == null ? ServerLoad.NONE : service.load();
-    } catch (RuntimeException e) {
-      return ServerLoad.NONE;
-    }
-  }
-
-  private dev.pysandbox.api.SecurityEventCounts securityEvents() {
-    try {
-      return service == null
-          ? dev.pysandbox.api.SecurityEventCounts.NONE
-          : service.securityEventCounts();
-    } catch (RuntimeException e) {
-      return dev.pysandbox.api.SecurityEventCounts.NONE;
-    }
   }
 
   /** The port listened on (the one picked when {@code http_port} is 0); -1 before start. */

@@ -259,4 +259,15 @@ final class InboundMessages {
   static String abbreviate(String s) {
     return s.length() <= 120 ? s : s.substring(0, 117) + "...";
   }
+
+  /** A message as a log line names it: its method (and a request's id). */
+  static String describe(McpSchema.JSONRPCMessage m) {
+    if (m instanceof McpSchema.JSONRPCRequest r) {
+      return r.method() + " #" + r.id();
+    }
+    if (m instanceof McpSchema.JSONRPCNotification n) {
+      return n.method();
+    }
+    return "a response";
+  }
 }

@@ -247,7 +247,11 @@ final class StdioTransport implements McpServerTransportProvider {
     session
         .handle(message)
         .contextWrite(ctx -> ctx.put(McpTransportContext.KEY, context))
-        .subscribe(null, e -> log.warn("handling {} failed: {}", describe(message), e.toString()));
+        .subscribe(
+            null,
+            e ->
+                log.warn(
+                    "handling {} failed: {}", InboundMessages.describe(message), e.toString()));
   }
 
   private void sendQuietly(McpSchema.JSONRPCMessage message) {
@@ -361,16 +365,6 @@ final class StdioTransport implements McpServerTransportProvider {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  private static String describe(McpSchema.JSONRPCMessage m) {
-    if (m instanceof McpSchema.JSONRPCRequest r) {
-      return r.method() + " #" + r.id();
-    }
-    if (m instanceof McpSchema.JSONRPCNotification n) {
-      return n.method();
-    }
-    return "a response";
   }
 
   /** The session's side: what the SDK sends goes through {@link #send}. */

@@ -42,17 +42,7 @@ public final class OperationCalls {
                 : s.run(executionRequest(a), listener));
     bind(Operations.VALIDATE_CODE, (s, a, l) -> s.validateCode(a.string("code")));
     bind(Operations.CANCEL_RUN, (s, a, l) -> s.cancelRun(a.string("run_id")));
-    bind(
-        Operations.LIST_RUNS,
-        (s, a, l) -> {
-          String status = a.string("status");
-          return s.listRuns(
-              new RunQuery(
-                  a.integer("limit"),
-                  a.integer("offset"),
-                  status == null ? null : RunStatus.fromWire(status),
-                  a.string("session_id")));
-        });
+    bind(Operations.LIST_RUNS, (s, a, l) -> s.listRuns(runQuery(a)));
     bind(
         Operations.GET_RUN,
         (s, a, l) ->
@@ -100,18 +90,7 @@ public final class OperationCalls {
         Operations.EXPORT_SESSION,
         (s, a, l) -> s.exportSession(a.string("session_id"), a.string("format")));
     bind(Operations.GET_RUN_OUTPUTS, (s, a, l) -> s.getRunOutputs(a.string("run_id")));
-    bind(
-        Operations.LIST_SECURITY_EVENTS,
-        (s, a, l) -> {
-          String kind = a.string("kind");
-          return s.listSecurityEvents(
-              new SecurityEventQuery(
-                  a.string("since"),
-                  kind == null ? null : SecurityEvent.Kind.fromWire(kind),
-                  a.string("session_id"),
-                  a.integer("limit"),
-                  a.string("cursor")));
-        });
+    bind(Operations.LIST_SECURITY_EVENTS, (s, a, l) -> s.listSecurityEvents(securityEventQuery(a)));
     bind(Operations.CHECK_SETUP, (s, a, l) -> s.checkSetup());
     bind(
         Operations.CREATE_SESSION,
@@ -176,6 +155,27 @@ public final class OperationCalls {
   }
 
   private OperationCalls() {}
+
+  /** list_runs' query, from its arguments (also for a face's listing of every tenant's). */
+  public static RunQuery runQuery(Arguments a) {
+    String status = a.string("status");
+    return new RunQuery(
+        a.integer("limit"),
+        a.integer("offset"),
+        status == null ? null : RunStatus.fromWire(status),
+        a.string("session_id"));
+  }
+
+  /** list_security_events' query, from its arguments. */
+  public static SecurityEventQuery securityEventQuery(Arguments a) {
+    String kind = a.string("kind");
+    return new SecurityEventQuery(
+        a.string("since"),
+        kind == null ? null : SecurityEvent.Kind.fromWire(kind),
+        a.string("session_id"),
+        a.integer("limit"),
+        a.string("cursor"));
+  }
 
   private static ExecutionRequest executionRequest(Arguments a) {
     return new ExecutionRequest(
