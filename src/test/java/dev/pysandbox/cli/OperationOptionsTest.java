@@ -3,6 +3,7 @@ package dev.pysandbox.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.pysandbox.Fast;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.Operations;
@@ -15,6 +16,7 @@ import picocli.CommandLine.Model.OptionSpec;
  * defaults, required-ness and checks are the declaration's, and no command keeps a default of its
  * own. No sandbox: picocli parses, nothing runs.
  */
+@Fast
 class OperationOptionsTest {
   private static CommandLine command(String... path) {
     CommandLine c = new CommandLine(new Main());
