@@ -98,11 +98,14 @@ final class AuditTrail implements AutoCloseable {
   /**
    * @param notebooks write each finished run's notebooks (else only when asked for)
    */
+  private final KeptBlobs blobs;
+
   AuditTrail(DataLayout layout, Supplier<RunStore> store, TimeSource time, boolean notebooks) {
     this.layout = layout;
     this.store = store;
     this.time = time;
     this.notebooks = notebooks;
+    this.blobs = new KeptBlobs(layout, store);
     for (int i = 0; i < runLocks.length; i++) {
       runLocks[i] = new Object();
     }
@@ -288,6 +291,10 @@ final class AuditTrail implements AutoCloseable {
               + ": cancel it (cancel_run) or wait for it to end before deleting it");
     }
     synchronized (lockOf(run.runId())) {
+      if (!deleteFiles) {
+        // Before the record goes: its files stay on disk where they always were.
+        blobs.restore(run.runId(), layout.runFiles(run.runId()));
+      }
       StoredRun gone =
           store
               .get()
@@ -304,6 +311,9 @@ final class AuditTrail implements AutoCloseable {
           WorkspaceFiles.deleteTree(dir);
         }
       }
+      // A blob another run still references stays; what the tenant's storage shrank by counts.
+      long freed = blobs.release(tenant, run.runId());
+      files += deleteFiles ? freed : 0;
       return new DeleteResult(run.runId(), true, deleteFiles, files, gone.recordBytes());
     }
   }
@@ -327,6 +337,7 @@ final class AuditTrail implements AutoCloseable {
     long records = 0;
     long runs = 0;
     List<String> ids = new ArrayList<>();
+    List<String> counted = new ArrayList<>();
     String reason = "purge_runs older_than_days=" + olderThanDays;
     for (StoredRun r : chosen) {
       long dirBytes = treeBytes(runDir(r.runId()));
@@ -336,14 +347,23 @@ final class AuditTrail implements AutoCloseable {
             continue; // deleted meanwhile by someone else
           }
           WorkspaceFiles.deleteTree(runDir(r.runId()));
+          dirBytes += blobs.release(tenant, r.runId());
         }
       }
       runs++;
+      counted.add(r.runId());
       files += dirBytes;
       records += r.recordBytes();
       if (ids.size() < PurgeResult.MAX_IDS_LISTED) {
         ids.add(r.runId());
       }
+    }
+    if (dryRun) {
+      files += blobs.index().freedBy(tenant, counted);
+    } else {
+      blobs
+          .index()
+          .sweep(blobs::deleteFile); // what a crash between a deletion and its release left
     }
     return new PurgeResult(
         dryRun,
@@ -495,7 +515,11 @@ final class AuditTrail implements AutoCloseable {
 
   private VerifyReport.Problem checkFile(ChainLink link, String path, String sha256) {
     Path dir = link.filesDir() == null ? layout.runFiles(link.runId()) : Path.of(link.filesDir());
-    try (FileStream f = WorkspaceAccess.open(dir, path, "run " + link.runId())) {
+    String where = "run " + link.runId();
+    try (FileStream f =
+        java.util.Objects.requireNonNullElseGet(
+            blobs.stream(link.runId(), path, where),
+            () -> WorkspaceAccess.open(dir, path, where))) {
       if (!f.sha256().equals(sha256)) {
         return new VerifyReport.Problem(
             link.seq(),

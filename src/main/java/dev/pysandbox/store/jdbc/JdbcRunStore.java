@@ -56,6 +56,7 @@ public final class JdbcRunStore implements RunStore {
   private final CachedConnection db;
   private final Clock clock;
   private final SessionRows sessions;
+  private final BlobRows blobs;
 
   /**
    * @param connector opens a connection with every setting the store needs; called now, and again
@@ -75,6 +76,7 @@ public final class JdbcRunStore implements RunStore {
     this.db = new CachedConnection("run store", connector, files);
     this.clock = clock;
     this.sessions = new SessionRows(db, clock);
+    this.blobs = new BlobRows(db, clock);
   }
 
   /**
@@ -558,17 +560,12 @@ public final class JdbcRunStore implements RunStore {
 
   @Override
   public long keptBytes(String tenant) {
-    // SQLite's json_each over the records' file lists: a kept file has its copy's hash and no
-    // reason it was skipped. One indexed scan of the tenant's runs, at the end of a run that
-    // keeps files only.
-    return read(
-        "SELECT coalesce(sum(json_extract(f.value, '$.size_bytes')), 0) AS kept"
-            + " FROM runs r, json_each(r.artifacts_json) f WHERE r.tenant=?"
-            + " AND r.artifacts_dir IS NOT NULL AND r.artifacts_json IS NOT NULL"
-            + " AND json_extract(f.value, '$.sha256') IS NOT NULL"
-            + " AND json_extract(f.value, '$.skipped') IS NULL",
-        ps -> ps.setString(1, Objects.requireNonNull(tenant)),
-        rs -> rs.next() ? rs.getLong("kept") : 0L);
+    return blobs.keptBytes(tenant);
+  }
+
+  @Override
+  public dev.pysandbox.store.BlobIndex blobs() {
+    return blobs;
   }
 
   @Override
