@@ -69,13 +69,7 @@ class AuditTrailTest {
 
   /** Where a kept file's content is: the blob store, by its sha256. */
   private Path blob(RunRecord r, String path) {
-    String sha =
-        r.artifacts().stream()
-            .filter(a -> a.path().equals(path))
-            .findFirst()
-            .orElseThrow()
-            .sha256();
-    return dataDir.resolve("blobs").resolve(sha.substring(0, 2)).resolve(sha);
+    return KeptBlobPaths.of(dataDir, r, path);
   }
 
   private static void awaitFile(Path file) throws InterruptedException {

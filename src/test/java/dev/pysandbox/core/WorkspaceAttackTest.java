@@ -461,8 +461,13 @@ class WorkspaceAttackTest {
       RunRecord r =
           run(id, "for n in ('a', 'b', 'c'):\n    open(n, 'wb').write(b'1' * 15_000_000)\n");
       assertThat(r.killReason()).as(r.message()).isEqualTo(KillReason.DISK_QUOTA);
-      Path kept = dataDir.resolve("blobs");
-      assertThat(Files.isDirectory(kept) ? treeBytes(kept) : 0).isLessThanOrEqualTo(20L << 20);
+      long keptBytes = 0;
+      for (Artifact a : r.artifacts()) {
+        if (a.skipped() == null) {
+          keptBytes += Files.size(blobOf(r, a.path()));
+        }
+      }
+      assertThat(keptBytes).isLessThanOrEqualTo(20L << 20);
       assertThat(r.artifacts())
           .filteredOn(a -> a.skipped() != null)
           .as("what was not kept, and why")
@@ -541,12 +546,6 @@ class WorkspaceAttackTest {
 
   /** Where a run's kept file is: the blob store, by its content's sha256. */
   private Path blobOf(RunRecord r, String path) {
-    String sha =
-        r.artifacts().stream()
-            .filter(a -> a.path().equals(path))
-            .findFirst()
-            .orElseThrow()
-            .sha256();
-    return dataDir.resolve("blobs").resolve(sha.substring(0, 2)).resolve(sha);
+    return KeptBlobPaths.of(dataDir, r, path);
   }
 }
