@@ -13,7 +13,12 @@ import java.time.LocalDate;
  * data_dir/
  *   pysandbox.db            run history, sessions and API keys (SQLite)
  *   config.properties       optional settings
- *   runs/RUN_ID/files/      files a run created or changed, as it left them
+ *   blobs/AA/SHA256         (0700) the files runs kept, each distinct content once (named by its
+ *                           sha256, AA its first two hex digits; which run keeps which is in the
+ *                           database); blobs/tmp/ holds copies being written
+ *   runs/RUN_ID/            a run's notebooks and its output as it happens (events.ndjson);
+ *     files/                files a run kept before the blob store (moved into it at start), or
+ *                           those of a run deleted with delete_files=false
  *   trajectories/TENANT/    (0700) the calls agents made, one JSON object a line (0600 files):
  *     sessions/SESSION_ID.jsonl  the calls that named or made a session
  *     days/YYYY-MM-DD.jsonl      the others (one-shot runs, listings), by day (UTC)

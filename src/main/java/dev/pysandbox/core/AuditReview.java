@@ -54,6 +54,7 @@ final class AuditReview {
   private final Supplier<RunStore> store;
   private final TimeSource time;
   private final AuditTrail writer;
+  private final KeptBlobs blobs;
 
   /**
    * @param writer the writer of the runs' notebooks and seals
@@ -63,6 +64,7 @@ final class AuditReview {
     this.store = store;
     this.time = time;
     this.writer = writer;
+    this.blobs = new KeptBlobs(layout, store);
   }
 
   DeleteResult delete(String tenant, RunRecord run, boolean deleteFiles, String reason) {
@@ -83,6 +85,10 @@ final class AuditReview {
               + ": cancel it (cancel_run) or wait for it to end before deleting it");
     }
     synchronized (writer.lockOf(run.runId())) {
+      if (!deleteFiles) {
+        // Before the record goes: its files stay on disk where they always were.
+        blobs.restore(run.runId(), layout.runFiles(run.runId()));
+      }
       StoredRun gone =
           store
               .get()
@@ -99,6 +105,9 @@ final class AuditReview {
           TreeDeletion.deleteTree(dir);
         }
       }
+      // A blob another run still references stays; what the tenant's storage shrank by counts.
+      long freed = blobs.release(tenant, run.runId());
+      files += deleteFiles ? freed : 0;
       return new DeleteResult(run.runId(), true, deleteFiles, files, gone.recordBytes());
     }
   }
@@ -122,6 +131,7 @@ final class AuditReview {
     long records = 0;
     long runs = 0;
     List<String> ids = new ArrayList<>();
+    List<String> counted = new ArrayList<>();
     String reason = "purge_runs older_than_days=" + olderThanDays;
     for (StoredRun r : chosen) {
       long dirBytes = treeBytes(writer.runDir(r.runId()));
@@ -131,14 +141,23 @@ final class AuditReview {
             continue; // deleted meanwhile by someone else
           }
           TreeDeletion.deleteTree(writer.runDir(r.runId()));
+          dirBytes += blobs.release(tenant, r.runId());
         }
       }
       runs++;
+      counted.add(r.runId());
       files += dirBytes;
       records += r.recordBytes();
       if (ids.size() < PurgeResult.MAX_IDS_LISTED) {
         ids.add(r.runId());
       }
+    }
+    if (dryRun) {
+      files += blobs.index().freedBy(tenant, counted);
+    } else {
+      blobs
+          .index()
+          .sweep(blobs::deleteFile); // what a crash between a deletion and its release left
     }
     return new PurgeResult(
         dryRun,
@@ -289,7 +308,11 @@ final class AuditReview {
 
   private VerifyReport.Problem checkFile(ChainLink link, String path, String sha256) {
     Path dir = link.filesDir() == null ? layout.runFiles(link.runId()) : Path.of(link.filesDir());
-    try (FileStream f = WorkspaceAccess.open(dir, path, "run " + link.runId())) {
+    String where = "run " + link.runId();
+    try (FileStream f =
+        java.util.Objects.requireNonNullElseGet(
+            blobs.stream(link.runId(), path, where),
+            () -> WorkspaceAccess.open(dir, path, where))) {
       if (!f.sha256().equals(sha256)) {
         return new VerifyReport.Problem(
             link.seq(),

@@ -30,13 +30,16 @@ final class FileCollection {
   private final Executor blocking;
   private final CollectBudget.Bounds bounds;
   private final TenantStorage tenantStorage;
+  private final KeptBlobs blobs;
 
   FileCollection(
       DataLayout layout,
       TimeSource clock,
       Executor blocking,
       CollectBudget.Bounds b,
-      TenantStorage tenantStorage) {
+      TenantStorage tenantStorage,
+      KeptBlobs blobs) {
+    this.blobs = blobs;
     this.tenantStorage = tenantStorage;
     this.layout = layout;
     this.clock = clock;
@@ -100,25 +103,27 @@ final class FileCollection {
       CollectBudget spend) {
     run.artifacts(changes); // listed even if keeping them fails
     RunRecord r = run.build();
-    Path target = layout.runFiles(r.runId());
-    // The tightest of the workspace's quota, kept_files_max_mb and what the tenant has left.
+    // The tighter of the workspace's quota and kept_files_max_mb bounds the copies; what the
+    // tenant has left is checked per file once its content is known, since content its runs keep
+    // already costs it nothing (each blob counts once).
     long quota = sandbox.limits().diskBytes();
     String setting = "disk_quota_mb";
     if (spend.keptMaxBytes() < quota) {
       quota = spend.keptMaxBytes();
       setting = "kept_files_max_mb";
     }
-    long tenantLeft = tenantStorage.left(r.tenant());
-    if (tenantLeft < quota) {
-      quota = tenantLeft;
-      setting = RunFiles.TENANT_STORAGE;
+    String tenant = r.tenant() == null ? "" : r.tenant();
+    RunFiles.Kept kept;
+    try (RunFiles.Destination to =
+        blobs.forRun(tenant, r.runId(), tenantStorage.left(r.tenant()))) {
+      kept = RunFiles.keep(workspace, changes, to, quota, setting, spend);
     }
-    RunFiles.Kept kept = RunFiles.keep(workspace, changes, target, quota, setting, spend);
     run.artifacts(kept.artifacts());
     if (kept.kept()) {
-      run.artifactsDir(target.toString());
+      run.artifactsDir(blobs.dir().toString());
     }
     noteCapped(run, kept, setting);
+    noteCapped(run, kept, RunFiles.TENANT_STORAGE);
   }
 
   /** The run's message says how many files the cap left out (each file says why). */

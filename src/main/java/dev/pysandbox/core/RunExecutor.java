@@ -79,7 +79,9 @@ final class RunExecutor {
     this.cancelGraceSeconds = cancelGraceSeconds;
     this.outputMaxBytes = outputMaxBytes;
     this.outputsMaxBytes = outputsMaxBytes;
-    this.files = new FileCollection(layout, clock, blocking, collect, tenantStorage);
+    this.files =
+        new FileCollection(
+            layout, clock, blocking, collect, tenantStorage, new KeptBlobs(layout, store));
     this.records = new FinalRecords(store, clock, finished);
     this.live = live;
     this.provenance = provenance;

@@ -7,57 +7,87 @@ import dev.pysandbox.util.DiskFullException;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Keeps the files a run created or changed, under {@code <data_dir>/runs/<run id>/files/}: regular
- * files only (opened without following a link and without blocking, checked on the descriptor),
- * without setuid, setgid or group/other write bits, sparse files kept sparse, at most the disk
- * quota of data per run, each recorded with the hash of the copy actually kept, once the copy is
- * synced to the disk whole. What is not kept is still listed, with the reason in {@link
- * Artifact#skipped()} (a full disk says which).
+ * Keeps the files a run created or changed: regular files only (opened without following a link and
+ * without blocking, checked on the descriptor), without setuid, setgid or group/other write bits,
+ * sparse files kept sparse, at most the disk quota of data per run, each recorded with the hash of
+ * the copy actually kept, once the copy is synced to the disk whole. Where the copies go is a
+ * {@link Destination}: the blob store for a run's files ({@link KeptBlobs}), a plain directory for
+ * a workspace kept as it was ({@code keep_workspaces}). What is not kept is still listed, with the
+ * reason in {@link Artifact#skipped()} (a full disk says which).
  */
 final class RunFiles {
   /**
    * The artifacts as kept.
    *
    * @param artifacts every change, in the order given; kept ones carry the copy's size and hash
-   * @param kept whether anything was copied (so the run has a files directory)
+   * @param kept whether anything was copied
    */
   record Kept(List<Artifact> artifacts, boolean kept) {}
+
+  /** Where the copies go. */
+  interface Destination extends AutoCloseable {
+    /** Made ready before the first copy (nothing is made when nothing is kept). */
+    void open() throws IOException;
+
+    /** A new, empty file (created with O_EXCL | O_NOFOLLOW) for the copy of {@code parts}. */
+    Copy create(String[] parts, int mode) throws IOException;
+
+    /** Where the copies go, to say which disk is full. */
+    Path where();
+
+    /** Called once, after the last file: whether anything was kept. */
+    void finish(boolean kept);
+
+    @Override
+    void close();
+  }
+
+  /** One copy being written. */
+  interface Copy extends AutoCloseable {
+    Descriptor file();
+
+    /**
+     * The copy is whole and synced: it is kept. Returns {@code null}, or why it is not kept after
+     * all (it is then removed).
+     */
+    String commit(FileContents.Copied copied) throws IOException;
+
+    /** Removes the copy (a failure, a budget spent). */
+    void abandon();
+
+    @Override
+    void close();
+  }
 
   private RunFiles() {}
 
   /**
    * Copies each created or modified file of {@code changes} from {@code workspace} to the same path
-   * under {@code target}, which is created if anything is kept.
+   * under the plain directory {@code target}, which is created if anything is kept.
    *
-   * @param quotaBytes most bytes of data kept for the run (the sandbox's disk quota)
+   * @param quotaBytes most bytes of data kept (the sandbox's disk quota)
    */
   static Kept keep(Path workspace, List<Artifact> changes, Path target, long quotaBytes) {
-    return keep(workspace, changes, target, quotaBytes, "disk_quota_mb", CollectBudget.unlimited());
+    try (Destination to = new DirectoryDestination(target)) {
+      return keep(workspace, changes, to, quotaBytes, "disk_quota_mb", CollectBudget.unlimited());
+    }
   }
 
   /**
-   * As {@link #keep(Path, List, Path, long)}, the copies' hashing charged to {@code spend}: a file
-   * past it is not kept (a copy cut short is removed) and says why.
-   */
-  static Kept keep(
-      Path workspace, List<Artifact> changes, Path target, long quotaBytes, CollectBudget spend) {
-    return keep(workspace, changes, target, quotaBytes, "disk_quota_mb", spend);
-  }
-
-  /**
-   * As {@link #keep(Path, List, Path, long, CollectBudget)}, with the quota named by the setting
-   * that sets it ({@code disk_quota_mb} or {@code kept_files_max_mb}) in what a file not kept says.
+   * As {@link #keep(Path, List, Path, long)}, into {@code to}, the copies' hashing charged to
+   * {@code spend} (a file past it is not kept: a copy cut short is removed, and it says why), with
+   * the quota named by the setting that sets it ({@code disk_quota_mb} or {@code
+   * kept_files_max_mb}) in what a file not kept says.
    */
   static Kept keep(
       Path workspace,
       List<Artifact> changes,
-      Path target,
+      Destination to,
       long quotaBytes,
       String quotaSetting,
       CollectBudget spend) {
@@ -65,7 +95,6 @@ final class RunFiles {
     long left = quotaBytes;
     boolean kept = false;
     Descriptor from = null;
-    Descriptor to = null;
     try {
       for (Artifact a : changes) {
         if (a.change() == ArtifactChange.DELETED || a.skipped() != null) {
@@ -74,21 +103,20 @@ final class RunFiles {
         }
         if (from == null) {
           from = Descriptor.openDirectory(workspace);
-          Files.createDirectories(target);
-          to = Descriptor.openDirectory(target);
+          to.open();
         }
         One done;
         try {
           done = keepOne(from, a, to, left, quotaBytes, quotaSetting, spend);
         } catch (IOException e) {
           // This file only (a read error, a full disk for the copy): the others are still kept.
-          DiskFullException full = DiskFullException.of(e, target, a.sizeBytes());
+          DiskFullException full = DiskFullException.of(e, to.where(), a.sizeBytes());
           done =
               skipped(
                   a,
                   full != null
                       ? "not kept: the data directory's disk is full ("
-                          + DiskFullException.describe(target)
+                          + DiskFullException.describe(to.where())
                           + ")"
                       : "could not be kept (" + e.getMessage() + ")");
         }
@@ -99,23 +127,13 @@ final class RunFiles {
         out.add(done.artifact());
       }
     } catch (IOException e) {
-      throw new UncheckedIOException("cannot keep the files in " + target, e);
+      throw new UncheckedIOException("cannot keep the files in " + to.where(), e);
     } finally {
       if (from != null) {
         from.close();
       }
-      if (to != null) {
-        to.close();
-      }
     }
-    if (!kept && to != null) {
-      TreeDeletion.deleteTree(target);
-      try {
-        Files.deleteIfExists(target.getParent());
-      } catch (IOException e) {
-        // holds something else: left alone
-      }
-    }
+    to.finish(kept);
     return new Kept(out, kept);
   }
 
@@ -125,7 +143,7 @@ final class RunFiles {
   private static One keepOne(
       Descriptor from,
       Artifact a,
-      Descriptor to,
+      Destination to,
       long left,
       long quotaBytes,
       String quotaSetting,
@@ -164,52 +182,39 @@ final class RunFiles {
         spend.skipped(refused);
         return skipped(a, refused);
       }
-      Descriptor dst = to;
-      for (int i = 0; i < parts.length - 1; i++) {
-        byte[] part = bytes(parts[i]);
-        dst.makeDirectory(part, 0755);
-        dst = dst.openDirectory(part);
-        opened.add(dst);
-      }
-      FileContents.Copied c;
-      String spent = null;
-      try (Descriptor copy = dst.createFile(name, (st.permissions() & 0755) | 0600)) {
+      try (Copy copy = to.create(parts, (st.permissions() & 0755) | 0600)) {
+        FileContents.Copied c;
         try {
-          c = FileContents.copy(src, st.size(), copy, left, spend);
-        } catch (CollectBudget.Spent e) {
-          // Removed after the try closes the copy: nothing of a file cut short is kept.
-          spend.skipped(e.getMessage());
-          spent = e.getMessage();
-          c = null;
-        }
-        if (c != null && !c.overBudget()) {
-          // Recorded with its hash only once it is on the disk, whole.
-          copy.sync();
-          long size = copy.stat().size();
-          if (size != c.size()) {
-            throw new IOException("the copy holds " + size + " bytes, not " + c.size());
+          c = FileContents.copy(src, st.size(), copy.file(), left, spend);
+          if (!c.overBudget()) {
+            // Recorded with its hash only once it is on the disk, whole.
+            copy.file().sync();
+            long size = copy.file().stat().size();
+            if (size != c.size()) {
+              throw new IOException("the copy holds " + size + " bytes, not " + c.size());
+            }
           }
-          dst.sync();
+        } catch (CollectBudget.Spent e) {
+          // Nothing of a file cut short is kept.
+          copy.abandon();
+          spend.skipped(e.getMessage());
+          return skipped(a, e.getMessage());
+        } catch (IOException e) {
+          copy.abandon();
+          throw e;
         }
-      } catch (IOException e) {
-        try {
-          dst.unlink(name, false);
-        } catch (IOException gone) {
-          // never created
+        if (c.overBudget()) {
+          copy.abandon();
+          return skipped(a, overQuota(quotaBytes, quotaSetting));
         }
-        throw e;
+        String notKept = copy.commit(c);
+        if (notKept != null) {
+          return skipped(a, notKept);
+        }
+        return new One(
+            new Artifact(a.path(), c.size(), c.sha256(), a.mediaType(), a.change(), null),
+            c.dataBytes());
       }
-      if (spent != null) {
-        dst.unlink(name, false);
-        return skipped(a, spent);
-      }
-      if (c.overBudget()) {
-        dst.unlink(name, false);
-        return skipped(a, overQuota(quotaBytes, quotaSetting));
-      }
-      return new One(
-          new Artifact(a.path(), c.size(), c.sha256(), a.mediaType(), a.change(), null),
-          c.dataBytes());
     } finally {
       for (int i = opened.size() - 1; i >= 0; i--) {
         opened.get(i).close();
@@ -225,7 +230,7 @@ final class RunFiles {
   /** The setting naming what is left of a tenant's storage as the quota. */
   static final String TENANT_STORAGE = "tenant_storage_max_mb";
 
-  private static String overQuota(long quotaBytes, String setting) {
+  static String overQuota(long quotaBytes, String setting) {
     if (setting.equals(TENANT_STORAGE)) {
       return "not kept: the tenant's runs would keep more than it may (delete or purge runs to"
           + " free room; "
@@ -243,7 +248,7 @@ final class RunFiles {
         + ")";
   }
 
-  private static byte[] bytes(String name) {
+  static byte[] bytes(String name) {
     return name.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -214,7 +214,13 @@ final class ServiceWiring {
             layout.imagesDir(),
             budgets);
     this.artifacts =
-        new Artifacts(layout, config.readMaxBytes(), sessions, this::storedRun, budgets);
+        new Artifacts(
+            layout,
+            config.readMaxBytes(),
+            sessions,
+            this::storedRun,
+            budgets,
+            new KeptBlobs(layout, this::store));
     this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
     this.egress = new EgressWays(config, securityEvents, instances.id());
@@ -357,7 +363,12 @@ final class ServiceWiring {
 
   private RunStore openStore() {
     RunStore s = StoreFactory.openRunStore(layout, time, readOnly);
-    return readOnly ? s : cleanup.recordLost(s);
+    if (readOnly) {
+      return s;
+    }
+    s = cleanup.recordLost(s);
+    new BlobMigration(layout, s).run(); // before any run or reader: old runs' files moved
+    return s;
   }
 
   private void startBackend() {

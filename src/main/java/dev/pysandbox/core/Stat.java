@@ -8,8 +8,9 @@ package dev.pysandbox.core;
  * @param allocated bytes of disk it takes ({@code st_blocks * 512}): what a sparse file, a
  *     directory or a long symbolic link really cost
  * @param mtimeNanos modification time, in nanoseconds since the epoch
+ * @param links hard links to it ({@code st_nlink}): a blob with more than one was planted
  */
-record Stat(int mode, long size, long allocated, long dev, long ino, long mtimeNanos) {
+record Stat(int mode, long size, long allocated, long dev, long ino, long mtimeNanos, long links) {
   private static final int S_IFMT = 0170000;
   private static final int S_IFREG = 0100000;
   private static final int S_IFDIR = 0040000;
@@ -21,7 +22,7 @@ record Stat(int mode, long size, long allocated, long dev, long ino, long mtimeN
   record Key(long dev, long ino) {}
 
   static Stat of(long[] v) {
-    return new Stat((int) v[0], v[1], v[2], v[3], v[4], v[5]);
+    return new Stat((int) v[0], v[1], v[2], v[3], v[4], v[5], v[6]);
   }
 
   Key key() {

@@ -76,7 +76,12 @@ final class WorkspaceAccess {
    */
   static ArtifactContent read(
       Path root, String path, long maxSizeBytes, long readMaxBytes, String where) {
-    Opened opened = openRegular(root, path, where);
+    return read(openRegular(root, path, where), path, maxSizeBytes, readMaxBytes, where);
+  }
+
+  /** As {@link #read(Path, String, long, long, String)}, of a file already opened (and closed). */
+  static ArtifactContent read(
+      Opened opened, String path, long maxSizeBytes, long readMaxBytes, String where) {
     try (Descriptor file = opened.file()) {
       Stat st = opened.stat();
       long cap = Math.min(maxSizeBytes, readMaxBytes);
@@ -107,7 +112,11 @@ final class WorkspaceAccess {
    * @throws PysandboxException as {@link #openRegular}
    */
   static FileStream open(Path root, String path, String where) {
-    Opened opened = openRegular(root, path, where);
+    return stream(openRegular(root, path, where), path, where);
+  }
+
+  /** As {@link #open(Path, String, String)}, of a file already opened (closed with the stream). */
+  static FileStream stream(Opened opened, String path, String where) {
     Descriptor file = opened.file();
     try {
       Stat st = opened.stat();
@@ -130,7 +139,7 @@ final class WorkspaceAccess {
   }
 
   /** A regular file opened by descriptor, and what {@code fstat} said about it. */
-  private record Opened(Descriptor file, Stat stat) {}
+  record Opened(Descriptor file, Stat stat) {}
 
   /**
    * Opens one regular file under {@code root}: each directory on the way opened relative to its

@@ -174,10 +174,14 @@ public interface RunStore extends AutoCloseable {
       String tenant, java.time.Instant before, dev.pysandbox.api.RunStatus status, int limit);
 
   /**
-   * Bytes of the files a tenant's runs keep, as their records list them (each kept file's size;
-   * deleted runs and files not kept count nothing): what {@code tenant_storage_max_mb} bounds.
+   * Bytes of the files a tenant's runs keep: the sizes of the distinct blobs they reference, each
+   * once however many runs keep it ({@link BlobIndex#keptBytes}); what {@code
+   * tenant_storage_max_mb} bounds.
    */
   long keptBytes(String tenant);
+
+  /** Which blob each run's kept file is (content-addressed kept files). */
+  BlobIndex blobs();
 
   /** A tenant's runs of one session, oldest first, with their code. */
   java.util.List<RunRecord> sessionRuns(String tenant, String sessionId, int limit);

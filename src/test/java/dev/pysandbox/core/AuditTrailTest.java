@@ -70,6 +70,11 @@ class AuditTrailTest {
     return new DataLayout(dataDir).runsDir().resolve(runId);
   }
 
+  /** Where a kept file's content is: the blob store, by its sha256. */
+  private Path blob(RunRecord r, String path) {
+    return KeptBlobPaths.of(dataDir, r, path);
+  }
+
   private static void awaitFile(Path file) throws InterruptedException {
     Await.until(file + " exists", () -> Files.exists(file), exists -> exists);
   }
@@ -201,7 +206,7 @@ class AuditTrailTest {
   void delete_removesTheRecordAndItsFiles_refusesARunningRun_andTheChainStillVerifies()
       throws Exception {
     RunRecord kept = run(null, "open('out.txt', 'w').write('x' * 1000)", null);
-    assertThat(runDir(kept.runId()).resolve("files/out.txt")).exists();
+    assertThat(blob(kept, "out.txt")).exists();
     RunRecord other = run(null, "print(2)", null);
 
     assertThatThrownBy(() -> service.forTenant("other").deleteRun(kept.runId(), true))
@@ -211,6 +216,7 @@ class AuditTrailTest {
     DeleteResult d = service.deleteRun(kept.runId(), true);
     assertThat(d.deleted()).isTrue();
     assertThat(d.filesBytes()).isGreaterThanOrEqualTo(1000);
+    assertThat(blob(kept, "out.txt")).as("no other run keeps it").doesNotExist();
     assertThat(runDir(kept.runId())).doesNotExist();
     assertThatThrownBy(() -> service.getRun(kept.runId(), false))
         .isInstanceOfSatisfying(
@@ -280,7 +286,7 @@ class AuditTrailTest {
     assertThat(service.verifyRecords().ok()).isTrue();
 
     sql("UPDATE runs SET stdout = 'A' || substr(stdout, 2) WHERE id = '" + a.runId() + "'");
-    Path file = runDir(b.runId()).resolve("files/data.bin");
+    Path file = blob(b, "data.bin");
     byte[] data = Files.readAllBytes(file);
     data[100] ^= 1;
     Files.write(file, data);

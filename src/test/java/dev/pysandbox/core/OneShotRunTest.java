@@ -241,10 +241,11 @@ class OneShotRunTest {
     assertThat(r.artifacts())
         .extracting(a -> a.path() + ":" + a.sizeBytes() + ":" + a.mediaType() + ":" + a.change())
         .containsExactly("report.txt:5:text/plain:created", "sub/data.csv:8:text/csv:created");
-    Path dir = Path.of(r.artifactsDir());
-    assertThat(Files.readString(dir.resolve("report.txt"))).isEqualTo("hello");
-    assertThat(r.artifacts().get(0).sha256())
-        .isEqualTo("2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824");
+    // Kept in the blob store, named by its content's sha256.
+    String sha = "2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824";
+    assertThat(r.artifacts().get(0).sha256()).isEqualTo(sha);
+    Path blob = Path.of(r.artifactsDir()).resolve(sha.substring(0, 2)).resolve(sha);
+    assertThat(Files.readString(blob)).isEqualTo("hello");
   }
 
   @Test

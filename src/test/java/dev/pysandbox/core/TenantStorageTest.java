@@ -9,7 +9,6 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -63,7 +62,10 @@ class TenantStorageTest {
       assertThat(artifact(bobs, "one.bin").skipped()).as("another tenant has its own").isNull();
 
       alice.deleteRun(first.runId(), true);
-      assertThat(Files.exists(Path.of(first.artifactsDir()))).isFalse();
+      String sha = artifact(first, "one.bin").sha256();
+      assertThat(Path.of(first.artifactsDir()).resolve(sha.substring(0, 2)).resolve(sha))
+          .as("its blob, referenced by no other run, is gone")
+          .doesNotExist();
       RunRecord third = alice.run(write("three.bin", 1536));
       assertThat(artifact(third, "three.bin").skipped()).as("the deleted run freed room").isNull();
     }

@@ -21,7 +21,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermission;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -445,7 +444,7 @@ class WorkspaceAttackTest {
               "with open('sparse', 'wb') as f:\n    f.truncate(300_000_000)\n"
                   + "    f.seek(100_000_000)\n    f.write(b'data')");
       assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-      Path kept = dataDir.resolve("runs").resolve(r.runId()).resolve("files/sparse");
+      Path kept = blobOf(r, "sparse");
       assertThat(Files.size(kept)).isEqualTo(300_000_000);
       assertThat(allocatedBytes(kept)).as("blocks the kept copy takes").isLessThan(1 << 20);
       assertThat(r.artifacts())
@@ -463,8 +462,13 @@ class WorkspaceAttackTest {
       RunRecord r =
           run(id, "for n in ('a', 'b', 'c'):\n    open(n, 'wb').write(b'1' * 15_000_000)\n");
       assertThat(r.killReason()).as(r.message()).isEqualTo(KillReason.DISK_QUOTA);
-      Path kept = dataDir.resolve("runs").resolve(r.runId()).resolve("files");
-      assertThat(Files.isDirectory(kept) ? treeBytes(kept) : 0).isLessThanOrEqualTo(20L << 20);
+      long keptBytes = 0;
+      for (Artifact a : r.artifacts()) {
+        if (a.skipped() == null) {
+          keptBytes += Files.size(blobOf(r, a.path()));
+        }
+      }
+      assertThat(keptBytes).isLessThanOrEqualTo(20L << 20);
       assertThat(r.artifacts())
           .filteredOn(a -> a.skipped() != null)
           .as("what was not kept, and why")
@@ -491,7 +495,7 @@ class WorkspaceAttackTest {
         RunRecord r = run(id, "pass");
         for (Artifact a : r.artifacts()) {
           if (a.path().equals("r") && a.sha256() != null) {
-            Path kept = dataDir.resolve("runs").resolve(r.runId()).resolve("files/r");
+            Path kept = blobOf(r, "r");
             assertThat(sha256(kept)).as("the kept copy of run " + i).isEqualTo(a.sha256());
             compared++;
           }
@@ -511,14 +515,14 @@ class WorkspaceAttackTest {
                 + "open('suid', 'w').write('s')\nos.chmod('suid', 0o6755)\n"
                 + "os.symlink('/etc/passwd', 'link')\nos.mkfifo('fifo')");
     assertThat(r.status()).as(r.message()).isEqualTo(RunStatus.SUCCEEDED);
-    Path kept = dataDir.resolve("runs").resolve(r.runId()).resolve("files");
-    try (Stream<Path> all = Files.walk(kept)) {
-      assertThat(all.filter(p -> !p.equals(kept)).map(p -> kept.relativize(p).toString()))
-          .containsExactlyInAnyOrder("plain.txt", "suid");
-    }
-    assertThat(Files.getPosixFilePermissions(kept.resolve("suid"), LinkOption.NOFOLLOW_LINKS))
-        .contains(PosixFilePermission.OWNER_EXECUTE);
-    assertThat(allModeBits(kept.resolve("suid")) & 06000).as("setuid and setgid bits").isZero();
+    assertThat(r.artifacts())
+        .filteredOn(a -> a.skipped() == null)
+        .extracting(Artifact::path)
+        .containsExactlyInAnyOrder("plain.txt", "suid");
+    // Kept by content in the blob store: a plain file, owner-only, never setuid or setgid.
+    Path suid = blobOf(r, "suid");
+    assertThat(Files.isRegularFile(suid, LinkOption.NOFOLLOW_LINKS)).isTrue();
+    assertThat(allModeBits(suid) & 06077).as("setuid, setgid, group and other bits").isZero();
     assertThat(r.artifacts())
         .filteredOn(a -> a.skipped() != null)
         .extracting(Artifact::path)
@@ -539,5 +543,10 @@ class WorkspaceAttackTest {
 
   static int allModeBits(Path p) throws IOException {
     return (Integer) Files.getAttribute(p, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+  }
+
+  /** Where a run's kept file is: the blob store, by its content's sha256. */
+  private Path blobOf(RunRecord r, String path) {
+    return KeptBlobPaths.of(dataDir, r, path);
   }
 }

@@ -235,7 +235,8 @@ class AuditIT {
     assertThat(ok.exit()).as(ok.stdout() + ok.stderr()).isZero();
     assertThat(ok.stdout()).startsWith("OK:").contains("chain head");
 
-    Path kept = dataDir.resolve("runs").resolve(runId).resolve("files").resolve("kept.bin");
+    String sha = run.path("artifacts").get(0).path("sha256").asText();
+    Path kept = dataDir.resolve("blobs").resolve(sha.substring(0, 2)).resolve(sha);
     byte[] data = Files.readAllBytes(kept);
     data[7] ^= 0x20;
     Files.write(kept, data);

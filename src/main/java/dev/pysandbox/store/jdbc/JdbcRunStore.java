@@ -48,6 +48,7 @@ public final class JdbcRunStore implements RunStore {
   private final ApprovalRows approvals;
   private final SessionStepRows steps;
   private final SessionRows sessions;
+  private final BlobRows blobs;
 
   /**
    * @param connector opens a connection with every setting the store needs; called now, and again
@@ -72,6 +73,7 @@ public final class JdbcRunStore implements RunStore {
     this.approvals = new ApprovalRows(db);
     this.steps = new SessionStepRows(db);
     this.sessions = new SessionRows(db, clock);
+    this.blobs = new BlobRows(db, clock);
   }
 
   /**
@@ -189,7 +191,12 @@ public final class JdbcRunStore implements RunStore {
 
   @Override
   public long keptBytes(String tenant) {
-    return stored.keptBytes(tenant);
+    return blobs.keptBytes(tenant);
+  }
+
+  @Override
+  public dev.pysandbox.store.BlobIndex blobs() {
+    return blobs;
   }
 
   // -- approvals ---------------------------------------------------------------------------------
