@@ -33,9 +33,9 @@ import org.slf4j.LoggerFactory;
  * waiting run is recorded {@code awaiting_approval} with its findings and a pending approval;
  * nothing executes. The decision comes from a person: the face's own prompt (MCP elicitation, on
  * the caller's thread), the command line or an approver's key over REST, all of them one
- * conditional write so that exactly one decision wins. What runs once approved, and where, is
- * {@link ApprovedRuns}' (through the one run path, {@link Runs}); an approval not decided within
- * {@code approval_ttl} expires and its run never runs.
+ * conditional write so that exactly one decision wins. What runs once approved, and where, is the
+ * run path's (an approved run runs as any other); an approval not decided within {@code
+ * approval_ttl} expires and its run never runs.
  */
 final class Approvals {
   private static final Logger log = LoggerFactory.getLogger(Approvals.class);
@@ -85,7 +85,7 @@ final class Approvals {
 
   /**
    * Records the run as {@code awaiting_approval} with a pending approval, tells the listener it is
-   * recorded, and asks it for a decision (which {@link Runs} then decides, and runs if approved).
+   * recorded, and asks it for a decision (which the run path then decides, and runs if approved).
    *
    * @param runId the run's id, chosen as its request came in; it keeps it when it runs
    * @param oneShotLimits the sandbox limits a one-shot run will get, or null for the defaults
@@ -204,7 +204,7 @@ final class Approvals {
    *     null for the host's operator (the command line)
    * @param via {@code cli}, {@code rest}, {@code elicitation} or {@code agent}
    * @return the approval as it was held (pending), with the server holding it; a denied run is
-   *     ended here, an approved one is {@link ApprovedRuns}' to start
+   *     ended here, an approved one is the run path's to start
    * @throws PysandboxException {@code not_found} for an unknown approval, {@code approval_expired}
    *     when its time ran out, {@code invalid_argument} when it was decided already
    */

@@ -17,15 +17,15 @@ import java.util.concurrent.TimeUnit;
 /**
  * The runner's answer to an execution, written onto the run's record: output, result, displays,
  * {@code __outputs__} (refused past {@code outputs_max_mb}), the status it reports and the imports
- * its policy refused. What the code reports is read here; what the server saw for itself (limits, a
- * lost sandbox) is {@link Execution}'s and {@link ExecutionWatch}'s and has the last word.
+ * its policy refused. What the code reports is read here; what the server saw for itself (a limit,
+ * a lost sandbox) has the last word over it.
  */
 final class ExecReplies {
   private static final ObjectMapper JSON = Json.mapper();
 
   private ExecReplies() {}
 
-  static void finished(WorkerReply r, Execution.Guard guard, RunRecord.Builder run) {
+  static void finished(WorkerReply r, long outputsMaxBytes, RunRecord.Builder run) {
     ObjectNode f = r.frame();
     output(r, run);
     run.durationMs(TimeUnit.NANOSECONDS.toMillis(r.elapsedNanos()));
@@ -41,7 +41,7 @@ final class ExecReplies {
     }
     run.displays(displays);
     JsonNode outputs = f.path("outputs");
-    String rejected = SandboxValues.rejectedOutputs(outputs, guard.outputsMaxBytes());
+    String rejected = SandboxValues.rejectedOutputs(outputs, outputsMaxBytes);
     List<String> nonJson = new ArrayList<>();
     if (rejected == null) {
       run.outputs(outputs.has("values") ? map(outputs.get("values")) : Map.of());

@@ -60,19 +60,6 @@ final class Execution {
     }
   }
 
-  /**
-   * The limits the server enforces while a run is in flight (the kernel enforces memory, processes
-   * and CPU by itself).
-   *
-   * @param outputMaxBytes stdout and stderr together, kept or not
-   * @param outputsMaxBytes {@code __outputs__} as JSON ({@code outputs_max_mb})
-   * @param workspaceBytesBefore the workspace's size before the run: the quota stops a run that
-   *     grows it past the limit, not one that found it already there
-   * @param graceMillis after a KeyboardInterrupt for a limit, how long before the sandbox is killed
-   */
-  record Guard(
-      long outputMaxBytes, long outputsMaxBytes, long workspaceBytesBefore, long graceMillis) {}
-
   /** How often the server looks at output, disk and the cgroup while a run is in flight. */
   static final long POLL_MILLIS = 200;
 
@@ -86,7 +73,7 @@ final class Execution {
       ActiveRun active,
       String code,
       int timeoutSeconds,
-      Guard guard,
+      ExecutionWatch.Guard guard,
       TimeSource time,
       RunRecord.Builder run) {
     Sandbox sandbox = active.sandbox();
@@ -118,7 +105,8 @@ final class Execution {
    * Output that arrived between runs leads this run's stdout and stderr: say so, and how much (its
    * own limit is output_max_mb too, and past it the session's other processes were killed).
    */
-  private static void noteIdleOutput(long bytes, Guard guard, RunRecord.Builder run) {
+  private static void noteIdleOutput(
+      long bytes, ExecutionWatch.Guard guard, RunRecord.Builder run) {
     if (bytes <= 0) {
       return;
     }
@@ -158,7 +146,7 @@ final class Execution {
       ActiveRun active,
       String code,
       int timeoutSeconds,
-      Guard guard,
+      ExecutionWatch.Guard guard,
       ExecutionWatch watch,
       TimeSource time,
       RunRecord.Builder run) {
@@ -190,7 +178,7 @@ final class Execution {
           WorkerReply r =
               reply.get(
                   Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)), TimeUnit.NANOSECONDS);
-          ExecReplies.finished(r, guard, run);
+          ExecReplies.finished(r, guard.outputsMaxBytes(), run);
           active.deniedImports(ExecReplies.deniedImports(r.frame()));
           if (watch.endOfRun() && breach == null) {
             // Whatever the code made of the failed fork, what it started may still be forking:

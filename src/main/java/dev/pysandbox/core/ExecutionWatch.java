@@ -13,21 +13,34 @@ import dev.pysandbox.util.TimeSource;
  * The limits the server enforces itself while a run is in flight, looked at between polls: output
  * ({@code output_max_mb}), the workspace's size ({@code disk_quota_mb}, when the workspace is no
  * file system of its own) and the pids limit's hits; and, once the run has answered, the limits a
- * failed run may still have failed on. Apart from {@link Execution}, which waits and kills, so that
- * what counts as a breach is read in one place.
+ * failed run may still have failed on. Apart from the execution's wait and kill, so that what
+ * counts as a breach is read in one place.
  */
 final class ExecutionWatch {
+  /**
+   * The limits the server enforces while a run is in flight (the kernel enforces memory, processes
+   * and CPU by itself).
+   *
+   * @param outputMaxBytes stdout and stderr together, kept or not
+   * @param outputsMaxBytes {@code __outputs__} as JSON ({@code outputs_max_mb})
+   * @param workspaceBytesBefore the workspace's size before the run: the quota stops a run that
+   *     grows it past the limit, not one that found it already there
+   * @param graceMillis after a KeyboardInterrupt for a limit, how long before the sandbox is killed
+   */
+  record Guard(
+      long outputMaxBytes, long outputsMaxBytes, long workspaceBytesBefore, long graceMillis) {}
+
   /** A limit the server found passed while the run was in flight. */
   record Breach(KillReason reason, String message) {}
 
   private final Sandbox sandbox;
-  private final Execution.Guard guard;
+  private final Guard guard;
   final ResourceUsage before;
   private ResourceUsage atEnd;
   private final TimeSource time;
   private long nextDiskCheck;
 
-  ExecutionWatch(Sandbox sandbox, Execution.Guard guard, ResourceUsage before, TimeSource time) {
+  ExecutionWatch(Sandbox sandbox, Guard guard, ResourceUsage before, TimeSource time) {
     this.sandbox = sandbox;
     this.guard = guard;
     this.before = before;

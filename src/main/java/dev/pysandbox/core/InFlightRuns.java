@@ -23,7 +23,7 @@ import org.slf4j.LoggerFactory;
  * The runs in flight on this server, as {@code cancel_run}, a waiting {@code get_run}, the gauges
  * and a stopping server see them: each registered before it is recorded (so that a cancel never
  * finds a running run it cannot reach) and released once it has ended. Cancel, interrupt and drain
- * act on runs here; what a run does is {@link RunExecutor}'s.
+ * act on runs here; what a run does is the executor's.
  */
 final class InFlightRuns {
   private static final Logger log = LoggerFactory.getLogger(InFlightRuns.class);

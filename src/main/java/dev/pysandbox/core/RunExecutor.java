@@ -22,7 +22,7 @@ import org.slf4j.LoggerFactory;
  * The steps every run takes, wherever it runs: it is registered and recorded {@code running} as it
  * begins, executed under its limits, and its final state stored in one write with the security
  * events it gave rise to. Where the sandbox comes from and what happens to its files is the place's
- * ({@link OneShotRun}, {@link SessionRun}); the runs in flight are {@link InFlightRuns}'.
+ * (a {@link RunPlace}); the runs in flight are {@link InFlightRuns}'.
  */
 final class RunExecutor {
   private static final Logger log = LoggerFactory.getLogger(RunExecutor.class);
@@ -208,8 +208,8 @@ final class RunExecutor {
       Execution.interrupted(run, a.interruptedBy());
       return new Execution.Outcome(run, true);
     }
-    Execution.Guard guard =
-        new Execution.Guard(
+    ExecutionWatch.Guard guard =
+        new ExecutionWatch.Guard(
             outputMaxBytes,
             outputsMaxBytes,
             workspaceBytesBefore,

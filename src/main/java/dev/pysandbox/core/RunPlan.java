@@ -9,10 +9,10 @@ import dev.pysandbox.packages.Requirement;
 import java.util.List;
 
 /**
- * A run as {@link Runs} decided it before it begins: its id (chosen once, at the start, and held as
+ * A run as the run path decided it before it begins: its id (chosen once, at the start, and held as
  * a value from there on: a run held for approval keeps it when it runs), what runs, under which
- * limits, and how its record opens. The one input of both places a run can happen ({@link
- * OneShotRun}, {@link SessionRun}).
+ * limits, and how its record opens. The one input of both places a run can happen (a fresh sandbox,
+ * or its session's).
  *
  * @param sessionId its session, or null for a one-shot run
  * @param tier the tier of a one-shot run's sandbox, and of a session the run opens

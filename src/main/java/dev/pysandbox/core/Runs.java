@@ -27,9 +27,8 @@ import org.slf4j.MDC;
  * A run from its request to its record, by one flow: validated, its id chosen (once: a run held for
  * approval keeps it when it runs), held when {@link ApprovalPolicy} says it waits for a person, and
  * otherwise planned ({@link RunPlan}) and run in its place, a fresh sandbox ({@link OneShotRun}) or
- * its session's ({@link SessionRun}). A run approved later ({@link ApprovedRuns}) takes the same
- * flow from its held record. The run's id (and its session's) is in the logging context of the
- * thread that runs it.
+ * its session's ({@link SessionRun}). A run approved later takes the same flow from its held
+ * record. The run's id (and its session's) is in the logging context of the thread that runs it.
  */
 final class Runs {
   private static final Logger log = LoggerFactory.getLogger(Runs.class);

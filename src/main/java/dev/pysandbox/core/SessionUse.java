@@ -15,7 +15,7 @@ import org.slf4j.LoggerFactory;
  * One operation at a time per session, on a live sandbox: a call holds the session's lock for the
  * whole of its operation (a second one gets {@code session_busy} instead of waiting), finds it dead
  * when its sandbox is gone (a death while idle is told once), and marks it dead when an operation
- * lost the sandbox. Apart from {@link SessionManager}, which makes, finds and ends sessions.
+ * lost the sandbox. Apart from the registry of sessions, which makes, finds and ends them.
  */
 final class SessionUse {
   private static final Logger log = LoggerFactory.getLogger(SessionUse.class);

@@ -41,8 +41,8 @@ import java.util.concurrent.TimeUnit;
  * ApprovedRuns} …), so that sessions are looked up by (tenant, id), runs are listed by tenant, and
  * a run or session of another tenant answers exactly as one that does not exist ({@code not_found},
  * the same message, the same path through the code). Cheap: a view holds no state but its tenant's
- * name. {@link DefaultSandboxService} is the view of the tenant {@code local}, with the server's
- * own calls added.
+ * name. The server's own service is the view of the tenant {@code local}, with the server's own
+ * calls added.
  */
 class TenantView implements SandboxService {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(TenantView.class);
@@ -379,7 +379,7 @@ class TenantView implements SandboxService {
     core.trajectory.record(tenant, call);
   }
 
-  /** A view owns nothing: the core is closed by its owner ({@link DefaultSandboxService}). */
+  /** A view owns nothing: the core is closed by its owner (the server's own service). */
   @Override
   public void close() {}
 }

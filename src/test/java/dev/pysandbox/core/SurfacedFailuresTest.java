@@ -117,7 +117,7 @@ class SurfacedFailuresTest {
         active,
         "import time\ntime.sleep(30)",
         1,
-        new Execution.Guard(64L << 20, 8L << 20, 0, 2000),
+        new ExecutionWatch.Guard(64L << 20, 8L << 20, 0, 2000),
         TimeSource.system(),
         run);
 
