@@ -8,7 +8,6 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.api.RiskFinding;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
@@ -20,14 +19,9 @@ import dev.pysandbox.util.Sha256;
 import dev.pysandbox.util.TimeSource;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
 import java.util.function.Predicate;
 import java.util.function.Supplier;
@@ -35,16 +29,13 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Runs held for a person's decision. Which runs wait is decided before anything runs: the code is
- * analysed ({@link CodeAnalysis}) when the call asks for approval or the server's {@code
- * approval_policy} is not {@code off}, and a run waits when the policy is {@code always} or a
- * finding is at or above {@code approval_threshold} (a run the analysis could not look at waits
- * too: failing closed). A waiting run is recorded {@code awaiting_approval} with its findings and a
- * pending approval; nothing executes. The decision comes from a person: the face's own prompt (MCP
- * elicitation, on the caller's thread), the command line or an approver's key over REST, all of
- * them one conditional write so that exactly one decision wins. The server that holds the run
- * executes it once approved (a live server adopts the approved runs of a dead one); an approval not
- * decided within {@code approval_ttl} expires and its run never runs.
+ * The records of runs held for a person's decision (which runs wait is {@link ApprovalPolicy}'s). A
+ * waiting run is recorded {@code awaiting_approval} with its findings and a pending approval;
+ * nothing executes. The decision comes from a person: the face's own prompt (MCP elicitation, on
+ * the caller's thread), the command line or an approver's key over REST, all of them one
+ * conditional write so that exactly one decision wins. What runs once approved, and where, is the
+ * run path's (an approved run runs as any other); an approval not decided within {@code
+ * approval_ttl} expires and its run never runs.
  */
 final class Approvals {
   private static final Logger log = LoggerFactory.getLogger(Approvals.class);
@@ -52,148 +43,64 @@ final class Approvals {
   /** The most pending approvals a list shows. */
   static final int MAX_LISTED = 1000;
 
-  /** Runs an approved run in its session or a fresh sandbox (the core's run path). */
-  @FunctionalInterface
-  interface Runner {
-    RunRecord runApproved(String tenant, RunRecord stored, RunListener listener);
-  }
-
-  /**
-   * What the analysis said of a request.
-   *
-   * @param findings every finding, most severe first
-   * @param why why the run must wait, or null when it runs at once
-   */
-  record Verdict(List<RiskFinding> findings, String why) {
-    boolean mustWait() {
-      return why != null;
-    }
-  }
-
   private final PysandboxConfig config;
   private final Supplier<RunStore> store;
   private final TimeSource time;
-  private final CodeAnalysis analysis;
   private final SecurityEventLog events;
   private final String instanceId;
   private final Predicate<String> instanceAlive;
-  private final Executor blocking;
   private final String backendName;
   private final Supplier<Provenance> provenance;
   private final Consumer<RunRecord> finished;
-  private final Set<String> executing = ConcurrentHashMap.newKeySet();
-  private volatile Runner runner;
 
   Approvals(
       PysandboxConfig config,
       Supplier<RunStore> store,
       TimeSource time,
-      CodeAnalysis analysis,
       SecurityEventLog events,
       String instanceId,
       Predicate<String> instanceAlive,
-      Executor blocking,
       String backendName,
       Supplier<Provenance> provenance,
       Consumer<RunRecord> finished) {
     this.config = config;
     this.store = store;
     this.time = time;
-    this.analysis = analysis;
     this.events = events;
     this.instanceId = instanceId;
     this.instanceAlive = instanceAlive;
-    this.blocking = blocking;
     this.backendName = backendName;
     this.provenance = provenance;
     this.finished = finished;
   }
 
-  /** How approved runs are executed; set once the core's run path exists. */
-  void runWith(Runner runner) {
-    this.runner = runner;
-  }
+  /**
+   * A run recorded as held, and the decision its caller's prompt gave at once, if any.
+   *
+   * @param decision null when the prompt gave none (or there was no prompt)
+   */
+  record Held(String approvalId, ApprovalDecision decision) {}
 
   // -- before a run ------------------------------------------------------------------------------
 
   /**
-   * Analyses the request's code when the call or the policy asks for approval.
-   *
-   * @return null when no analysis is asked for (the policy is off and the call did not ask)
-   */
-  Verdict verdict(ExecutionRequest request) {
-    boolean asked = Boolean.TRUE.equals(request.requireApproval());
-    String policy = config.approvalPolicy();
-    if (!asked && policy.equals("off")) {
-      return null;
-    }
-    List<RiskFinding> findings;
-    try {
-      findings =
-          analysis.analyze(request.code()).riskFindings().stream()
-              .sorted(Comparator.comparingInt((RiskFinding f) -> -RiskFinding.rank(f.severity())))
-              .toList();
-    } catch (RuntimeException e) {
-      findings =
-          List.of(
-              new RiskFinding(
-                  "analysis_unavailable",
-                  "critical",
-                  "the code could not be analysed ("
-                      + e.getMessage()
-                      + "), so it waits for a person (failing closed)",
-                  null,
-                  null,
-                  null));
-    }
-    String threshold = config.approvalThreshold();
-    List<RiskFinding> over = findings.stream().filter(f -> f.atLeast(threshold)).toList();
-    if (policy.equals("always")) {
-      return new Verdict(findings, "the server's approval_policy is always");
-    }
-    if (!over.isEmpty()) {
-      StringBuilder why =
-          new StringBuilder()
-              .append(over.size())
-              .append(over.size() == 1 ? " finding" : " findings")
-              .append(" at or above ")
-              .append(threshold)
-              .append(": ");
-      for (int i = 0; i < Math.min(3, over.size()); i++) {
-        RiskFinding f = over.get(i);
-        why.append(i == 0 ? "" : "; ")
-            .append(f.severity())
-            .append(' ')
-            .append(f.rule())
-            .append(f.line() == null ? "" : " (line " + f.line() + ")");
-      }
-      if (over.size() > 3) {
-        why.append("; …");
-      }
-      return new Verdict(findings, why.toString());
-    }
-    return new Verdict(findings, null);
-  }
-
-  /**
    * Records the run as {@code awaiting_approval} with a pending approval, tells the listener it is
-   * recorded, and asks it for a decision; with one, decides it at once (an approved run then runs
-   * on this thread, and its end is returned).
+   * recorded, and asks it for a decision (which the run path then decides, and runs if approved).
    *
+   * @param runId the run's id, chosen as its request came in; it keeps it when it runs
    * @param oneShotLimits the sandbox limits a one-shot run will get, or null for the defaults
    * @param tier the tier it runs in once approved, or null for its session's
-   * @return the run as it stands (without its code)
    */
-  RunRecord hold(
+  Held hold(
+      String runId,
       String tenant,
       ExecutionRequest request,
       int timeoutSeconds,
-      Verdict verdict,
+      ApprovalPolicy.Verdict verdict,
       String parentRunId,
       Limits oneShotLimits,
       String tier,
       RunListener listener) {
-    String runId = Ids.newRunId();
     String approvalId = Ids.newApprovalId();
     Instant now = time.instant();
     Instant expires = now.plus(Duration.ofMinutes(config.approvalTtlMinutes()));
@@ -261,23 +168,7 @@ final class Approvals {
     } catch (RuntimeException e) {
       log.warn("asking for the approval of {} failed: {}", runId, e.toString());
     }
-    if (decision != null) {
-      try {
-        return decide(
-            tenant,
-            approvalId,
-            decision.approved(),
-            decision.decidedBy(),
-            "elicitation",
-            decision.reason(),
-            listener,
-            true);
-      } catch (PysandboxException e) {
-        // Decided elsewhere first (or expired): the run is as that decision left it.
-        log.info("the prompt's decision on {} came too late: {}", approvalId, e.getMessage());
-      }
-    }
-    return stored(runId);
+    return new Held(approvalId, decision);
   }
 
   /**
@@ -312,21 +203,18 @@ final class Approvals {
    * @param tenant the caller's tenant (another tenant's approval answers {@code not_found}), or
    *     null for the host's operator (the command line)
    * @param via {@code cli}, {@code rest}, {@code elicitation} or {@code agent}
-   * @param inline run an approved run on this thread and return its end (the prompt's caller waits
-   *     for it); else it is started in the background by the server holding it
-   * @return the run as it stands after the decision
+   * @return the approval as it was held (pending), with the server holding it; a denied run is
+   *     ended here, an approved one is the run path's to start
    * @throws PysandboxException {@code not_found} for an unknown approval, {@code approval_expired}
    *     when its time ran out, {@code invalid_argument} when it was decided already
    */
-  RunRecord decide(
+  HeldApproval decide(
       String tenant,
       String approvalId,
       boolean approve,
       String decidedBy,
       String via,
-      String reason,
-      RunListener listener,
-      boolean inline) {
+      String reason) {
     HeldApproval held = require(tenant, approvalId);
     Approval a = held.approval();
     Instant now = time.instant();
@@ -375,15 +263,8 @@ final class Approvals {
           a.runId(),
           RunStatus.DENIED,
           "denied by " + decidedBy + (cleanReason == null ? "" : ": " + cleanReason));
-      return stored(a.runId());
     }
-    if (inline) {
-      return execute(a.tenant(), a.runId(), listener);
-    }
-    if (held.instanceId().equals(instanceId)) {
-      executeSoon(a.tenant(), a.runId());
-    } // else the server holding it starts it on its next look (within a second)
-    return stored(a.runId());
+    return held;
   }
 
   private static String limit(String text, int max) {
@@ -419,32 +300,28 @@ final class Approvals {
   // -- the holder's work -------------------------------------------------------------------------
 
   /**
-   * Expires what is due and starts the approved runs this server holds (or adopts from a dead one).
-   * Called every second; never throws.
+   * Expires what is due, and lists the approved runs this server is to start now: its own, and
+   * those of a dead server, which it adopts.
    */
-  void tick() {
-    try {
-      expireDue();
-      for (HeldApproval h : store.get().approvedWaiting()) {
-        String holder = h.instanceId();
-        if (!holder.equals(instanceId)) {
-          if (instanceAlive.test(holder)
-              || !store.get().claimApproval(h.approval().approvalId(), holder, instanceId)) {
-            continue;
-          }
-          log.info(
-              "adopted approved run {} of a server that is gone ({})",
-              h.approval().runId(),
-              holder);
+  List<Approval> toStart() {
+    expireDue();
+    List<Approval> out = new java.util.ArrayList<>();
+    for (HeldApproval h : store.get().approvedWaiting()) {
+      String holder = h.instanceId();
+      if (!holder.equals(instanceId)) {
+        if (instanceAlive.test(holder)
+            || !store.get().claimApproval(h.approval().approvalId(), holder, instanceId)) {
+          continue;
         }
-        executeSoon(h.approval().tenant(), h.approval().runId());
+        log.info(
+            "adopted approved run {} of a server that is gone ({})", h.approval().runId(), holder);
       }
-    } catch (RuntimeException e) {
-      log.warn("looking at approvals failed (again in a second): {}", e.getMessage());
+      out.add(h.approval());
     }
+    return out;
   }
 
-  private void expireDue() {
+  void expireDue() {
     for (Approval a : store.get().expireApprovals(time.instant())) {
       end(
           a.runId(),
@@ -459,39 +336,13 @@ final class Approvals {
     }
   }
 
-  private void executeSoon(String tenant, String runId) {
-    if (!executing.add(runId)) {
-      return;
-    }
-    try {
-      blocking.execute(
-          () -> {
-            try {
-              execute(tenant, runId, RunListener.NONE);
-            } catch (RuntimeException e) {
-              // A busy session, a stopping server: still approved and waiting; tried again.
-              log.info("approved run {} did not start yet: {}", runId, e.getMessage());
-            } finally {
-              executing.remove(runId);
-            }
-          });
-    } catch (RejectedExecutionException e) {
-      executing.remove(runId);
-    }
-  }
-
-  private RunRecord execute(String tenant, String runId, RunListener listener) {
-    Runner r = runner;
-    if (r == null) {
-      throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, "this process runs no code");
-    }
-    RunRecord stored =
-        store
-            .get()
-            .get(runId, true)
-            .orElseThrow(
-                () -> new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " is gone"));
-    return r.runApproved(tenant, stored, listener);
+  /** A held run with its code, as it was recorded; {@code not_found} when it is gone. */
+  RunRecord withCode(String runId) {
+    return store
+        .get()
+        .get(runId, true)
+        .orElseThrow(
+            () -> new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " is gone"));
   }
 
   /** Ends a run that never ran ({@code denied}, {@code expired}). */
@@ -513,11 +364,12 @@ final class Approvals {
             });
   }
 
-  private RunRecord stored(String runId) {
+  /** A run as it stands (without its code), with the command that shows it. */
+  RunRecord stored(String runId) {
     return store
         .get()
         .get(runId, false)
-        .map(r -> r.toBuilder().viewCommand(RunExecutor.viewCommand(runId)).build())
+        .map(r -> r.toBuilder().viewCommand(FinalRecords.viewCommand(runId)).build())
         .orElseThrow(
             () -> new PysandboxException(ErrorCode.NOT_FOUND, "run " + runId + " is gone"));
   }

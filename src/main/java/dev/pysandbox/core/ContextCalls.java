@@ -86,17 +86,17 @@ final class ContextCalls {
             return r.frame();
           } catch (IllegalStateException e) {
             sessions.markDead(s, "exited: " + e.getMessage());
-            throw SessionManager.dead(s);
+            throw SessionUse.dead(s);
           } catch (ExecutionException e) {
             if (e.getCause() instanceof WorkerLostException lost) {
               sessions.markDead(s, "exited: during " + op + ", " + lost.getMessage());
-              throw SessionManager.dead(s);
+              throw SessionUse.dead(s);
             }
             throw new PysandboxException(ErrorCode.INTERNAL, op + " failed: " + e.getCause(), e);
           } catch (TimeoutException e) {
             sessions.markDead(
                 s, "killed: " + op + " did not answer within " + TIMEOUT_SECONDS + " s");
-            throw SessionManager.dead(s);
+            throw SessionUse.dead(s);
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new PysandboxException(ErrorCode.INTERNAL, "interrupted", e);

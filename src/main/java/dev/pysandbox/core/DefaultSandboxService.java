@@ -1,60 +1,45 @@
 package dev.pysandbox.core;
 
-import dev.pysandbox.api.ArtifactContent;
-import dev.pysandbox.api.ArtifactList;
-import dev.pysandbox.api.CallRecord;
-import dev.pysandbox.api.CancelResult;
-import dev.pysandbox.api.ContextSnapshot;
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.EventSink;
-import dev.pysandbox.api.ExecutionRequest;
-import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.Ids;
-import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.api.RunListener;
-import dev.pysandbox.api.RunOutputs;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
-import dev.pysandbox.api.SetupReport;
-import dev.pysandbox.api.Subscription;
 import dev.pysandbox.api.Tenants;
-import dev.pysandbox.api.UploadRequest;
-import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.time.Clock;
 import java.util.List;
-import java.util.Map;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The core as the faces see it: each call is handed to the part whose job it is (see {@link
- * ServiceWiring} for the parts, and docs/DESIGN.md, "Core by role").
+ * The core as the faces see it: the view of the tenant {@code local} (stdio and the CLI; see {@link
+ * TenantView}, which hands each call to the part whose job it is), the views of other tenants
+ * ({@link #forTenant}), the server's own calls (every tenant's runs, sessions, approvals and
+ * events, for the host's operator) and the server's life: start, drain, stop. See {@link
+ * ServiceWiring} for the parts, and docs/DESIGN.md, "Core by role".
  *
  * <p>Start-up is cheap: the store is opened and migrated, runs and sandboxes left by dead servers
  * are cleaned up and the pool is filled in the background, so that an MCP client gets its tool list
  * at once; the first call waits for whatever it needs.
  */
-public final class DefaultSandboxService implements OperatorService {
+public final class DefaultSandboxService extends TenantView implements OperatorService {
   private static final Logger log = LoggerFactory.getLogger(DefaultSandboxService.class);
 
-  private final ServiceWiring core;
-  private final TenantView local;
+  private final CoreLifecycle life;
 
   private DefaultSandboxService(ServiceWiring core) {
-    this.core = core;
-    this.local = new TenantView(core, Tenants.LOCAL);
+    super(core, Tenants.LOCAL);
+    this.life = new CoreLifecycle(core);
   }
 
   /** The parts, for tests in this package. */
@@ -113,7 +98,7 @@ public final class DefaultSandboxService implements OperatorService {
 
   /** Opens the store, cleans up after dead servers and fills the warm pool, in the background. */
   public void startBackground() {
-    core.startBackground();
+    life.startBackground();
   }
 
   /**
@@ -134,77 +119,10 @@ public final class DefaultSandboxService implements OperatorService {
    */
   @Override
   public SandboxService forTenant(String tenant) {
-    return Tenants.LOCAL.equals(tenant) ? local : new TenantView(core, tenant);
+    return Tenants.LOCAL.equals(tenant) ? this : new TenantView(core, tenant);
   }
 
   // -- the tenant local (stdio and the CLI) ------------------------------------------------------
-
-  @Override
-  public RunRecord run(ExecutionRequest request, RunListener listener) {
-    return local.run(request, listener);
-  }
-
-  @Override
-  public RunRecord start(ExecutionRequest request, RunListener listener) {
-    return local.start(request, listener);
-  }
-
-  @Override
-  public Subscription attach(String runId, long afterSeq, EventSink sink) {
-    return local.attach(runId, afterSeq, sink);
-  }
-
-  @Override
-  public CancelResult cancelRun(String runId) {
-    return local.cancelRun(runId);
-  }
-
-  @Override
-  public CancelResult cancelRun(String runId, String reason) {
-    return local.cancelRun(runId, reason);
-  }
-
-  @Override
-  public RunPage listRuns(RunQuery query) {
-    return local.listRuns(query);
-  }
-
-  @Override
-  public RunRecord getRun(String runId, boolean includeCode) {
-    return local.getRun(runId, includeCode);
-  }
-
-  @Override
-  public RunRecord getRun(String runId, boolean includeCode, int waitSeconds) {
-    return local.getRun(runId, includeCode, waitSeconds);
-  }
-
-  @Override
-  public RunRecord getRun(
-      String runId, boolean includeCode, int waitSeconds, boolean includeNotebookSource) {
-    return local.getRun(runId, includeCode, waitSeconds, includeNotebookSource);
-  }
-
-  @Override
-  public dev.pysandbox.api.ValidationReport validateCode(String code) {
-    return local.validateCode(code);
-  }
-
-  @Override
-  public dev.pysandbox.api.ApprovalList listPendingApprovals() {
-    return local.listPendingApprovals();
-  }
-
-  @Override
-  public dev.pysandbox.api.Approval getApproval(String approvalId) {
-    return local.getApproval(approvalId);
-  }
-
-  @Override
-  public RunRecord decideApproval(
-      String approvalId, boolean approve, String decidedBy, String via, String reason) {
-    return local.decideApproval(approvalId, approve, decidedBy, via, reason);
-  }
 
   /** Every tenant's pending approvals (for the host's operator: the command line). */
   public dev.pysandbox.api.ApprovalList allPendingApprovals() {
@@ -227,7 +145,7 @@ public final class DefaultSandboxService implements OperatorService {
   /** Every tenant's security events, each with its tenant (for the host's operator). */
   public dev.pysandbox.api.SecurityEventList allSecurityEvents(
       dev.pysandbox.api.SecurityEventQuery query) {
-    return TenantView.securityEvents(core, null, query);
+    return securityEvents(core, null, query);
   }
 
   /** Any tenant's approval, with its code (for the host's operator). */
@@ -240,21 +158,8 @@ public final class DefaultSandboxService implements OperatorService {
    * the run starts it within a second.
    */
   public RunRecord decideAsOperator(String approvalId, boolean approve, String reason) {
-    return core.approvals.decide(
-        null,
-        approvalId,
-        approve,
-        "cli:" + System.getProperty("user.name", "?"),
-        "cli",
-        reason,
-        RunListener.NONE,
-        false);
-  }
-
-  @Override
-  public dev.pysandbox.api.SecurityEventList listSecurityEvents(
-      dev.pysandbox.api.SecurityEventQuery query) {
-    return local.listSecurityEvents(query);
+    return core.approvedRuns.decide(
+        null, approvalId, approve, "cli:" + System.getProperty("user.name", "?"), "cli", reason);
   }
 
   /** Every tenant's: this is the server's own view. */
@@ -273,32 +178,6 @@ public final class DefaultSandboxService implements OperatorService {
   @Override
   public dev.pysandbox.api.ServerLoad load() {
     return core.load();
-  }
-
-  @Override
-  public RunRecord rerun(dev.pysandbox.api.RerunRequest request, RunListener listener) {
-    return local.rerun(request, listener);
-  }
-
-  @Override
-  public dev.pysandbox.api.RunDiff diffRuns(String runId, String compareTo) {
-    return local.diffRuns(runId, compareTo);
-  }
-
-  @Override
-  public dev.pysandbox.api.DeleteResult deleteRun(String runId, boolean deleteFiles) {
-    return local.deleteRun(runId, deleteFiles);
-  }
-
-  @Override
-  public dev.pysandbox.api.PurgeResult purgeRuns(
-      int olderThanDays, dev.pysandbox.api.RunStatus status, boolean dryRun) {
-    return local.purgeRuns(olderThanDays, status, dryRun);
-  }
-
-  @Override
-  public dev.pysandbox.api.SessionExport exportSession(String sessionId, String format) {
-    return local.exportSession(sessionId, format);
   }
 
   /**
@@ -337,123 +216,18 @@ public final class DefaultSandboxService implements OperatorService {
     return core.review.verify();
   }
 
-  @Override
-  public RunOutputs getRunOutputs(String runId) {
-    return local.getRunOutputs(runId);
-  }
-
-  @Override
-  public SessionInfo createSession(
-      String sessionId,
-      Integer ttlMinutes,
-      LimitRequest limits,
-      String tier,
-      java.util.List<String> packages,
-      java.util.List<String> networkAllow) {
-    return local.createSession(sessionId, ttlMinutes, limits, tier, packages, networkAllow);
-  }
-
-  @Override
-  public dev.pysandbox.api.EnvironmentList listEnvironments() {
-    return local.listEnvironments();
-  }
-
-  @Override
-  public dev.pysandbox.api.EnvironmentCleanResult cleanEnvironments(
-      int olderThanDays, boolean dryRun) {
-    return local.cleanEnvironments(olderThanDays, dryRun);
-  }
-
-  @Override
-  public dev.pysandbox.api.DownloadResult downloadFile(
-      String sessionId, String url, String filename, Boolean overwrite) {
-    return local.downloadFile(sessionId, url, filename, overwrite);
-  }
-
-  @Override
-  public List<SessionInfo> listSessions(boolean includeEnded) {
-    return local.listSessions(includeEnded);
-  }
-
-  @Override
-  public SessionInfo getSession(String sessionId) {
-    return local.getSession(sessionId);
-  }
-
-  @Override
-  public List<SessionInfo> listRecordedSessions() {
-    return local.listRecordedSessions();
-  }
-
-  @Override
-  public SessionInfo closeSession(String sessionId) {
-    return local.closeSession(sessionId);
-  }
-
   /** Closes sessions idle past their TTL (run every 30 s; tests call it with a moved clock). */
   List<dev.pysandbox.store.SessionKey> expireIdleSessions() {
-    return core.sessions.expireIdle();
+    return core.expiry.expireIdle();
   }
 
   // -- files and context -------------------------------------------------------------------------
 
-  @Override
-  public UploadResult uploadFile(UploadRequest req) {
-    return local.uploadFile(req);
-  }
-
-  @Override
-  public UploadResult uploadStream(
-      String sessionId, String filename, InputStream content, long maxBytes, boolean overwrite) {
-    return local.uploadStream(sessionId, filename, content, maxBytes, overwrite);
-  }
-
-  @Override
-  public ArtifactList listArtifacts(String runId, String sessionId) {
-    return local.listArtifacts(runId, sessionId);
-  }
-
-  @Override
-  public ArtifactContent readArtifact(
-      String runId, String sessionId, String path, long maxSizeBytes) {
-    return local.readArtifact(runId, sessionId, path, maxSizeBytes);
-  }
-
-  @Override
-  public FileStream openArtifact(String runId, String sessionId, String path) {
-    return local.openArtifact(runId, sessionId, path);
-  }
-
-  @Override
-  public ContextSnapshot getContext(String sessionId, List<String> names) {
-    return local.getContext(sessionId, names);
-  }
-
-  @Override
-  public ContextSnapshot setContext(String sessionId, Map<String, Object> values) {
-    return local.setContext(sessionId, values);
-  }
-
-  @Override
-  public SessionInfo clearContext(String sessionId) {
-    return local.clearContext(sessionId);
-  }
-
   // -- set-up and shutdown -----------------------------------------------------------------------
-
-  @Override
-  public SetupReport checkSetup() {
-    return local.checkSetup();
-  }
-
-  @Override
-  public void recordCall(CallRecord call) {
-    local.recordCall(call);
-  }
 
   /** Waits until start-up housekeeping (orphan cleanup, first pool fill) has run. */
   public void awaitStarted() {
-    core.awaitStarted();
+    life.awaitStarted();
   }
 
   /**
@@ -461,8 +235,8 @@ public final class DefaultSandboxService implements OperatorService {
    * and answers its caller. Waits at most {@code timeoutMillis} for them to be recorded.
    */
   public void interruptRuns(String reason, long timeoutMillis) {
-    core.runs.interruptAll(reason);
-    List<String> left = core.runs.awaitIdle(timeoutMillis);
+    core.inFlight.interruptAll(reason);
+    List<String> left = core.inFlight.awaitIdle(timeoutMillis);
     if (!left.isEmpty()) {
       log.warn("runs still finishing after {} ms: {}", timeoutMillis, left);
     }
@@ -477,14 +251,14 @@ public final class DefaultSandboxService implements OperatorService {
    * @return the ids of the runs cancelled
    */
   public List<String> drain(long graceMillis, String reason) {
-    core.runs.refuseNew();
-    List<String> left = core.runs.awaitIdle(graceMillis);
+    core.inFlight.refuseNew();
+    List<String> left = core.inFlight.awaitIdle(graceMillis);
     if (left.isEmpty()) {
       return left;
     }
     log.info("cancelling {} run(s) still in flight after the grace period: {}", left.size(), left);
-    core.runs.cancelAll(reason);
-    List<String> stuck = core.runs.awaitIdle(5_000);
+    core.inFlight.cancelAll(reason);
+    List<String> stuck = core.inFlight.awaitIdle(5_000);
     if (!stuck.isEmpty()) {
       log.warn("runs still finishing after they were cancelled: {}", stuck);
     }
@@ -502,6 +276,6 @@ public final class DefaultSandboxService implements OperatorService {
    * recorded closed. Idempotent.
    */
   public void close(String reason) {
-    core.close(reason);
+    life.close(reason);
   }
 }

@@ -44,11 +44,9 @@ final class FinalRecords {
    * take it now (a full disk, say), the run still answers its caller, and its final state is kept
    * and written again until the store takes it ({@link #retryDeferred}).
    */
-  RunRecord finish(RunRecord.Builder run) {
+  RunRecord finish(String runId, RunRecord.Builder run) {
     RunRecord r =
-        run.finishedAt(clock.instant().toString())
-            .viewCommand(RunExecutor.viewCommand(run.build().runId()))
-            .build();
+        run.finishedAt(clock.instant().toString()).viewCommand(viewCommand(runId)).build();
     try {
       store.get().finish(r);
     } catch (PysandboxException e) {
@@ -92,7 +90,7 @@ final class FinalRecords {
         "the run ended "
             + r.status().wireName()
             + " but its record could not be stored ("
-            + RunExecutor.failureMessage(why)
+            + failureMessage(why)
             + "); it is stored without its result, displays and __outputs__";
     RunRecord stripped =
         r.toBuilder()
@@ -127,5 +125,22 @@ final class FinalRecords {
       }
     }
     return deferred.size();
+  }
+
+  /** The command that shows a run, as its record carries it. */
+  static String viewCommand(String runId) {
+    return "pysandbox runs open " + runId;
+  }
+
+  /** A failure of the server's own, in words: the backend's message, or the exception itself. */
+  static String failureMessage(Throwable e) {
+    if (e instanceof PysandboxException p && p.code() == ErrorCode.BACKEND_UNAVAILABLE) {
+      return "the sandbox could not take the run: " + p.getMessage();
+    }
+    if (e instanceof StackOverflowError) {
+      return "internal error: what the run sent back was too deeply nested for the server to"
+          + " handle (StackOverflowError); its output, result and __outputs__ are not kept";
+    }
+    return "internal error: " + (e.getMessage() == null ? e.toString() : e.getMessage());
   }
 }

@@ -12,17 +12,13 @@ import dev.pysandbox.config.Tier;
 import dev.pysandbox.store.SessionClaim;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.TimeSource;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import java.util.function.IntSupplier;
 import org.slf4j.Logger;
@@ -42,11 +38,6 @@ final class SessionManager {
     void closed(Session session, Sandbox sandbox);
   }
 
-  /** Told after every change of a session (open, use, death, close), on the calling thread. */
-  interface Journal {
-    void changed(Session session);
-  }
-
   /**
    * Claims a new session's id for this server among all servers sharing the data directory.
    *
@@ -57,27 +48,19 @@ final class SessionManager {
     SessionClaim claim(Session session, Instant reusableBefore);
   }
 
-  /**
-   * Told, once, when a session's sandbox died while the session was idle (it exited, was killed
-   * from outside, or its launcher died): no run of its own says so.
-   */
-  interface Deaths {
-    void died(Session session, String reason);
-  }
-
   private final PysandboxConfig config;
   private final TimeSource clock;
   private final WarmPool pool;
   private final SandboxSpecs specs;
   private final Executor blocking;
   private final Closer closer;
-  private final Journal journal;
+  private final SessionUse.Journal journal;
   private final Claimer claimer;
-  private final Deaths deaths;
   private final SessionEnds ends;
+  private final SessionUse use;
+  private final SessionCaps caps;
   private final Map<SessionKey, Session> sessions = new ConcurrentHashMap<>();
   private final Object createLock = new Object();
-  private volatile IntSupplier tenants = () -> 1;
 
   SessionManager(
       PysandboxConfig config,
@@ -86,15 +69,16 @@ final class SessionManager {
       SandboxSpecs specs,
       Executor blocking,
       Closer closer,
-      Journal journal,
+      SessionUse.Journal journal,
       Claimer claimer,
-      Deaths deaths,
+      SessionUse.Deaths deaths,
       SessionEnds ends) {
     this.ends = ends;
     this.specs = specs;
     this.journal = journal;
     this.claimer = claimer;
-    this.deaths = deaths;
+    this.use = new SessionUse(clock, config.startupTimeoutSeconds(), journal, deaths, ends);
+    this.caps = new SessionCaps(config);
     this.config = config;
     this.clock = clock;
     this.pool = pool;
@@ -110,18 +94,7 @@ final class SessionManager {
    */
   Session open(SessionKey id, Integer ttlMinutes) {
     Tier d = config.tiers().defaultTier();
-    return open(id, ttlMinutes, d.limits(), d);
-  }
-
-  /**
-   * The session with this id as it is, or a new one with these limits and tier (whose sandbox is a
-   * pooled one when the pool's are of this tier and limits, else one started for it).
-   *
-   * @param limits the new session's limits
-   * @param tier the new session's tier
-   */
-  Session open(SessionKey id, Integer ttlMinutes, Limits limits, Tier tier) {
-    return open(id, ttlMinutes, limits, tier, Extras.NONE, false);
+    return open(id, ttlMinutes, d.limits(), d, Extras.NONE, false);
   }
 
   /**
@@ -136,7 +109,8 @@ final class SessionManager {
   }
 
   /**
-   * {@link #open(SessionKey, Integer, Limits, Tier)}, a new session's sandbox having {@code
+   * The session with this id as it is, or a new one with these limits and tier (whose sandbox is a
+   * pooled one when the pool's are of this tier and limits, else one started for it) having {@code
    * extras}; an existing session is returned as it is (the caller compares its packages), and
    * {@code extras.use} is then released at once.
    *
@@ -150,72 +124,47 @@ final class SessionManager {
       Tier tier,
       Extras extras,
       boolean explicit) {
-    boolean[] made = new boolean[1];
+    boolean handedOn = false;
     try {
-      return openOrFind(id, ttlMinutes, limits, tier, extras, explicit, made);
+      Session existing = sessions.get(id);
+      if (existing != null) {
+        return existing;
+      }
+      ends.requireCreatable(id, tier.name(), packagesOf(extras), explicit);
+      int ttl = ttlMinutes == null ? config.sessionTtlMinutes() : ttlMinutes;
+      Session created;
+      synchronized (createLock) {
+        existing = sessions.get(id);
+        if (existing != null) {
+          return existing;
+        }
+        caps.requireRoom(id, sessions.size(), sizeOf(id.tenant()));
+        created = new Session(id, clock.instant(), ttl, limits, tier);
+        created.env = extras.env();
+        sessions.put(id, created);
+      }
+      handedOn = true;
+      return start(created, tier, extras, explicit);
     } finally {
-      if (!made[0] && extras.use() != null) {
-        dev.pysandbox.util.Closeables.quietly(extras.use(), log);
+      if (!handedOn) {
+        release(extras);
       }
     }
   }
 
-  private Session openOrFind(
-      SessionKey id,
-      Integer ttlMinutes,
-      Limits limits,
-      Tier tier,
-      Extras extras,
-      boolean explicit,
-      boolean[] made) {
-    Session existing = sessions.get(id);
-    if (existing != null) {
-      return existing;
+  private static void release(Extras extras) {
+    if (extras.use() != null) {
+      dev.pysandbox.util.Closeables.quietly(extras.use(), log);
     }
-    ends.requireCreatable(id, tier.name(), packagesOf(extras), explicit);
-    int ttl = ttlMinutes == null ? config.sessionTtlMinutes() : ttlMinutes;
-    Session created;
-    synchronized (createLock) {
-      existing = sessions.get(id);
-      if (existing != null) {
-        return existing;
-      }
-      if (sessions.size() >= config.maxSessions()) {
-        throw new PysandboxException(
-            ErrorCode.MAX_SESSIONS,
-            "cannot open session '"
-                + id.id()
-                + "': "
-                + sessions.size()
-                + " sessions are open and max_sessions is "
-                + config.maxSessions()
-                + "; close one with close_session (or wait for an idle one to expire)");
-      }
-      int ofTenant = sizeOf(id.tenant());
-      int share = perTenant();
-      if (ofTenant >= share) {
-        throw new PysandboxException(
-            ErrorCode.MAX_SESSIONS,
-            "cannot open session '"
-                + id.id()
-                + "': "
-                + ofTenant
-                + " of your sessions are open and "
-                + (config.maxSessionsPerTenantSet()
-                    ? "max_sessions_per_tenant is " + share
-                    : "your fair share is "
-                        + share
-                        + " (max_sessions "
-                        + config.maxSessions()
-                        + " among the "
-                        + tenants.getAsInt()
-                        + " tenants with keys; max_sessions_per_tenant sets it)")
-                + "; close one with close_session (or wait for an idle one to expire)");
-      }
-      created = new Session(id, clock.instant(), ttl, limits, tier);
-      created.env = extras.env();
-      sessions.put(id, created);
-    }
+  }
+
+  /**
+   * Claims the new session among the servers sharing the data directory and gives it a sandbox;
+   * from here {@code extras.use} is this method's to release (or its sandbox's, once it has one).
+   */
+  private Session start(Session created, Tier tier, Extras extras, boolean explicit) {
+    SessionKey id = created.key();
+    Sandbox sandbox = null;
     boolean claimed = false;
     try {
       SessionClaim claim = claimer.claim(created, explicit ? Instant.MAX : ends.reusableBefore());
@@ -242,24 +191,24 @@ final class SessionManager {
       if (extras.egress() != null) {
         spec = spec.withEgress(extras.egress());
       }
-      Sandbox sandbox = pool.take(spec);
-      made[0] = true;
+      Sandbox taken = pool.take(spec);
+      sandbox = taken;
       if (extras.use() != null) {
-        sandbox
+        taken
             .exited()
             .whenComplete((x, e) -> dev.pysandbox.util.Closeables.quietly(extras.use(), log));
       }
-      created.sandbox.complete(sandbox);
+      created.sandbox.complete(taken);
       // A sandbox that dies between calls makes its session dead at once (a run in flight says
       // why itself).
-      sandbox
+      taken
           .exited()
           .thenRun(
               () -> {
                 if (!created.isClosed()
                     && created.deadReason() == null
                     && !created.lock.isLocked()) {
-                  diedIdle(created, sandbox);
+                  use.diedIdle(created, taken);
                 }
               });
       log.info("session {} opened", id);
@@ -276,6 +225,9 @@ final class SessionManager {
         created.markClosed();
       }
       created.sandbox.completeExceptionally(e);
+      if (sandbox == null) {
+        release(extras);
+      }
       throw e;
     }
     return created;
@@ -319,112 +271,24 @@ final class SessionManager {
     return s;
   }
 
-  /**
-   * Runs {@code op} holding the session's lock, with its sandbox.
-   *
-   * @throws PysandboxException {@code session_busy} while another operation holds it, {@code
-   *     session_dead} when its sandbox is gone
-   */
+  /** Holds the session for one operation (see {@link SessionUse#lease}). */
+  SessionUse.Lease lease(Session s) {
+    return use.lease(s);
+  }
+
+  /** Runs {@code op} holding the session's lock, with its sandbox (see {@link SessionUse}). */
   <T> T with(Session s, Function<Sandbox, T> op) {
-    Sandbox sandbox = ready(s);
-    if (!s.lock.tryLock()) {
-      String running = s.runningRunId();
-      throw new PysandboxException(
-          ErrorCode.SESSION_BUSY,
-          "session '"
-              + s.id
-              + "' is busy"
-              + (running == null ? " with another call" : " running " + running)
-              + "; one execution at a time per session (cancel_run stops it)");
-    }
-    try {
-      if (s.isClosed()) {
-        throw s.end() != null
-            ? ends.error(s.info())
-            : new PysandboxException(ErrorCode.NOT_FOUND, "session '" + s.id + "' was closed");
-      }
-      if (s.deadReason() == null && !sandbox.worker().isOpen()) {
-        diedIdle(s, sandbox);
-      }
-      if (s.deadReason() != null) {
-        throw dead(s);
-      }
-      return op.apply(sandbox);
-    } finally {
-      s.touch(clock.instant());
-      s.lock.unlock();
-      journal.changed(s);
-    }
-  }
-
-  /** The sandbox of an idle session died: the session is dead, and that is told once. */
-  private void diedIdle(Session s, Sandbox sandbox) {
-    String reason = idleDeath(sandbox);
-    boolean first = s.die(reason);
-    markDead(s, reason);
-    if (first) {
-      try {
-        deaths.died(s, reason);
-      } catch (RuntimeException e) {
-        log.warn("session {}: its death could not be told: {}", s.id, e.toString());
-      }
-    }
-  }
-
-  private static String idleDeath(Sandbox sandbox) {
-    String violation = sandbox.worker().protocolViolation();
-    if (violation != null) {
-      return "protocol_violation: while the session was idle its sandbox broke the worker"
-          + " protocol ("
-          + violation
-          + ") and was killed";
-    }
-    var exit = sandbox.exited().getNow(null);
-    return "exited: its sandbox "
-        + (exit != null
-            ? exit.describe()
-            : "stopped (" + sandbox.worker().closed().getNow("") + ")")
-        + " while the session was idle";
+    return use.with(s, op);
   }
 
   /** The session's sandbox, waiting while it starts. */
   Sandbox ready(Session s) {
-    try {
-      return s.sandbox.get(config.startupTimeoutSeconds() + 10L, TimeUnit.SECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof PysandboxException p) {
-        throw p;
-      }
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE,
-          "session '" + s.id + "' could not start: " + e.getCause(),
-          e);
-    } catch (TimeoutException e) {
-      throw new PysandboxException(
-          ErrorCode.BACKEND_UNAVAILABLE, "session '" + s.id + "' is still starting");
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new PysandboxException(ErrorCode.INTERNAL, "interrupted", e);
-    }
-  }
-
-  static PysandboxException dead(Session s) {
-    return new PysandboxException(
-        ErrorCode.SESSION_DEAD,
-        "session '"
-            + s.id
-            + "' is dead: "
-            + s.deadReason()
-            + "; its variables are lost (its files remain readable until it is closed);"
-            + " close it with close_session and start a new one");
+    return use.ready(s);
   }
 
   /** The session's sandbox is gone (or is being killed); later calls get {@code session_dead}. */
   void markDead(Session s, String reason) {
-    s.die(reason);
-    journal.changed(s);
-    log.warn("session {} is dead: {}", s.id, reason);
-    s.sandbox.thenAccept(sandbox -> sandbox.kill(reason));
+    use.markDead(s, reason);
   }
 
   /**
@@ -459,7 +323,8 @@ final class SessionManager {
     }
   }
 
-  private SessionInfo closeLocked(Session s, String as, String why) {
+  /** Ends a session whose lock the caller holds, as {@code as}, saying why. */
+  SessionInfo closeLocked(Session s, String as, String why) {
     s.end(SessionEnd.of(as, clock.instant(), why));
     ends.ended(s.key(), s.info());
     sessions.remove(s.key(), s);
@@ -494,21 +359,9 @@ final class SessionManager {
     return sessions.size();
   }
 
-  /**
-   * Shares {@code max_sessions} among {@code tenants} (those that may call: the tenants with API
-   * keys on a keyed HTTP face) when {@code max_sessions_per_tenant} is not set, so that one tenant
-   * cannot take every session from the others (issue 24 item 10).
-   */
+  /** Shares {@code max_sessions} among the tenants with keys (see {@link SessionCaps}). */
   void shareAmong(IntSupplier tenants) {
-    this.tenants = tenants;
-  }
-
-  /** Sessions one tenant may have open: the setting, or a fair share of max_sessions. */
-  private int perTenant() {
-    if (config.maxSessionsPerTenantSet()) {
-      return config.maxSessionsPerTenant();
-    }
-    return Math.max(1, config.maxSessions() / Math.max(1, tenants.getAsInt()));
+    caps.shareAmong(tenants);
   }
 
   private int sizeOf(String tenant) {
@@ -521,35 +374,9 @@ final class SessionManager {
     return n;
   }
 
-  /**
-   * Closes sessions idle for longer than their TTL; a busy one is left for the next round.
-   *
-   * @return the sessions closed
-   */
-  List<SessionKey> expireIdle() {
-    Instant now = clock.instant();
-    List<SessionKey> closed = new ArrayList<>();
-    for (Session s : sessions.values()) {
-      Duration idle = Duration.between(s.lastUsedAt(), now);
-      if (idle.toMinutes() < s.ttlMinutes || !s.sandbox.isDone()) {
-        continue;
-      }
-      if (!s.lock.tryLock()) {
-        continue;
-      }
-      try {
-        if (!s.isClosed()) {
-          closeLocked(
-              s,
-              SessionEnd.EXPIRED,
-              "after " + idle.toMinutes() + " min idle (ttl " + s.ttlMinutes + " min)");
-          closed.add(s.key());
-        }
-      } finally {
-        s.lock.unlock();
-      }
-    }
-    return closed;
+  /** The sessions open here, of every tenant. */
+  java.util.Collection<Session> all() {
+    return sessions.values();
   }
 
   /** Closes every session (server shutdown): each is lost, as its server stops. */

@@ -30,10 +30,10 @@ final class StartedRuns {
   private static final Logger log = LoggerFactory.getLogger(StartedRuns.class);
 
   private final Executor executor;
-  private final RunExecutor runs;
+  private final InFlightRuns runs;
   private final Semaphore slots = new Semaphore(SandboxService.MAX_STARTED_RUNS);
 
-  StartedRuns(Executor executor, RunExecutor runs) {
+  StartedRuns(Executor executor, InFlightRuns runs) {
     this.executor = executor;
     this.runs = runs;
   }

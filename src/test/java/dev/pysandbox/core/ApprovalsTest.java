@@ -153,7 +153,7 @@ class ApprovalsTest {
   void anApprovalNotDecidedInTime_expires_itsRunNeverRuns_andALateApprovalIsRefused() {
     RunRecord r = held(null, "print('too late')");
     clock.advance(Duration.ofMinutes(61));
-    service.core().approvals.tick();
+    service.core().approvedRuns.tick();
     RunRecord expired = service.getRun(r.runId(), false);
     assertThat(expired.status()).isEqualTo(RunStatus.EXPIRED);
     assertThat(expired.stdout()).isNull();

@@ -56,9 +56,9 @@ class RiskTiersTest extends SharedServiceTest {
   void approvalThreshold_holdsEachCaseExactlyWhenItsTierIsAtOrAboveTheThreshold(
       String name, String code, String severity) {
     for (String threshold : RiskFinding.SEVERITIES) {
-      Approvals approvals = approvals(threshold);
+      ApprovalPolicy approvals = approvals(threshold);
 
-      Approvals.Verdict v = approvals.verdict(new ExecutionRequest(code, null, null, 30));
+      ApprovalPolicy.Verdict v = approvals.verdict(new ExecutionRequest(code, null, null, 30));
 
       assertThat(v.mustWait())
           .as("%s (%s) at approval_threshold=%s: %s", name, severity, threshold, v.why())
@@ -67,22 +67,11 @@ class RiskTiersTest extends SharedServiceTest {
   }
 
   /** The verdict of approval_policy=findings at {@code threshold}, on the service's analysis. */
-  private Approvals approvals(String threshold) {
+  private ApprovalPolicy approvals(String threshold) {
     Map<String, String> settings =
         threshold.equals("high")
             ? Map.of("approval_policy", "findings") // the default threshold, as shipped
             : Map.of("approval_policy", "findings", "approval_threshold", threshold);
-    return new Approvals(
-        TestServices.config(dataDir, settings),
-        null,
-        null,
-        service.core().analysis,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null,
-        null);
+    return new ApprovalPolicy(TestServices.config(dataDir, settings), service.core().analysis);
   }
 }

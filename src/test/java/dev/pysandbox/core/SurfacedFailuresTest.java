@@ -119,7 +119,7 @@ class SurfacedFailuresTest {
         active,
         "import time\ntime.sleep(30)",
         1,
-        new Execution.Guard(64L << 20, 8L << 20, 0, 2000),
+        new ExecutionWatch.Guard(64L << 20, 8L << 20, 0, 2000),
         TimeSource.system(),
         run);
 
@@ -139,9 +139,16 @@ class SurfacedFailuresTest {
     sandbox.worker().close("closed by the test");
     ListAppender<ILoggingEvent> log = capture(RunExecutor.class);
     try (RunStore store = JdbcRunStore.openSqlite(new DataLayout(dataDir).database())) {
+      LiveRuns live =
+          new LiveRuns(
+              java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
+              executor,
+              System::nanoTime,
+              id -> store.get(id, false),
+              id -> dataDir.resolve(id).resolve(EventSpill.FILE),
+              false);
       RunExecutor runs =
           new RunExecutor(
-              new DataLayout(dataDir),
               TimeSource.system(),
               "0badf00d",
               "bwrap",
@@ -150,24 +157,25 @@ class SurfacedFailuresTest {
               1,
               64L << 20,
               8L << 20,
-              CollectBudget.Bounds.NONE,
-              TenantStorage.NONE,
-              new LiveRuns(
-                  java.util.concurrent.Executors.newSingleThreadScheduledExecutor(),
-                  executor,
-                  System::nanoTime,
-                  id -> store.get(id, false),
-                  id -> dataDir.resolve(id).resolve(EventSpill.FILE),
-                  false),
+              new InFlightRuns(TimeSource.system(), () -> store, 1, live, null),
               () -> Provenance.UNKNOWN,
               id -> {},
               new SecurityEventLog(() -> store, TimeSource.system(), executor, null, false));
-      RunRecord r =
-          runs.oneShot(
-              runs.begin("local", ExecutionRequest.of("print(1)"), 5, null, RunListener.NONE),
-              sandbox,
-              "print(1)",
-              5);
+      ExecutionRequest request = ExecutionRequest.of("print(1)");
+      RunPlan plan =
+          new RunPlan(
+              dev.pysandbox.api.Ids.newRunId(),
+              "local",
+              null,
+              request.code(),
+              5,
+              TestServices.config(dataDir, Map.of()).tiers().defaultTier(),
+              null,
+              null,
+              List.of(),
+              new RunPlan.Fresh(request, null, List.of()));
+      RunExecutor.Begun begun = runs.begin(plan, null, null, RunListener.NONE);
+      RunRecord r = runs.complete(begun, runs.execute(begun, sandbox, 0));
 
       assertThat(r.status()).isEqualTo(RunStatus.FAILED);
       assertThat(r.message())
