@@ -14,6 +14,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.HousekeepingLog;
 import dev.pysandbox.worker.WorkerConnection;
+import dev.pysandbox.worker.WorkerDoor;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -165,7 +166,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
       DockerSetup s, String id, SandboxSpec spec, Path workspace) {
     Path doorDir = s.doors().resolve(id);
     return new Launch<>() {
-      private WorkerHub.Door door;
+      private WorkerDoor door;
       private String containerId;
 
       @Override
