@@ -1,5 +1,6 @@
 package dev.pysandbox.backend;
 
+import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.Sha256;
 import java.io.IOException;
@@ -32,6 +33,18 @@ public final class SandboxFiles {
           "passwd: files\ngroup: files\nhosts: files\n");
 
   private SandboxFiles() {}
+
+  /**
+   * Makes the data directory's {@code sandbox/} reachable by sandboxes' users and its {@code
+   * workspaces/} passable but not listable, as every backend's set-up does first.
+   */
+  public static void prepareSandboxRoot(DataLayout layout) throws IOException {
+    Files.createDirectories(layout.workspacesDir());
+    Files.setPosixFilePermissions(
+        layout.sandboxRoot(), PosixFilePermissions.fromString("rwxr-xr-x"));
+    Files.setPosixFilePermissions(
+        layout.workspacesDir(), PosixFilePermissions.fromString("rwx--x--x"));
+  }
 
   /**
    * Installs a resource of this package as {@code <stem>-<sha256 prefix>.py} in {@code dir}.

@@ -1,22 +1,14 @@
 package dev.pysandbox.worker;
 
-import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.util.RandomIds;
-import java.io.ByteArrayInputStream;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.SequenceInputStream;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import org.slf4j.Logger;
@@ -31,10 +23,11 @@ import org.slf4j.LoggerFactory;
  * answer the request that is running (its own). Every frame starts with its id and type in a fixed
  * prefix, checked before anything else of the line is kept ({@link FrameReader}): lines with any
  * other id, and lines that are not frames, are skipped unread. A sandbox that breaks the protocol
- * (a control line over {@link #MAX_CONTROL_LINE_BYTES} that is not a frame it may send, over {@link
- * #MAX_IGNORED_BYTES} of such lines per request) is cut off, and {@link #protocolViolation} says
- * why. Frames over {@link FrameReader#INLINE_BYTES} are parsed off the hub thread while this
- * connection's control socket is not read, so one sandbox's big answers never delay another's.
+ * (a control line over {@link ControlFrames#MAX_CONTROL_LINE_BYTES} that is not a frame it may
+ * send, over {@link ControlFrames#MAX_IGNORED_BYTES} of such lines per request) is cut off, and
+ * {@link #protocolViolation} says why. Frames over {@link FrameReader#INLINE_BYTES} are parsed off
+ * the hub thread while this connection's control socket is not read, so one sandbox's big answers
+ * never delay another's.
  *
  * <p>Output produced between requests is attributed to the next one; past {@code idleOutputMax}
  * bytes of it the hub stops reading this sandbox's stdout and stderr (the writer blocks instead of
@@ -57,32 +50,7 @@ public final class WorkerConnection implements Worker {
    */
   public static final int MAX_VALUE_DEPTH = 64;
 
-  /** Levels a frame adds above a value ({@code {"outputs":{"values":{"k": value}}}}, and spare). */
-  private static final int FRAME_LEVELS = 8;
-
-  /** Reads the sandbox's frames: no deeper than a value may be, plus the frame around it. */
-  private static final ObjectMapper FRAMES =
-      new ObjectMapper(
-          com.fasterxml.jackson.core.JsonFactory.builder()
-              .streamReadConstraints(
-                  com.fasterxml.jackson.core.StreamReadConstraints.builder()
-                      .maxNestingDepth(MAX_VALUE_DEPTH + FRAME_LEVELS)
-                      .build())
-              .build());
-
   private static final long MIB = 1024 * 1024;
-
-  /** Largest answer ({@code done} frame: result, figures, {@code __outputs__}, context). */
-  static final long MAX_RESULT_FRAME_BYTES = 64 * MIB;
-
-  /** Display frames of one request, together; displays past it are dropped and counted. */
-  static final long MAX_DISPLAY_BYTES = 32 * MIB;
-
-  /** Largest {@code ready} frame, and largest line that is not a frame the runner may send now. */
-  static final long MAX_CONTROL_LINE_BYTES = MIB;
-
-  /** Control bytes per request (or per idle time) that are not frames of the request in flight. */
-  static final long MAX_IGNORED_BYTES = 8 * MIB;
 
   /**
    * A runner's channels; {@code LIFE} is optional: a connection on which nothing is said, held by
@@ -103,8 +71,8 @@ public final class WorkerConnection implements Worker {
   private final WorkerHub hub;
   private final CompletableFuture<ObjectNode> ready = new CompletableFuture<>();
   private final CompletableFuture<String> closed = new CompletableFuture<>();
-  private final FrameReader frames = new FrameReader(new Frames());
-  private final ArrayDeque<ByteBuffer> writes = new ArrayDeque<>();
+  private final ControlFrames frames;
+  private final ControlWriter writer;
 
   private SocketChannel ctl;
   private SocketChannel out;
@@ -116,7 +84,7 @@ public final class WorkerConnection implements Worker {
   private ObjectNode readyFrame;
   private OutputCapture stdout;
   private OutputCapture stderr;
-  private Pending current;
+  private PendingRequest current;
   private long ignoredLines;
   private long ignoredBytes;
   private long idleBytes;
@@ -127,43 +95,6 @@ public final class WorkerConnection implements Worker {
 
   // Hub thread only.
   private boolean closing;
-  private long ignoredLineBytes;
-  private boolean ctlPaused;
-  private ByteBuffer held;
-
-  private static final class Pending {
-    final String id;
-    final byte[] prefix;
-    final CompletableFuture<WorkerReply> future = new CompletableFuture<>();
-    final OutputCapture out;
-    final OutputCapture err;
-    final long idleBytes;
-    final RequestListener listener;
-    final List<ObjectNode> displays = new ArrayList<>();
-    final long started = System.nanoTime();
-    long displayBytes;
-    int dropped;
-
-    Pending(
-        String id, OutputCapture out, OutputCapture err, long idleBytes, RequestListener listener) {
-      this.id = id;
-      this.listener = listener;
-      this.prefix = FrameReader.requestPrefix(id);
-      this.out = out;
-      this.err = err;
-      this.idleBytes = idleBytes;
-    }
-
-    WorkerReply reply(ObjectNode frame) {
-      return new WorkerReply(
-          frame,
-          out.snapshot(),
-          err.snapshot(),
-          List.copyOf(displays),
-          dropped,
-          System.nanoTime() - started);
-    }
-  }
 
   WorkerConnection(
       String sandboxId, byte[] token, int outputLimit, long idleOutputMax, WorkerHub hub) {
@@ -174,6 +105,8 @@ public final class WorkerConnection implements Worker {
     this.hub = hub;
     this.stdout = new OutputCapture(outputLimit);
     this.stderr = new OutputCapture(outputLimit);
+    this.frames = new ControlFrames(this, hub);
+    this.writer = new ControlWriter(hub, this::close);
   }
 
   @Override
@@ -220,7 +153,7 @@ public final class WorkerConnection implements Worker {
   @Override
   public CompletableFuture<WorkerReply> request(
       String op, ObjectNode payload, RequestListener listener) {
-    Pending p;
+    PendingRequest p;
     boolean resumeOutput;
     synchronized (this) {
       if (closed.isDone()) {
@@ -230,7 +163,7 @@ public final class WorkerConnection implements Worker {
         throw new IllegalStateException("worker " + sandboxId + " is busy with " + current.id);
       }
       String id = "r" + RandomIds.hex(8);
-      p = new Pending(id, stdout, stderr, idleBytes, listener);
+      p = new PendingRequest(id, stdout, stderr, idleBytes, listener);
       current = p;
       lastRequestId = id;
       requestIdleBytes = idleBytes;
@@ -353,7 +286,7 @@ public final class WorkerConnection implements Worker {
     switch (channel) {
       case OUT -> onOutput(true, data);
       case ERR -> onOutput(false, data);
-      case CTL -> onControlBytes(data);
+      case CTL -> frames.onBytes(data);
       case LIFE -> data.position(data.limit()); // says nothing that matters; read and dropped
     }
   }
@@ -424,77 +357,71 @@ public final class WorkerConnection implements Worker {
     }
   }
 
-  private void onControlBytes(ByteBuffer data) {
-    if (frames.feed(data) && ctlPaused && data.hasRemaining()) {
-      held = ByteBuffer.allocate(data.remaining()).put(data).flip();
+  // -- what ControlFrames asks and tells (hub thread) ---------------------------------------------
+
+  synchronized SelectionKey ctlKey() {
+    return ctlKey;
+  }
+
+  /** Which frame a control line starting with {@code prefix} is, for what is wanted now. */
+  synchronized FrameReader.Kind kindOf(byte[] prefix, int length) {
+    return FrameReader.kindOf(
+        prefix, length, readyFrame == null, current == null ? null : current.prefix);
+  }
+
+  /** Bytes the request in flight may still take in displays (of {@code max} in all). */
+  synchronized long displayRoom(long max) {
+    return current == null ? 0 : max - current.displayBytes;
+  }
+
+  synchronized void readyFrame(ObjectNode frame) {
+    if (readyFrame == null) {
+      readyFrame = frame;
+      maybeReady();
     }
   }
 
-  /** A frame over {@link FrameReader#INLINE_BYTES} was parsed off the hub thread (hub thread). */
-  private void afterLargeFrame(FrameReader.Kind kind, JsonNode node, String error, long size) {
-    if (closed.isDone()) {
-      return;
+  /** A display frame of the request in flight, parsed or not ({@code node} null). */
+  void display(JsonNode node, long size) {
+    RequestListener listener = null;
+    ObjectNode shown = null;
+    synchronized (this) {
+      if (current != null) {
+        if (node != null && node.path("data") instanceof ObjectNode bundle) {
+          current.displayBytes += size;
+          current.displays.add(bundle);
+          listener = current.listener;
+          shown = bundle;
+        } else {
+          current.dropped++;
+        }
+      }
     }
-    onFrame(kind, node, error, size);
-    ctlPaused = false;
-    ByteBuffer rest = held;
-    held = null;
-    if (rest != null && !closed.isDone()) {
-      onControlBytes(rest);
-    }
-    if (!ctlPaused && !closed.isDone()) {
-      hub.reading(ctlKey, true);
+    if (shown != null) {
+      try {
+        listener.display(shown, size);
+      } catch (RuntimeException e) {
+        log.warn("worker {}: a display listener failed: {}", sandboxId, e.toString());
+      }
     }
   }
 
-  /**
-   * One whole frame the connection wanted, parsed ({@code node}) or not ({@code error}).
-   *
-   * @return true when the connection is closed
-   */
-  private boolean onFrame(FrameReader.Kind kind, JsonNode node, String error, long size) {
-    switch (kind) {
-      case READY -> {
-        synchronized (this) {
-          if (node instanceof ObjectNode frame && readyFrame == null) {
-            readyFrame = frame;
-            maybeReady();
-          }
-        }
-      }
-      case DISPLAY -> {
-        RequestListener listener = null;
-        ObjectNode shown = null;
-        synchronized (this) {
-          if (current != null) {
-            if (node != null && node.path("data") instanceof ObjectNode bundle) {
-              current.displayBytes += size;
-              current.displays.add(bundle);
-              listener = current.listener;
-              shown = bundle;
-            } else {
-              current.dropped++;
-            }
-          }
-        }
-        if (shown != null) {
-          try {
-            listener.display(shown, size);
-          } catch (RuntimeException e) {
-            log.warn("worker {}: a display listener failed: {}", sandboxId, e.toString());
-          }
-        }
-      }
-      case DONE -> complete(node instanceof ObjectNode frame ? frame : failedAnswer(error));
-      case OTHER -> {}
+  synchronized void dropDisplay() {
+    if (current != null) {
+      current.dropped++;
     }
-    return closed.isDone();
+  }
+
+  /** Counts bytes that are not frames of the request in flight; the request's total so far. */
+  synchronized long ignore(int bytes) {
+    ignoredBytes += bytes;
+    return ignoredBytes;
   }
 
   /** The request in flight is answered. */
-  private void complete(ObjectNode frame) {
+  void complete(ObjectNode frame) {
     drain();
-    Pending done;
+    PendingRequest done;
     synchronized (this) {
       done = current;
       if (done == null) {
@@ -507,161 +434,15 @@ public final class WorkerConnection implements Worker {
     done.future.complete(done.reply(frame));
   }
 
-  /** The answer the runner sent could not be taken: the request fails, saying why. */
-  private static ObjectNode failedAnswer(String why) {
-    ObjectNode frame = JSON.createObjectNode();
-    frame.put("type", "done");
-    frame.put("status", "error");
-    ObjectNode error = frame.putObject("error");
-    error.put("name", "pysandbox.FrameError");
-    error.put("value", why);
-    error.put("traceback", "");
-    return frame;
-  }
-
-  private static String unreadable(IOException e) {
-    if (e instanceof com.fasterxml.jackson.core.exc.StreamConstraintsException c
-        && String.valueOf(c.getOriginalMessage()).contains("nesting depth")) {
-      return "the run's answer holds a value (in its result, __outputs__, a display or its"
-          + " context) nested deeper than "
-          + MAX_VALUE_DEPTH
-          + " levels, the most a value the sandbox sends may have: flatten it, or send it as a"
-          + " JSON string";
-    }
-    String why = e instanceof JsonProcessingException j ? j.getOriginalMessage() : e.getMessage();
-    return "the run's answer (its result, __outputs__ or context) could not be read: " + why;
-  }
-
   /**
    * The sandbox broke the protocol: it is cut off, and whoever owns it ends it ({@link
    * #protocolViolation} says why).
    */
-  private void violate(String what) {
+  void violate(String what) {
     String reason = "protocol violation: " + what;
     violation = what;
     log.warn("security: sandbox {} broke the worker protocol: {}; it is cut off", sandboxId, what);
     lost(reason);
-  }
-
-  /** The connection's side of {@link FrameReader}; hub thread. */
-  private final class Frames implements FrameReader.Sink {
-    @Override
-    public FrameReader.Kind classify(byte[] prefix, int length) {
-      synchronized (WorkerConnection.this) {
-        return FrameReader.kindOf(
-            prefix, length, readyFrame == null, current == null ? null : current.prefix);
-      }
-    }
-
-    @Override
-    public long limit(FrameReader.Kind kind) {
-      return switch (kind) {
-        case READY -> MAX_CONTROL_LINE_BYTES;
-        case DONE -> MAX_RESULT_FRAME_BYTES;
-        case DISPLAY -> {
-          synchronized (WorkerConnection.this) {
-            yield current == null ? 0 : MAX_DISPLAY_BYTES - current.displayBytes;
-          }
-        }
-        case OTHER -> 0;
-      };
-    }
-
-    @Override
-    public boolean frame(FrameReader.Kind kind, byte[] bytes, int length) {
-      JsonNode node = null;
-      String error = null;
-      try {
-        node = FRAMES.readTree(bytes, 0, length);
-      } catch (IOException e) {
-        error = unreadable(e);
-      }
-      return onFrame(kind, node, error, length);
-    }
-
-    @Override
-    public boolean largeFrame(FrameReader.Kind kind, List<byte[]> chunks, long size) {
-      ctlPaused = true;
-      hub.reading(ctlKey, false);
-      hub.parse(
-          () -> {
-            JsonNode node = null;
-            String error = null;
-            try (InputStream in = stream(chunks)) {
-              node = FRAMES.readTree(in);
-            } catch (IOException e) {
-              error = unreadable(e);
-            }
-            JsonNode parsed = node;
-            String why = error;
-            hub.execute(() -> afterLargeFrame(kind, parsed, why, size));
-          });
-      return true;
-    }
-
-    @Override
-    public boolean tooLong(FrameReader.Kind kind, long limit) {
-      switch (kind) {
-        case READY -> violate("its ready frame passed " + limit + " bytes");
-        case DISPLAY -> {
-          synchronized (WorkerConnection.this) {
-            if (current != null) {
-              current.dropped++;
-            }
-          }
-        }
-        case DONE ->
-            complete(
-                failedAnswer(
-                    "the run's answer (its result, __outputs__ or context) was over "
-                        + limit / MIB
-                        + " MiB, the most one answer may carry"));
-        case OTHER -> {}
-      }
-      return closed.isDone();
-    }
-
-    @Override
-    public boolean ignored(int bytes, boolean end) {
-      long total;
-      synchronized (WorkerConnection.this) {
-        ignoredBytes += bytes;
-        total = ignoredBytes;
-      }
-      ignoredLineBytes += bytes;
-      if (ignoredLineBytes > MAX_CONTROL_LINE_BYTES) {
-        violate(
-            "it wrote a control line of over "
-                + MAX_CONTROL_LINE_BYTES / MIB
-                + " MiB that is not a frame of the request in flight (limit "
-                + MAX_CONTROL_LINE_BYTES / MIB
-                + " MiB)");
-        return true;
-      }
-      if (total > MAX_IGNORED_BYTES) {
-        violate(
-            "it wrote over "
-                + MAX_IGNORED_BYTES / MIB
-                + " MiB to its control socket that are not frames of the request in flight"
-                + " (limit "
-                + MAX_IGNORED_BYTES / MIB
-                + " MiB per run)");
-        return true;
-      }
-      if (end) {
-        noteIgnored(ignoredLineBytes);
-        ignoredLineBytes = 0;
-      }
-      return false;
-    }
-  }
-
-  private static InputStream stream(List<byte[]> chunks) {
-    List<InputStream> parts = new ArrayList<>(chunks.size());
-    for (byte[] c : chunks) {
-      parts.add(new ByteArrayInputStream(c));
-    }
-    return new SequenceInputStream(Collections.enumeration(parts));
   }
 
   /** Control lines dropped as garbage or as answers to other requests (for tests). */
@@ -669,7 +450,7 @@ public final class WorkerConnection implements Worker {
     return ignoredLines;
   }
 
-  private synchronized void noteIgnored(long bytes) {
+  synchronized void noteIgnored(long bytes) {
     ignoredLines++;
     if (log.isDebugEnabled()) {
       log.debug("worker {}: ignored control line #{} ({} bytes)", sandboxId, ignoredLines, bytes);
@@ -688,7 +469,7 @@ public final class WorkerConnection implements Worker {
     }
     closing = true;
     drain();
-    Pending p;
+    PendingRequest p;
     synchronized (this) {
       p = current;
       current = null;
@@ -712,54 +493,18 @@ public final class WorkerConnection implements Worker {
   // -- writes ------------------------------------------------------------------------------------
 
   private void send(ObjectNode msg) {
-    byte[] bytes;
-    try {
-      bytes = JSON.writeValueAsBytes(msg);
-    } catch (IOException e) {
-      throw new IllegalStateException(e);
+    SocketChannel channel;
+    SelectionKey key;
+    synchronized (this) {
+      channel = ctl;
+      key = ctlKey;
     }
-    ByteBuffer buf = ByteBuffer.allocate(bytes.length + 1).put(bytes).put((byte) '\n').flip();
-    synchronized (writes) {
-      SocketChannel channel;
-      synchronized (this) {
-        channel = ctl;
-      }
-      if (channel == null) {
-        throw new IllegalStateException("worker " + sandboxId + " is not connected");
-      }
-      if (writes.isEmpty()) {
-        try {
-          channel.write(buf);
-        } catch (IOException e) {
-          close("writing to the runner failed: " + e.getMessage());
-          return;
-        }
-      }
-      if (buf.hasRemaining()) {
-        writes.add(buf);
-        hub.wantWrite(ctlKey);
-      }
-    }
+    writer.send(msg, channel, key, sandboxId);
   }
 
   /** Called by the hub when the control socket can take more bytes; true when all is written. */
   boolean flushWrites() {
-    synchronized (writes) {
-      try {
-        while (!writes.isEmpty()) {
-          ByteBuffer head = writes.peek();
-          ctl.write(head);
-          if (head.hasRemaining()) {
-            return false;
-          }
-          writes.poll();
-        }
-      } catch (IOException e) {
-        writes.clear();
-        hub.execute(() -> lost("writing to the runner failed: " + e.getMessage()));
-      }
-      return true;
-    }
+    return writer.flush(ctl);
   }
 
   static byte[] newToken() {

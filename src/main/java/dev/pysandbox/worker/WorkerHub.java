@@ -1,6 +1,5 @@
 package dev.pysandbox.worker;
 
-import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.util.DaemonThreads;
@@ -18,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -46,7 +44,6 @@ import org.slf4j.LoggerFactory;
 public final class WorkerHub implements Closeable {
   private static final Logger log = LoggerFactory.getLogger(WorkerHub.class);
   private static final ObjectMapper JSON = Json.mapper();
-  private static final int MAX_HELLO = 1024;
 
   /**
    * Most bytes one drain reads from a stream: more than its socket can hold (what was written
@@ -64,22 +61,8 @@ public final class WorkerHub implements Closeable {
   private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
   // Separate from readBuffer: a drain runs while a control frame read into readBuffer is parsed.
   private final ByteBuffer drainBuffer = ByteBuffer.allocateDirect(64 * 1024);
+  private final HelloReader hellos;
   private volatile boolean running = true;
-
-  /**
-   * What a socket is to the hub: a connection still saying hello, or a bound channel. A hello that
-   * came through a {@link Door} may only name the door's sandbox.
-   */
-  private static final class Hello {
-    final ByteBuffer buf = ByteBuffer.allocate(MAX_HELLO);
-    final WorkerConnection only;
-
-    Hello(WorkerConnection only) {
-      this.only = only;
-    }
-  }
-
-  private record Endpoint(WorkerConnection connection, WorkerConnection.Channel channel) {}
 
   private WorkerHub(Path socketPath) throws IOException {
     this.socketPath = socketPath;
@@ -91,6 +74,7 @@ public final class WorkerHub implements Closeable {
     server.bind(UnixDomainSocketAddress.of(socketPath), 4096);
     server.configureBlocking(false);
     this.selector = Selector.open();
+    this.hellos = new HelloReader(expected, this);
     server.register(selector, SelectionKey.OP_ACCEPT);
     ThreadPoolExecutor pool =
         new ThreadPoolExecutor(
@@ -155,18 +139,18 @@ public final class WorkerHub implements Closeable {
    * directory the caller made and binds into the sandbox), through which the sandbox's runner
    * connects itself instead of inheriting connected sockets, as a container must. Connections
    * through it may only introduce themselves as {@code c} (with its token); it takes at most {@link
-   * Door#MAX_CONNECTIONS} and closes (its socket file deleted) once the runner is ready, when the
-   * connection closes, or when the caller closes it, whichever comes first.
+   * WorkerDoor#MAX_CONNECTIONS} and closes (its socket file deleted) once the runner is ready, when
+   * the connection closes, or when the caller closes it, whichever comes first.
    */
-  public Door openDoor(WorkerConnection c, Path socket) throws IOException {
+  public WorkerDoor openDoor(WorkerConnection c, Path socket) throws IOException {
     if (socket.toString().getBytes(StandardCharsets.UTF_8).length > 107) {
       throw new IOException("socket path too long for a Unix socket: " + socket);
     }
     ServerSocketChannel listener = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
-    Door door = new Door(c, socket, listener);
+    WorkerDoor door = new WorkerDoor(this, c, socket, listener);
     try {
       Files.deleteIfExists(socket);
-      listener.bind(UnixDomainSocketAddress.of(socket), Door.MAX_CONNECTIONS);
+      listener.bind(UnixDomainSocketAddress.of(socket), WorkerDoor.MAX_CONNECTIONS);
       listener.configureBlocking(false);
       Files.setPosixFilePermissions(socket, PosixFilePermissions.fromString("rw-rw-rw-"));
     } catch (IOException | RuntimeException e) {
@@ -177,9 +161,7 @@ public final class WorkerHub implements Closeable {
     execute(
         () -> {
           try {
-            if (!door.closed) {
-              door.key = listener.register(selector, SelectionKey.OP_ACCEPT, door);
-            }
+            door.register(selector);
             registered.complete(null);
           } catch (IOException | RuntimeException e) {
             registered.completeExceptionally(e);
@@ -198,73 +180,6 @@ public final class WorkerHub implements Closeable {
     c.ready().whenComplete((r, err) -> door.close());
     c.closed().whenComplete((r, err) -> door.close());
     return door;
-  }
-
-  /** One sandbox's own listening socket (see {@link #openDoor}). */
-  public final class Door implements Closeable {
-    /** Connections a door accepts in all: three channels, and a few retries. */
-    static final int MAX_CONNECTIONS = 8;
-
-    private final WorkerConnection connection;
-    private final Path socket;
-    private final ServerSocketChannel listener;
-    private SelectionKey key;
-    private int accepted;
-    private volatile boolean closed;
-
-    private Door(WorkerConnection connection, Path socket, ServerSocketChannel listener) {
-      this.connection = connection;
-      this.socket = socket;
-      this.listener = listener;
-    }
-
-    /** The socket file on the host. */
-    public Path socket() {
-      return socket;
-    }
-
-    /** Hub thread: takes what waits, up to the door's limit. */
-    private void accept() throws IOException {
-      SocketChannel s;
-      while (!closed && (s = listener.accept()) != null) {
-        if (++accepted > MAX_CONNECTIONS) {
-          log.warn(
-              "sandbox {}: its door took {} connections; closing it",
-              connection.sandboxId(),
-              accepted - 1);
-          closeQuietly(s);
-          close();
-          return;
-        }
-        s.configureBlocking(false);
-        s.register(selector, SelectionKey.OP_READ, new Hello(connection));
-      }
-    }
-
-    /** Stops listening and deletes the socket file; connections already made stay. Idempotent. */
-    @Override
-    public void close() {
-      if (closed) {
-        return;
-      }
-      closed = true;
-      execute(
-          () -> {
-            if (key != null) {
-              key.cancel();
-            }
-            try {
-              listener.close();
-            } catch (IOException e) {
-              log.debug("closing the door of {}", connection.sandboxId(), e);
-            }
-          });
-      try {
-        Files.deleteIfExists(socket);
-      } catch (IOException e) {
-        log.debug("deleting {}", socket, e);
-      }
-    }
   }
 
   void forget(WorkerConnection c) {
@@ -361,18 +276,18 @@ public final class WorkerHub implements Closeable {
 
   private void handle(SelectionKey key) throws IOException {
     if (key.isAcceptable()) {
-      if (key.attachment() instanceof Door door) {
-        door.accept();
+      if (key.attachment() instanceof WorkerDoor door) {
+        door.accept(selector);
         return;
       }
       SocketChannel s;
       while ((s = server.accept()) != null) {
         s.configureBlocking(false);
-        s.register(selector, SelectionKey.OP_READ, new Hello(null));
+        s.register(selector, SelectionKey.OP_READ, new HelloReader.Hello(null));
       }
       return;
     }
-    if (key.isWritable() && key.attachment() instanceof Endpoint e) {
+    if (key.isWritable() && key.attachment() instanceof HelloReader.Endpoint e) {
       if (e.connection().flushWrites() && key.isValid()) {
         key.interestOps(key.interestOps() & ~SelectionKey.OP_WRITE);
       }
@@ -381,11 +296,11 @@ public final class WorkerHub implements Closeable {
       return;
     }
     SocketChannel s = (SocketChannel) key.channel();
-    if (key.attachment() instanceof Hello hello) {
-      readHello(key, s, hello);
+    if (key.attachment() instanceof HelloReader.Hello hello) {
+      hellos.read(key, s, hello);
       return;
     }
-    Endpoint e = (Endpoint) key.attachment();
+    HelloReader.Endpoint e = (HelloReader.Endpoint) key.attachment();
     readBuffer.clear();
     int n;
     try {
@@ -400,81 +315,6 @@ public final class WorkerHub implements Closeable {
     } else if (n > 0) {
       readBuffer.flip();
       e.connection().onData(e.channel(), readBuffer);
-    }
-  }
-
-  private void readHello(SelectionKey key, SocketChannel s, Hello hello) throws IOException {
-    int n;
-    try {
-      n = s.read(hello.buf);
-    } catch (IOException ex) {
-      n = -1;
-    }
-    int newline = -1;
-    for (int i = 0; i < hello.buf.position(); i++) {
-      if (hello.buf.get(i) == '\n') {
-        newline = i;
-        break;
-      }
-    }
-    if (newline < 0) {
-      if (n < 0 || !hello.buf.hasRemaining()) {
-        key.cancel();
-        closeQuietly(s);
-      }
-      return;
-    }
-    byte[] line = new byte[newline];
-    hello.buf.get(0, line);
-    Endpoint endpoint = bind(line, hello.only);
-    if (endpoint == null) {
-      key.cancel();
-      closeQuietly(s);
-      return;
-    }
-    if (!endpoint.connection().attach(endpoint.channel(), s, key)) {
-      log.warn(
-          "rejected a second {} channel for {}",
-          endpoint.channel(),
-          endpoint.connection().sandboxId());
-      key.cancel();
-      closeQuietly(s);
-      return;
-    }
-    key.attach(endpoint);
-    int leftover = hello.buf.position() - newline - 1;
-    if (leftover > 0) {
-      ByteBuffer rest = ByteBuffer.allocate(leftover);
-      rest.put(0, hello.buf, newline + 1, leftover);
-      endpoint.connection().onData(endpoint.channel(), rest);
-    }
-    if (n < 0) {
-      key.cancel();
-      closeQuietly(s);
-      endpoint.connection().onEof(endpoint.channel());
-    }
-  }
-
-  private Endpoint bind(byte[] line, WorkerConnection only) {
-    try {
-      JsonNode hello = JSON.readTree(line);
-      WorkerConnection c = expected.get(hello.path("sandbox").asText(""));
-      byte[] token = hello.path("token").asText("").getBytes(StandardCharsets.US_ASCII);
-      if (c == null || (only != null && c != only) || !MessageDigest.isEqual(c.token(), token)) {
-        log.warn("rejected a worker connection with an unknown sandbox or token");
-        return null;
-      }
-      WorkerConnection.Channel channel =
-          switch (hello.path("channel").asText("")) {
-            case "ctl" -> WorkerConnection.Channel.CTL;
-            case "out" -> WorkerConnection.Channel.OUT;
-            case "err" -> WorkerConnection.Channel.ERR;
-            case "life" -> WorkerConnection.Channel.LIFE;
-            default -> null;
-          };
-      return channel == null ? null : new Endpoint(c, channel);
-    } catch (IOException e) {
-      return null;
     }
   }
 

@@ -97,7 +97,7 @@ class WorkerHubDoorTest {
     WorkerConnection c = hub.expect("sbx-a-1", 1 << 20, 1 << 20);
     Path socket = dir.resolve("door/w.sock");
     Files.createDirectories(socket.getParent());
-    WorkerHub.Door door = hub.openDoor(c, socket);
+    WorkerDoor door = hub.openDoor(c, socket);
     assertThat(door.socket()).isEqualTo(socket);
     assertThat(Files.getPosixFilePermissions(socket))
         .isEqualTo(PosixFilePermissions.fromString("rw-rw-rw-"));

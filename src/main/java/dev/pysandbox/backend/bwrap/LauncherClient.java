@@ -115,18 +115,7 @@ final class LauncherClient implements Closeable {
       throw new IOException("interrupted while starting the sandbox launcher", e);
     }
     LauncherClient client = new LauncherClient(p, onDeath);
-    ObjectNode setup = JSON.createObjectNode();
-    setup.put("parent", ProcessHandle.current().pid());
-    setup.put("instance", instanceId);
-    if (uid != null) {
-      setup.put("uid", uid);
-      setup.put("gid", gid);
-    }
-    if (stage != null) {
-      ObjectNode s = setup.putObject("stage");
-      s.put("source", stage.source().toString());
-      s.put("target", stage.target().toString());
-    }
+    ObjectNode setup = LauncherRequests.setup(instanceId, uid, gid, stage);
     client.reader.start();
     client.write(setup);
     return client;
@@ -170,25 +159,8 @@ final class LauncherClient implements Closeable {
     if (children.putIfAbsent(id, child) != null) {
       throw new IllegalArgumentException("duplicate sandbox id " + id);
     }
-    ObjectNode req = JSON.createObjectNode();
-    req.put("op", "spawn");
-    req.put("id", id);
-    req.set("argv", JSON.valueToTree(argv));
-    req.put("socket", socket.toString());
-    req.put("token", token);
-    if (seccomp != null) {
-      req.put("seccomp", seccomp.toString());
-    }
-    cgroups.forEach(dir -> req.withArray("cgroups").add(dir.toString()));
-    ObjectNode limits = req.putObject("rlimits");
-    rlimits.forEach((name, v) -> limits.putArray(name).add(v[0]).add(v[1]));
-    if (user != null) {
-      req.put("uid", user.uid());
-      req.put("gid", user.gid());
-    }
-    if (image != null) {
-      describe(image, req.putObject("image"));
-    }
+    ObjectNode req =
+        LauncherRequests.spawn(id, argv, socket, token, seccomp, cgroups, rlimits, user, image);
     try {
       write(req);
     } catch (IOException e) {
@@ -204,32 +176,14 @@ final class LauncherClient implements Closeable {
    * @return completes when the launcher has done it, exceptionally with what failed
    */
   CompletableFuture<Void> release(String id, WorkspaceImages.Image image) {
-    ObjectNode req = JSON.createObjectNode();
-    req.put("op", "release");
-    req.put("id", id);
-    req.put("host", image.host().toString());
-    req.put("stage", image.stage() == null ? null : image.stage().toString());
-    req.put("path", image.file().toString());
+    ObjectNode req = LauncherRequests.release(id, image);
     return request(req);
   }
 
   /** Makes, mounts, writes to and releases one image: proves that the host allows them. */
   CompletableFuture<Void> probe(WorkspaceImages.Image image) {
-    ObjectNode req = JSON.createObjectNode();
-    req.put("op", "probe");
-    describe(image, req.putObject("image"));
+    ObjectNode req = LauncherRequests.probe(image);
     return request(req);
-  }
-
-  private static void describe(WorkspaceImages.Image image, ObjectNode i) {
-    i.put("path", image.file().toString());
-    i.put("template", image.template().toString());
-    i.put("bytes", image.bytes());
-    i.put("inodes", image.inodes());
-    i.put("mkfs", image.mkfs().toString());
-    i.put("debugfs", image.debugfs().toString());
-    i.put("host", image.host().toString());
-    i.put("stage", image.stage() == null ? null : image.stage().toString());
   }
 
   private CompletableFuture<Void> request(ObjectNode req) {
@@ -252,9 +206,7 @@ final class LauncherClient implements Closeable {
     if (child.exited.isDone()) {
       return;
     }
-    ObjectNode req = JSON.createObjectNode();
-    req.put("op", "kill");
-    req.put("id", child.id);
+    ObjectNode req = LauncherRequests.kill(child.id);
     try {
       write(req);
     } catch (IOException e) {
