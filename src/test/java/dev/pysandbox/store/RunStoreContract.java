@@ -104,8 +104,13 @@ public abstract class RunStoreContract {
     RunRecord r = store.get("run_2", true).orElseThrow();
     assertThat(r.toBuilder().viewCommand(null).build())
         .isEqualTo(done.toBuilder().tenant("local").build());
+    assertThat(store.keptBytes("local")).as("nothing kept in the blob store yet").isZero();
+    // What the run kept is what the blob store references (the link left out has no blob); the
+    // same content kept twice counts once.
+    store.blobs().reference("local", "run_2", "a.csv", "b".repeat(64), 4);
+    store.blobs().reference("local", "run_2", "copy/a.csv", "b".repeat(64), 4);
     assertThat(store.keptBytes("local"))
-        .as("tenant_storage_max_mb counts kept files only: a.csv, not the link left out")
+        .as("tenant_storage_max_mb counts each kept content once: a.csv's")
         .isEqualTo(4);
     assertThat(store.keptBytes("other")).isZero();
     assertThat(store.finish(done.toBuilder().status(RunStatus.SUCCEEDED).build()))
