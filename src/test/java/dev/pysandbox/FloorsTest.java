@@ -210,8 +210,51 @@ class FloorsTest {
     assertThat(gone).as("listed in KNOWN but fixed: take them off the list").isEmpty();
   }
 
-  /** Comments name classes of other floors in prose ({@code @link}s too); they are not uses. */
-  private static String withoutComments(String source) {
-    return source.replaceAll("(?s)/\\*.*?\\*/", "").replaceAll("//[^\\n]*", "");
+  /**
+   * The code without comments and string literals: comments name classes of other floors in prose
+   * ({@code @link}s too), and a string such as {@code "/*"} must not be read as a comment's start
+   * (which would hide the code up to the next comment's end).
+   */
+  static String withoutComments(String source) {
+    StringBuilder out = new StringBuilder(source.length());
+    int i = 0;
+    int n = source.length();
+    while (i < n) {
+      char c = source.charAt(i);
+      if (source.startsWith("//", i)) {
+        i = source.indexOf('\n', i);
+        i = i < 0 ? n : i;
+      } else if (source.startsWith("/*", i)) {
+        int end = source.indexOf("*/", i + 2);
+        i = end < 0 ? n : end + 2;
+        out.append(' ');
+      } else if (source.startsWith("\"\"\"", i)) {
+        int end = source.indexOf("\"\"\"", i + 3);
+        i = end < 0 ? n : end + 3;
+        out.append("\"\"");
+      } else if (c == '"' || c == '\'') {
+        int j = i + 1;
+        while (j < n && source.charAt(j) != c && source.charAt(j) != '\n') {
+          j += source.charAt(j) == '\\' ? 2 : 1;
+        }
+        i = Math.min(n, j + 1);
+        out.append(c).append(c);
+      } else {
+        out.append(c);
+        i++;
+      }
+    }
+    return out.toString();
+  }
+
+  @Test
+  void stringsAreNotReadAsComments_andCommentsAreNoUses() {
+    String code =
+        "filter(\"/*\"); dev.pysandbox.store.jdbc.A a; /* dev.pysandbox.store.jdbc.B */"
+            + " // dev.pysandbox.store.jdbc.C\n String s = \"dev.pysandbox.store.jdbc.D\";";
+    String kept = withoutComments(code);
+    assertThat(kept)
+        .contains("dev.pysandbox.store.jdbc.A")
+        .doesNotContain("jdbc.B", "jdbc.C", "jdbc.D");
   }
 }
