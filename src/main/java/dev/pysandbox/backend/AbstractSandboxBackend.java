@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -54,6 +55,11 @@ public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements Sa
   private volatile S setup;
   private String unavailable;
   protected volatile boolean closed;
+
+  /** Guards {@link #closed} against {@link #launching}: a close waits for launches under way. */
+  private final Object launchLock = new Object();
+
+  private int launching;
 
   /**
    * @param hub null only when {@code inspectOnly}
@@ -164,24 +170,74 @@ public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements Sa
       return CompletableFuture.failedFuture(
           new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, reason.get()));
     }
-    if (closed) {
-      return CompletableFuture.failedFuture(
-          new PysandboxException(
-              ErrorCode.BACKEND_UNAVAILABLE, name() + ": the backend is closed"));
+    synchronized (launchLock) {
+      if (closed) {
+        return CompletableFuture.failedFuture(
+            new PysandboxException(
+                ErrorCode.BACKEND_UNAVAILABLE, name() + ": the backend is closed"));
+      }
+      launching++;
     }
     S s = setup;
     String id = SandboxIds.of(instanceId, counter.incrementAndGet());
     if (launchesInBackground()) {
-      return CompletableFuture.supplyAsync(() -> launch(s, id, spec), blocking)
-          .thenCompose(this::awaitReady);
+      try {
+        return CompletableFuture.supplyAsync(() -> launchCounted(s, id, spec), blocking)
+            .thenCompose(this::awaitReady);
+      } catch (RuntimeException e) { // the executor refused it: it never runs
+        launched();
+        return CompletableFuture.failedFuture(e);
+      }
     }
     X sandbox;
     try {
-      sandbox = launch(s, id, spec);
+      sandbox = launchCounted(s, id, spec);
     } catch (PysandboxException e) {
       return CompletableFuture.failedFuture(e);
     }
     return awaitReady(sandbox);
+  }
+
+  private X launchCounted(S s, String id, SandboxSpec spec) {
+    try {
+      return launch(s, id, spec);
+    } finally {
+      launched();
+    }
+  }
+
+  private void launched() {
+    synchronized (launchLock) {
+      launching--;
+      launchLock.notifyAll();
+    }
+  }
+
+  /**
+   * Closes the backend to new sandboxes and waits up to {@code waitMillis} for the launches under
+   * way to be tracked (or to fail), so that a close sees every sandbox: one made while a close
+   * looked would outlive the server.
+   *
+   * @return the sandboxes live then
+   */
+  protected final List<X> stopLaunching(long waitMillis) {
+    long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMillis);
+    synchronized (launchLock) {
+      closed = true;
+      long left;
+      while (launching > 0 && (left = deadline - System.nanoTime()) > 0) {
+        try {
+          TimeUnit.NANOSECONDS.timedWait(launchLock, left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      if (launching > 0) {
+        log.warn("{}: {} sandbox launches still under way at close", name(), launching);
+      }
+    }
+    return List.copyOf(live.values());
   }
 
   private X launch(S s, String id, SandboxSpec spec) {

@@ -11,6 +11,7 @@ import dev.pysandbox.worker.WorkerHub;
 import dev.pysandbox.worker.WorkerReply;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -316,6 +317,40 @@ public abstract class SandboxBackendContract {
     assertThat(result(exec(alive, "'alive'"))).isEqualTo("'alive'");
     assertThat(result(exec(own, "'own'"))).isEqualTo("'own'");
     assertThat(alive.exited()).isNotDone();
+  }
+
+  /**
+   * What the backend's host still holds of server instance {@code instanceId} once its backend is
+   * closed (containers an engine lists, say); empty when the backend leaves nothing to look at.
+   */
+  protected List<String> leftOf(String instanceId) throws Exception {
+    return List.of();
+  }
+
+  @Test
+  void close_whileSandboxesAreStarting_endsEveryOneOfThem() throws Exception {
+    String instance = "c105ed03";
+    SandboxBackend closing = backend(instance);
+    List<CompletableFuture<Sandbox>> starting = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      starting.add(closing.start(new SandboxSpec(List.of(), 1 << 20, defaultLimits(), 64L << 20)));
+    }
+    closing.close();
+    for (CompletableFuture<Sandbox> f : starting) {
+      Sandbox s;
+      try {
+        s = f.get(60, TimeUnit.SECONDS);
+      } catch (ExecutionException e) {
+        continue; // refused or cut off by the close: nothing of it may be left, checked below
+      }
+      assertThat(s.exited())
+          .as("sandbox %s, started while its backend closed, has ended", s.id())
+          .succeedsWithin(Duration.ofSeconds(30));
+    }
+    assertThat(leftOf(instance)).as("what the closed backend left on the host").isEmpty();
+    assertThat(closing.start(new SandboxSpec(List.of(), 1 << 20, defaultLimits(), 64L << 20)))
+        .as("a closed backend starts nothing")
+        .failsWithin(Duration.ofSeconds(5));
   }
 
   @Test

@@ -337,11 +337,10 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
    */
   @Override
   public void close() {
-    List<BwrapSandbox> all = List.copyOf(live.values());
+    List<BwrapSandbox> all = stopLaunching(CLOSE_WAIT_MILLIS);
     for (BwrapSandbox s : all) {
       s.kill("server shutting down");
     }
-    closed = true;
     // Images mounted by a launcher that died before this one: this one unmounts them too.
     launchers.close(held.values(), CLOSE_WAIT_MILLIS);
     long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(CLOSE_WAIT_MILLIS);

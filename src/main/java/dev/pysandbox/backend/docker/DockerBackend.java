@@ -311,22 +311,42 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
     return removed;
   }
 
-  /** Kills and removes every container this backend started, in parallel, waiting a little. */
+  /**
+   * Kills and removes every container this backend started, in parallel, waiting a little; then
+   * removes whatever the engine still lists under this server's label (a container whose kill timed
+   * out, or whose removal the engine refused while it was still stopping).
+   */
   @Override
   public void close() {
-    closed = true;
     List<CompletableFuture<?>> kills = new ArrayList<>();
-    for (DockerSandbox sandbox : List.copyOf(live.values())) {
+    for (DockerSandbox sandbox : stopLaunching(TimeUnit.SECONDS.toMillis(KILL_WAIT_SECONDS))) {
       kills.add(sandbox.kill("server shutting down"));
     }
     try {
       CompletableFuture.allOf(kills.toArray(CompletableFuture[]::new))
           .get(KILL_WAIT_SECONDS, TimeUnit.SECONDS);
     } catch (Exception e) {
-      log.warn("not every container was removed at shutdown; the next server removes them");
+      log.warn("not every container was killed in {} s at shutdown", KILL_WAIT_SECONDS);
     }
     DockerSetup s = setup();
-    if (s != null) {
+    if (s == null) {
+      return;
+    }
+    try {
+      int left = 0;
+      if (instanceId != null) {
+        for (Container c : s.engine().withLabels(Map.of(LABEL_INSTANCE, instanceId))) {
+          if (s.engine().remove(c.getId()) != null) {
+            left++;
+          }
+        }
+      }
+      if (left > 0) {
+        log.warn("{} containers were not removed at shutdown; the next server removes them", left);
+      }
+    } catch (RuntimeException e) {
+      log.warn("cannot list this server's containers at shutdown: {}", e.toString());
+    } finally {
       s.engine().close();
     }
   }

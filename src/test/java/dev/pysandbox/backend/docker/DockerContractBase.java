@@ -1,5 +1,6 @@
 package dev.pysandbox.backend.docker;
 
+import dev.pysandbox.TestEngine;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.backend.SandboxBackend;
@@ -8,6 +9,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.file.Path;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -29,6 +31,16 @@ abstract class DockerContractBase extends SandboxBackendContract {
     PysandboxConfig config = config();
     DataLayout layout = new DataLayout(config.dataDir());
     return new DockerBackend(config, layout, hub(layout, instanceId), instanceId, executor);
+  }
+
+  @Override
+  protected List<String> leftOf(String instanceId) {
+    TestEngine e = TestEngine.get();
+    try (DockerEngine engine = new DockerEngine(e.dockerHost(), 2)) {
+      return engine.withLabels(Map.of(DockerBackend.LABEL_INSTANCE, instanceId)).stream()
+          .map(c -> c.getLabels().get(DockerBackend.LABEL_SANDBOX) + " " + c.getState())
+          .toList();
+    }
   }
 
   @Override
