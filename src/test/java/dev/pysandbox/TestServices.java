@@ -1,5 +1,6 @@
 package dev.pysandbox;
 
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.IOException;
@@ -21,7 +22,7 @@ public final class TestServices {
   }
 
   public static DefaultSandboxService start(Path dataDir, Map<String, String> settings) {
-    DefaultSandboxService s = DefaultSandboxService.start(config(dataDir, settings));
+    DefaultSandboxService s = Assembly.start(config(dataDir, settings));
     s.awaitStarted();
     return s;
   }

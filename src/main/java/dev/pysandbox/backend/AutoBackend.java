@@ -16,14 +16,14 @@ import java.util.stream.Collectors;
  * that backend's. When none works, says why each failed, in one sentence (as Testcontainers does
  * for its Docker strategies).
  */
-final class AutoBackend implements SandboxBackend {
+public final class AutoBackend implements SandboxBackend {
   private final List<Candidate> candidates;
   private volatile SandboxBackend chosen;
   private volatile List<BackendAttempt> attempts;
   private volatile Runnable onSandboxesLost = () -> {};
   private String unavailable;
 
-  AutoBackend(List<Candidate> candidates) {
+  public AutoBackend(List<Candidate> candidates) {
     this.candidates = List.copyOf(candidates);
   }
 

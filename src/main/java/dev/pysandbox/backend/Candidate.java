@@ -9,12 +9,12 @@ import java.util.function.Supplier;
  *     {@code null} when it cannot be built here
  * @param notBuilt why not, when {@code build} is null
  */
-record Candidate(String name, Supplier<SandboxBackend> build, String notBuilt) {
-  Candidate(String name, Supplier<SandboxBackend> build) {
+public record Candidate(String name, Supplier<SandboxBackend> build, String notBuilt) {
+  public Candidate(String name, Supplier<SandboxBackend> build) {
     this(name, build, null);
   }
 
-  Candidate(String name, String notBuilt) {
+  public Candidate(String name, String notBuilt) {
     this(name, null, notBuilt);
   }
 }

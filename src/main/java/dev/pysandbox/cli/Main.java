@@ -3,11 +3,11 @@ package dev.pysandbox.cli;
 import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.Version;
+import dev.pysandbox.app.ApiKeysFactory;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
-import dev.pysandbox.core.ApiKeysFactory;
-import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.store.ApiKeys;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -79,7 +79,7 @@ public final class Main implements Runnable {
 
   /** The service for a command that runs code ({@code run}). */
   OperatorService startService() {
-    return DefaultSandboxService.start(commandConfig());
+    return Assembly.start(commandConfig());
   }
 
   /**
@@ -87,7 +87,7 @@ public final class Main implements Runnable {
    * runs}, {@code sessions}, {@code doctor}): it cleans nothing up and starts no sandbox.
    */
   OperatorService openReadOnly() {
-    return DefaultSandboxService.openReadOnly(commandConfig());
+    return Assembly.openReadOnly(commandConfig());
   }
 
   /** Where the data directory's files are, for {@code logs}: no core, nothing created. */

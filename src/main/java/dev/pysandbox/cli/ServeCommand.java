@@ -1,9 +1,10 @@
 package dev.pysandbox.cli;
 
+import dev.pysandbox.app.ApiKeysFactory;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
-import dev.pysandbox.core.ApiKeysFactory;
 import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.core.ProtocolStdout;
 import dev.pysandbox.http.Caller;
@@ -94,7 +95,7 @@ final class ServeCommand implements Callable<Integer> {
     if (http) {
       HttpFace.checkCanServe(config, keys);
     }
-    DefaultSandboxService service = DefaultSandboxService.start(config);
+    DefaultSandboxService service = Assembly.start(config);
     if (http && config.httpAuthKeys() && !config.maxSessionsPerTenantSet()) {
       service.shareSessionsAmong(new KeyedTenants(ApiKeysFactory.open(config, true), serveStdio));
     }

@@ -2,7 +2,10 @@ package dev.pysandbox.config;
 
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.util.Sha256;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.LocalDate;
 
 /**
@@ -39,6 +42,18 @@ public record DataLayout(Path dataDir) {
    * data directory, in its own mount namespace, so that the unprivileged bwrap can reach it.
    */
   public static final Path STAGE_BASE = Path.of("/run/pysandbox-stage");
+
+  /**
+   * Makes the data directory private to its owner, as every process that opens it does; a file
+   * system without POSIX permissions (or a directory of another owner) keeps what it has.
+   */
+  public void restrictDataDir() {
+    try {
+      Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwx------"));
+    } catch (IOException | UnsupportedOperationException e) {
+      // the directory's own permissions stand; every file in it is made private by its writer
+    }
+  }
 
   /**
    * 12 hex digits naming this data directory on the host (a hash of its real path), for what lives

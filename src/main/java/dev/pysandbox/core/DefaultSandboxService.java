@@ -12,7 +12,6 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
-import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -47,9 +46,14 @@ public final class DefaultSandboxService extends TenantView implements OperatorS
     return core;
   }
 
-  /** Starts the core; returns at once while the store and the pool get ready behind it. */
-  public static DefaultSandboxService start(PysandboxConfig config) {
-    DefaultSandboxService s = create(config, TimeSource.system());
+  /**
+   * Starts the core; returns at once while the store and the pool get ready behind it.
+   *
+   * @param parts the backend and the store, as the server's assembly ({@code dev.pysandbox.app})
+   *     builds them
+   */
+  public static DefaultSandboxService start(PysandboxConfig config, CoreParts parts) {
+    DefaultSandboxService s = create(config, TimeSource.system(), parts);
     s.startBackground();
     return s;
   }
@@ -59,8 +63,8 @@ public final class DefaultSandboxService extends TenantView implements OperatorS
    * after nobody — no orphan runs marked, no sandbox or cgroup of a dead server removed, no pool,
    * no timers — so that looking never changes what another server is doing.
    */
-  public static DefaultSandboxService openReadOnly(PysandboxConfig config) {
-    DefaultSandboxService s = build(config, TimeSource.system(), true);
+  public static DefaultSandboxService openReadOnly(PysandboxConfig config, CoreParts parts) {
+    DefaultSandboxService s = build(config, TimeSource.system(), true, parts);
     s.startBackground();
     return s;
   }
@@ -73,21 +77,21 @@ public final class DefaultSandboxService extends TenantView implements OperatorS
    * @param clock the time the core records and waits by: {@link TimeSource#system()}, or in tests a
    *     source they move on (a plain {@link Clock} gives its instants, real monotonic time)
    */
-  public static DefaultSandboxService create(PysandboxConfig config, Clock clock) {
-    return build(config, clock, false);
+  public static DefaultSandboxService create(PysandboxConfig config, Clock clock, CoreParts parts) {
+    return build(config, clock, false, parts);
   }
 
   private static DefaultSandboxService build(
-      PysandboxConfig config, Clock clock, boolean readOnly) {
+      PysandboxConfig config, Clock clock, boolean readOnly, CoreParts parts) {
     for (String warning : config.warnings()) {
       log.warn("configuration: {}", warning);
     }
     if (!readOnly) {
       // At once, before anything is made: a store that cannot be written never comes right alone.
-      StoreFactory.requireWritable(new DataLayout(config.dataDir()));
+      parts.requireWritable(new DataLayout(config.dataDir()));
     }
     try {
-      return new DefaultSandboxService(new ServiceWiring(config, clock, readOnly));
+      return new DefaultSandboxService(new ServiceWiring(config, clock, readOnly, parts));
     } catch (IOException | UncheckedIOException e) {
       throw new PysandboxException(
           ErrorCode.STORE_UNAVAILABLE,

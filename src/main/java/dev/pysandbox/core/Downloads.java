@@ -7,7 +7,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.config.DataLayout;
-import dev.pysandbox.egress.EgressProxy;
+import dev.pysandbox.egress.EgressGate;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.Closeables;
 import dev.pysandbox.util.DiskFullException;
@@ -75,7 +75,7 @@ final class Downloads {
     try {
       Files.createDirectories(layout.runtimeDir());
       temp = Files.createTempFile(layout.runtimeDir(), "download-", ".part");
-      EgressProxy.Download d;
+      EgressGate.Download d;
       try (OutputStream out = Files.newOutputStream(temp)) {
         d = egress.download(uri, maxBytes, out, tenant, sessionId);
       }
@@ -94,7 +94,7 @@ final class Downloads {
           written.sha256(),
           d.contentType(),
           d.status());
-    } catch (EgressProxy.DownloadFailed e) {
+    } catch (EgressGate.DownloadFailed e) {
       if (e.tooLarge()) {
         throw new PysandboxException(
             ErrorCode.ARTIFACT_TOO_LARGE,

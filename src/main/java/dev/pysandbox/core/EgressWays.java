@@ -6,9 +6,9 @@ import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.egress.EgressAttempt;
+import dev.pysandbox.egress.EgressGate;
 import dev.pysandbox.egress.EgressListener;
 import dev.pysandbox.egress.EgressPolicy;
-import dev.pysandbox.egress.EgressProxy;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.URI;
@@ -34,15 +34,22 @@ final class EgressWays implements AutoCloseable {
   private final SecurityEventLog events;
   private final Path socketDir;
   private final EgressPolicy network;
-  private EgressProxy proxy;
+  private final java.util.function.Function<Path, EgressGate> gates;
+  private EgressGate proxy;
   private boolean closed;
 
   /**
+   * @param gates makes the egress proxy serving doors under a directory (on first use)
    * @throws PysandboxException {@code invalid_argument} naming the setting when {@code
    *     network_allow} or {@code package_hosts} holds a pattern the policy refuses
    */
-  EgressWays(PysandboxConfig config, SecurityEventLog events, String instanceId) {
+  EgressWays(
+      PysandboxConfig config,
+      SecurityEventLog events,
+      String instanceId,
+      java.util.function.Function<Path, EgressGate> gates) {
     this.config = config;
+    this.gates = gates;
     this.events = events;
     this.socketDir = SOCKET_ROOT.resolve(instanceId);
     this.network = policy("network_allow", config.networkAllow());
@@ -77,13 +84,13 @@ final class EgressWays implements AutoCloseable {
     return network;
   }
 
-  private synchronized EgressProxy proxy() {
+  private synchronized EgressGate proxy() {
     if (closed) {
       throw new PysandboxException(
           ErrorCode.BACKEND_UNAVAILABLE, "the server is stopping: no new way out");
     }
     if (proxy == null) {
-      EgressProxy p = new EgressProxy(socketDir);
+      EgressGate p = gates.apply(socketDir);
       p.start();
       proxy = p;
     }
@@ -127,7 +134,7 @@ final class EgressWays implements AutoCloseable {
 
   private SandboxSpec.Egress way(EgressPolicy policy, EgressListener listener) {
     return sandboxId -> {
-      EgressProxy.Door door = proxy().open(sandboxId, policy, listener);
+      EgressGate.Door door = proxy().open(sandboxId, policy, listener);
       return new SandboxSpec.Egress.Door() {
         @Override
         public Path socket() {
@@ -151,7 +158,7 @@ final class EgressWays implements AutoCloseable {
    *
    * @throws PysandboxException {@code forbidden} when the policy refuses it, saying why
    */
-  EgressProxy.Download download(
+  EgressGate.Download download(
       URI url, long maxBytes, OutputStream out, String tenant, String sessionId)
       throws IOException {
     try {
@@ -161,10 +168,10 @@ final class EgressWays implements AutoCloseable {
               network,
               maxBytes,
               Duration.ofSeconds(Math.max(30, config.timeoutMaxSeconds())),
-              new EgressProxy.MinimumRate(config.httpMinDataRate(), ORIGIN_GRACE),
+              new EgressGate.MinimumRate(config.httpMinDataRate(), ORIGIN_GRACE),
               out,
               listener(tenant, sessionId, () -> null, "download_file"));
-    } catch (EgressProxy.EgressRefused e) {
+    } catch (EgressGate.EgressRefused e) {
       throw new PysandboxException(
           ErrorCode.FORBIDDEN, "refused by pysandbox's network policy: " + e.reason());
     }

@@ -1,17 +1,13 @@
 package dev.pysandbox.core;
 
-import dev.pysandbox.backend.Backends;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.RunStore;
-import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Clock;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -76,13 +72,18 @@ final class ServiceWiring {
   final DeadServerCleanup cleanup;
   final boolean readOnly;
 
-  ServiceWiring(PysandboxConfig config, Clock clock, boolean readOnly) throws IOException {
+  /** The backend and the store, built where the server is assembled. */
+  private final CoreParts parts;
+
+  ServiceWiring(PysandboxConfig config, Clock clock, boolean readOnly, CoreParts parts)
+      throws IOException {
     this.config = config;
+    this.parts = parts;
     this.layout = new DataLayout(config.dataDir());
     this.time = TimeSource.of(clock);
     this.readOnly = readOnly;
     Files.createDirectories(config.dataDir());
-    restrict(config.dataDir());
+    layout.restrictDataDir();
     if (!readOnly) {
       try {
         Files.createDirectories(layout.logsDir());
@@ -100,10 +101,10 @@ final class ServiceWiring {
     if (readOnly) {
       // Looking needs no sandbox: no hub socket, no launcher, no seccomp filter, no cgroup.
       this.hub = null;
-      this.backend = Backends.inspect(config, layout);
+      this.backend = parts.inspectBackend(config, layout);
     } else {
       this.hub = WorkerHub.open(HubSockets.of(layout, instances.id()));
-      this.backend = Backends.select(config, layout, hub, instances.id(), pools.blocking);
+      this.backend = parts.backend(config, layout, hub, instances.id(), pools.blocking);
     }
     this.specs = new SandboxSpecs(config);
     this.pool =
@@ -205,7 +206,7 @@ final class ServiceWiring {
             new KeptBlobs(layout, this::store));
     this.context = new ContextCalls(sessions, steps);
     this.trajectory = new TrajectoryLog(layout, time, !readOnly);
-    this.egress = new EgressWays(config, securityEvents, instances.id());
+    this.egress = new EgressWays(config, securityEvents, instances.id(), parts::egress);
     this.environments =
         new Environments(
             config, layout, backend, backend::interpreter, egress::forBuild, time, metrics);
@@ -267,7 +268,7 @@ final class ServiceWiring {
   }
 
   private RunStore openStore() {
-    RunStore s = StoreFactory.openRunStore(layout, time, readOnly);
+    RunStore s = parts.openRunStore(layout, time, readOnly);
     if (readOnly) {
       return s;
     }
@@ -294,14 +295,5 @@ final class ServiceWiring {
   /** The store, waiting while it opens; {@code store_unavailable} when it cannot be. */
   RunStore store() {
     return store.get();
-  }
-
-  /** Makes the data directory private to its owner, as every process that opens it does. */
-  static void restrict(Path dir) {
-    try {
-      Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
-    } catch (IOException | UnsupportedOperationException e) {
-      log.debug("could not set permissions of {}", dir, e);
-    }
   }
 }

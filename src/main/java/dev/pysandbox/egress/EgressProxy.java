@@ -41,7 +41,7 @@ import org.eclipse.jetty.util.thread.QueuedThreadPool;
  * resolved on the proxy's threads with the JVM's resolver (blocking, cached by the JVM).
  * Thread-safe.
  */
-public final class EgressProxy implements AutoCloseable {
+public final class EgressProxy implements EgressGate {
   /** Requests and tunnels open at once through one door. */
   public static final int MAX_OPEN_PER_DOOR = 16;
 
@@ -106,6 +106,7 @@ public final class EgressProxy implements AutoCloseable {
    * @throws UncheckedIOException when the directory cannot be made
    * @throws IllegalStateException when the proxy was closed, or Jetty does not start
    */
+  @Override
   public synchronized void start() {
     if (closed) {
       throw new IllegalStateException("the egress proxy was closed");
@@ -147,6 +148,7 @@ public final class EgressProxy implements AutoCloseable {
    * @return the open door; close it when the sandbox is gone
    * @throws IllegalStateException when the proxy is not started, or the socket cannot be served
    */
+  @Override
   public Door open(String label, EgressPolicy policy, EgressListener listener) {
     Objects.requireNonNull(label, "label");
     Objects.requireNonNull(policy, "policy");
@@ -224,25 +226,10 @@ public final class EgressProxy implements AutoCloseable {
   }
 
   /**
-   * The pace an origin must keep: after {@code grace}, at least {@code bytesPerSecond} on average,
-   * and never silent for longer than three times {@code grace}; else the download fails. A download
-   * holds its caller's thread, and an origin that trickles a byte a second would keep it for the
-   * whole timeout.
-   *
-   * @param bytesPerSecond 0 for no minimum (the timeout alone bounds it)
-   */
-  public record MinimumRate(long bytesPerSecond, Duration grace) {
-    public static final MinimumRate NONE = new MinimumRate(0, Duration.ofSeconds(10));
-
-    public MinimumRate {
-      Objects.requireNonNull(grace, "grace");
-    }
-  }
-
-  /**
    * As {@link #download(URI, EgressPolicy, long, Duration, OutputStream, EgressListener)}, with the
    * pace the origin must keep.
    */
+  @Override
   public Download download(
       URI url,
       EgressPolicy policy,
@@ -301,71 +288,5 @@ public final class EgressProxy implements AutoCloseable {
     byte[] random = new byte[12];
     RANDOM.nextBytes(random);
     return "door-" + HexFormat.of().formatHex(random) + ".sock";
-  }
-
-  /** One sandbox's way out. Thread-safe. */
-  public interface Door extends AutoCloseable {
-    /** The Unix socket file to bind into the sandbox. */
-    Path socket();
-
-    /** What this door allows. */
-    EgressPolicy policy();
-
-    /** Stops serving the socket, deletes its file, and ends the requests and tunnels open on it. */
-    @Override
-    void close();
-  }
-
-  /**
-   * The outcome of a {@link #download}.
-   *
-   * @param status the final HTTP status (2xx)
-   * @param contentType the final response's {@code Content-Type}, or null
-   * @param bytes the body size written to the stream
-   * @param finalUrl the URL the body came from, after redirects
-   */
-  public record Download(int status, String contentType, long bytes, URI finalUrl) {}
-
-  /**
-   * A download the origin answered but that cannot be had as asked: its final status is not 2xx
-   * ({@link #status()}), or its body is larger than allowed ({@link #tooLarge()}). Asking again
-   * gets the same answer unless the status is a server error. Other {@link IOException}s of {@link
-   * #download} (a broken transfer, a timeout) may go away.
-   */
-  public static final class DownloadFailed extends IOException {
-    private static final long serialVersionUID = 1L;
-    private final int status;
-    private final boolean tooLarge;
-
-    DownloadFailed(String message, int status, boolean tooLarge) {
-      super(message);
-      this.status = status;
-      this.tooLarge = tooLarge;
-    }
-
-    /** The final HTTP status, or 0 when the failure was the body's size. */
-    public int status() {
-      return status;
-    }
-
-    /** Whether the body was (or was declared) larger than the limit. */
-    public boolean tooLarge() {
-      return tooLarge;
-    }
-  }
-
-  /** A download refused by the policy; {@link #reason()} says why, fit to show a user. */
-  public static final class EgressRefused extends Exception {
-    private final String reason;
-
-    EgressRefused(String reason) {
-      super(PlainResponses.REFUSED_PREFIX + reason);
-      this.reason = reason;
-    }
-
-    /** Why, e.g. {@code host 'evil.com' is not in the allow-list (allowed: pypi.org)}. */
-    public String reason() {
-      return reason;
-    }
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
+import dev.pysandbox.app.Backends;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import java.nio.file.Path;

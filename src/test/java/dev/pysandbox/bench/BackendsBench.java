@@ -15,6 +15,7 @@ import dev.pysandbox.api.LimitRequest;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.backend.bwrap.SandboxFlags;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -176,7 +177,7 @@ final class BackendsBench {
       throws IOException {
     Files.createDirectories(dir);
     PysandboxConfig config = TestServices.config(dir, settings);
-    DefaultSandboxService service = DefaultSandboxService.start(config);
+    DefaultSandboxService service = Assembly.start(config);
     service.awaitStarted();
     SetupReport r = service.checkSetup();
     if (!r.ready()) {

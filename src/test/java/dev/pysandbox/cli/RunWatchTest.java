@@ -9,6 +9,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.core.DefaultSandboxService;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
@@ -32,8 +33,7 @@ class RunWatchTest {
   @Test
   void watch_ofARunInAnotherCore_printsItsOutputWhenItEnds_andExitsWithItsCode() throws Exception {
     try (DefaultSandboxService server = TestServices.start(dataDir, Map.of());
-        DefaultSandboxService cli =
-            DefaultSandboxService.openReadOnly(TestServices.config(dataDir, Map.of()))) {
+        DefaultSandboxService cli = Assembly.openReadOnly(TestServices.config(dataDir, Map.of()))) {
       RunRecord begun =
           server.start(
               ExecutionRequest.of(

@@ -14,6 +14,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.app.Assembly;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,7 +44,7 @@ class ApprovalsTest {
   @BeforeEach
   void start() {
     service =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(dataDir, Map.of("approval_policy", "always", "approval_ttl", "60")),
             clock);
     service.startBackground();
@@ -224,7 +225,7 @@ class ApprovalsTest {
     service.setContext("sess-a", Map.of("x", 41));
     RunRecord r = held("sess-a", "print(x + 1)");
     try (DefaultSandboxService cli =
-        DefaultSandboxService.openReadOnly(TestServices.config(dataDir, Map.of()))) {
+        Assembly.openReadOnly(TestServices.config(dataDir, Map.of()))) {
       assertThat(cli.allPendingApprovals().approvals())
           .extracting(Approval::approvalId)
           .contains(r.approvalId());

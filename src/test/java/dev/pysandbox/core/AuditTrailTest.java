@@ -21,6 +21,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionExport;
 import dev.pysandbox.api.VerifyReport;
 import dev.pysandbox.api.Version;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.config.DataLayout;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -52,7 +53,7 @@ class AuditTrailTest {
 
   @BeforeEach
   void start() {
-    service = DefaultSandboxService.create(TestServices.config(dataDir, Map.of()), clock);
+    service = Assembly.create(TestServices.config(dataDir, Map.of()), clock);
     service.startBackground();
     service.awaitStarted();
   }
@@ -118,7 +119,7 @@ class AuditTrailTest {
     sql("UPDATE run_chain_head SET seq = 0, record_sha256 = '" + "0".repeat(64) + "'");
     sql("UPDATE runs SET record_sha256 = NULL");
 
-    service = DefaultSandboxService.create(TestServices.config(dataDir, Map.of()), clock);
+    service = Assembly.create(TestServices.config(dataDir, Map.of()), clock);
     service.startBackground();
     service.awaitStarted();
     awaitFile(runDir(r.runId()).resolve("notebook.ipynb"));

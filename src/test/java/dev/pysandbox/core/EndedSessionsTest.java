@@ -7,6 +7,7 @@ import dev.pysandbox.InProcessMcp;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.packages.SimpleIndex;
 import dev.pysandbox.packages.TinyWheels;
 import dev.pysandbox.store.SessionKey;
@@ -50,7 +51,7 @@ class EndedSessionsTest {
 
   private DefaultSandboxService startService() {
     DefaultSandboxService s =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(
                 dataDir,
                 Map.of(
@@ -198,7 +199,7 @@ class EndedSessionsTest {
   @Test
   void withNoRetention_anEndedIdIsNewAtOnce_asBefore() throws Exception {
     DefaultSandboxService none =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(
                 dataDir.resolve("none"), Map.of("pool_size", "1", "session_retention", "0")),
             clock);

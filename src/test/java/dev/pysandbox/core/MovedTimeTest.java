@@ -12,6 +12,7 @@ import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.app.Assembly;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,7 +44,7 @@ class MovedTimeTest {
   @BeforeEach
   void start() {
     service =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(dataDir, Map.of("pool_size", "1", "cancel_grace", "30")), time);
     service.startBackground();
     service.awaitStarted();

@@ -16,6 +16,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.Subscription;
+import dev.pysandbox.app.Assembly;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -332,8 +333,7 @@ class RunEventsTest {
     } finally {
       again.close("closed by the test");
     }
-    DefaultSandboxService reader =
-        DefaultSandboxService.openReadOnly(TestServices.config(own, Map.of()));
+    DefaultSandboxService reader = Assembly.openReadOnly(TestServices.config(own, Map.of()));
     try {
       assertThat(reader.getRun(b.runId(), false).status()).isEqualTo(RunStatus.INTERRUPTED);
     } finally {

@@ -16,6 +16,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
+import dev.pysandbox.app.Assembly;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -45,9 +46,7 @@ class SecurityEventsTest {
 
   @BeforeEach
   void start() {
-    service =
-        DefaultSandboxService.create(
-            TestServices.config(dataDir, Map.of("cancel_grace", "1")), clock);
+    service = Assembly.create(TestServices.config(dataDir, Map.of("cancel_grace", "1")), clock);
     service.startBackground();
     service.awaitStarted();
   }

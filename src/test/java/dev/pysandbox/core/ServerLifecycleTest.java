@@ -14,6 +14,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.backend.ProcessTable;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -45,7 +46,7 @@ class ServerLifecycleTest {
   @Test
   void launcherStartedByAThreadThatEnds_outlivesThatThread_withItsSessions() throws Exception {
     try (DefaultSandboxService service =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(dataDir, Map.of("pool_size", "0")), Clock.systemUTC())) {
       Thread starter =
           new Thread(
@@ -125,7 +126,7 @@ class ServerLifecycleTest {
   void storeThatCannotOpen_makesCheckSetupNotReady_andIsRetried() throws Exception {
     Files.createDirectories(dataDir.resolve("pysandbox.db")); // a directory: SQLite cannot open it
     try (DefaultSandboxService service =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(dataDir, Map.of("pool_size", "0")), Clock.systemUTC())) {
       service.startBackground();
       SetupReport report = service.checkSetup();

@@ -16,6 +16,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.store.SessionKey;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,7 +47,7 @@ class SessionTest {
   @BeforeEach
   void start() {
     service =
-        DefaultSandboxService.create(
+        Assembly.create(
             TestServices.config(dataDir, Map.of("max_sessions", "4", "cancel_grace", "1")), clock);
     service.startBackground();
     service.awaitStarted();

@@ -11,6 +11,7 @@ import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
@@ -199,8 +200,7 @@ class WarmPoolTest {
   void service_whenWorkspacesCannotBeCreated_reportsThePoolFailure_failsFast_andRecovers()
       throws Exception {
     DefaultSandboxService service =
-        DefaultSandboxService.create(
-            TestServices.config(dataDir, Map.of("pool_size", "2")), Clock.systemUTC());
+        Assembly.create(TestServices.config(dataDir, Map.of("pool_size", "2")), Clock.systemUTC());
     try {
       assertThat(service.checkSetup().ready()).isTrue(); // sets the backend up
       Path workspaces = new DataLayout(dataDir).workspacesDir();

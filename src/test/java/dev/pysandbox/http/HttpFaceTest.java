@@ -10,6 +10,7 @@ import dev.pysandbox.Sandboxed;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.app.Assembly;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.mcp.McpFace;
@@ -66,7 +67,7 @@ class HttpFaceTest {
                 "rate_limit_per_second", "1000",
                 "rate_limit_burst", "1000",
                 "upload_max_bytes", "1000"));
-    service = DefaultSandboxService.start(config);
+    service = Assembly.start(config);
     face =
         new HttpFace(config, new FakeKeys(), service, McpFace.forTenants(service, 65536))
             .mount("/api/v1/*", new EchoServlet(), 100)

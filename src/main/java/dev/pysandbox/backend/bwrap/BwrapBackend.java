@@ -6,6 +6,7 @@ import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
+import dev.pysandbox.backend.SeccompFilter;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.HousekeepingLog;

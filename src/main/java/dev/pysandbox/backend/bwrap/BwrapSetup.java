@@ -7,6 +7,7 @@ import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.SandboxFiles;
+import dev.pysandbox.backend.SeccompFilter;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.util.Sha256;

@@ -4,7 +4,7 @@ import com.github.dockerjava.api.model.Version;
 import com.github.dockerjava.api.model.VersionComponent;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.backend.bwrap.SeccompFilter;
+import dev.pysandbox.backend.SeccompFilter;
 import dev.pysandbox.config.DataLayout;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

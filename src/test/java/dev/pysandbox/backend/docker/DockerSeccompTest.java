@@ -219,7 +219,7 @@ class DockerSeccompTest {
   static List<String> deniedByOurFilter() throws IOException {
     String script;
     try (InputStream in =
-        DockerSeccomp.class.getResourceAsStream("/dev/pysandbox/backend/bwrap/seccomp_filter.py")) {
+        DockerSeccomp.class.getResourceAsStream("/dev/pysandbox/backend/seccomp_filter.py")) {
       script = new String(in.readAllBytes(), StandardCharsets.UTF_8);
     }
     Matcher m = Pattern.compile("(?s)\nDENIED = \\[(.*?)\n\\]").matcher(script);

@@ -1,5 +1,8 @@
-package dev.pysandbox.backend;
+package dev.pysandbox.app;
 
+import dev.pysandbox.backend.AutoBackend;
+import dev.pysandbox.backend.Candidate;
+import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.bwrap.BwrapBackend;
 import dev.pysandbox.backend.docker.DockerBackend;
 import dev.pysandbox.config.DataLayout;

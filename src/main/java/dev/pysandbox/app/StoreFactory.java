@@ -1,6 +1,8 @@
-package dev.pysandbox.store;
+package dev.pysandbox.app;
 
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.store.ApiKeys;
+import dev.pysandbox.store.RunStore;
 import dev.pysandbox.store.jdbc.JdbcApiKeys;
 import dev.pysandbox.store.jdbc.JdbcRunStore;
 import java.time.Clock;

@@ -1,11 +1,10 @@
-package dev.pysandbox.core;
+package dev.pysandbox.app;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.store.ApiKeys;
-import dev.pysandbox.store.StoreFactory;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -43,7 +42,7 @@ public final class ApiKeysFactory {
           "cannot use the data directory " + config.dataDir() + ": " + e.getMessage(),
           e);
     }
-    ServiceWiring.restrict(config.dataDir());
+    layout.restrictDataDir();
     return StoreFactory.openApiKeys(layout, clock, lookOnly);
   }
 }

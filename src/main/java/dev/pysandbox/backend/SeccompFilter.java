@@ -1,8 +1,7 @@
-package dev.pysandbox.backend.bwrap;
+package dev.pysandbox.backend;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.backend.SandboxFiles;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.util.DurableFiles;
 import java.io.IOException;
@@ -52,7 +51,7 @@ public final class SeccompFilter {
    * temporary name and renamed, so that servers sharing the directory never read half a file).
    * Fails closed: with seccomp on and no way to build the filter, no sandbox starts.
    */
-  static Path build(Path python, DataLayout layout, String instanceId) {
+  public static Path build(Path python, DataLayout layout, String instanceId) {
     return build(python, layout, instanceId, false);
   }
 
@@ -60,7 +59,7 @@ public final class SeccompFilter {
    * The filter; with {@code network}, the variant that lets Internet sockets be made, for sandboxes
    * with a way out through the egress proxy (their network namespace still has only loopback).
    */
-  static Path build(Path python, DataLayout layout, String instanceId, boolean network) {
+  public static Path build(Path python, DataLayout layout, String instanceId, boolean network) {
     return generate(python, layout, instanceId, Output.BPF, network);
   }
 
@@ -79,7 +78,7 @@ public final class SeccompFilter {
     try {
       String script =
           SandboxFiles.installScript(
-              "/dev/pysandbox/backend/bwrap/seccomp_filter.py", "seccomp_filter", layout.libDir());
+              "/dev/pysandbox/backend/seccomp_filter.py", "seccomp_filter", layout.libDir());
       Path out =
           layout
               .runtimeDir()
