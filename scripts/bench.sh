@@ -4,7 +4,7 @@
 # a session, BENCH_SKIP_SCALE=true skips the 10/100/1000 idle-session memory figures,
 # BENCH_ONLY=limits prints only one-shot latency per confinement layer, BENCH_ONLY=load only the
 # load figure: executions/s and p50/p99 with 64 sessions and 32 calls in flight from the MCP
-# TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; src/test/node/load.mjs), BENCH_ONLY=startup
+# TypeScript SDK's client, BENCH_LOAD_CALLS=10000 calls; app/src/test/node/load.mjs), BENCH_ONLY=startup
 # only the start-up time from the checkout and from /, BENCH_STARTS=20 times each;
 # BENCH_ONLY=responsiveness only list_runs latency while one sandbox is under attack (busy loop,
 # fork bomb, memory hog, output flood, disk filler; BENCH_ATTACK_SECONDS=5 each) and with none;
@@ -52,15 +52,17 @@ if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
 else
   scripts/setup.sh --bench
 fi
-mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile
 if [[ "${BENCH_ONLY:-}" == "sandbox-start" ]]; then
-  mvn -B -q dependency:build-classpath -Dmdep.outputFile=target/test-classpath.txt \
-    -Dmdep.includeScope=test >/dev/null
+  # In the reactor, so that the other modules resolve to their classes directories; app is the
+  # last module, so the file ends up with its class path.
+  mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile dependency:build-classpath \
+    -Dmdep.outputFile="$PWD/app/target/test-classpath.txt" -Dmdep.includeScope=test >/dev/null
   exec java -Dbench.set="${BENCH_SETS-disk_quota_fs=off,sandbox_uid_range=off;}" \
     -Dbench.starts="${BENCH_STARTS:-100}" \
-    -cp "target/test-classes:target/classes:$(cat target/test-classpath.txt)" \
+    -cp "app/target/test-classes:app/target/classes:$(cat app/target/test-classpath.txt)" \
     dev.pysandbox.bench.StartCost
 fi
+mvn -B -q -DskipTests -Dspotless.check.skip=true test-compile
 exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -Dbench.calls="${BENCH_CALLS:-200}" -Dbench.warmCalls="${BENCH_WARM_CALLS:-1000}" \
   -Dbench.loadCalls="${BENCH_LOAD_CALLS:-10000}" -Dbench.attackSeconds="${BENCH_ATTACK_SECONDS:-5}" \
   -Dbench.timeoutRounds="${BENCH_TIMEOUT_ROUNDS:-5}" \
@@ -68,5 +70,5 @@ exec java -Dbench.only="${BENCH_ONLY:-}" -Dbench.starts="${BENCH_STARTS:-20}" -D
   -Dbench.httpSeconds="${BENCH_HTTP_SECONDS:-10}" -Dbench.httpLoadCalls="${BENCH_HTTP_LOAD_CALLS:-0}" \
   -Dbench.httpIdleSessions="${BENCH_HTTP_IDLE_SESSIONS:-1000}" \
   -Dbench.backendRuns="${BENCH_BACKEND_RUNS:-20}" -Dbench.idleSessions="${BENCH_IDLE_SESSIONS:-10}" \
-  -Dbench.dockerHost="${BENCH_DOCKER_HOST:-}" -Dbench.gvisorHost="${BENCH_GVISOR_HOST:-}" -Dbench.dockerImage="${BENCH_DOCKER_IMAGE:-}" -cp target/test-classes:target/pysandbox.jar \
+  -Dbench.dockerHost="${BENCH_DOCKER_HOST:-}" -Dbench.gvisorHost="${BENCH_GVISOR_HOST:-}" -Dbench.dockerImage="${BENCH_DOCKER_IMAGE:-}" -cp app/target/test-classes:app/target/pysandbox.jar \
   dev.pysandbox.bench.Benchmark bin/pysandbox

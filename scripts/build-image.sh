@@ -34,8 +34,8 @@ packages=(python3 python3-numpy python3-pandas python3-matplotlib python3-venv p
 # the rest with these small alternatives marked first.
 alternatives=(python3-munkres python3-defcon)
 # The version the server names its default image after (docker_image), not the pom's.
-version=$(sed -n 's|.*String VALUE = "\(.*\)";.*|\1|p' src/main/java/dev/pysandbox/api/Version.java | head -n 1)
-[[ -n $version ]] || die "no VALUE in src/main/java/dev/pysandbox/api/Version.java"
+version=$(sed -n 's|.*String VALUE = "\(.*\)";.*|\1|p' api/src/main/java/dev/pysandbox/api/Version.java | head -n 1)
+[[ -n $version ]] || die "no VALUE in api/src/main/java/dev/pysandbox/api/Version.java"
 image=${1:-pysandbox-python:$(printf '%s' "$version" | tr -c 'A-Za-z0-9_.-' '_')}
 recipe=$( (cat "${BASH_SOURCE[0]}"; printf '%s\n' "$suite" "${packages[@]}" "${alternatives[@]}") | sha256sum | cut -c1-16)
 

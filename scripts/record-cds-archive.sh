@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Records target/pysandbox.jsa, the class-data-sharing archive that makes every start of
+# Records app/target/pysandbox.jsa, the class-data-sharing archive that makes every start of
 # bin/pysandbox faster, from a short MCP session with `serve`. The JVM maps an archive only for the
 # jar path and flags it was recorded with, so the session runs through bin/pysandbox itself: the
 # path and flags are the launcher's, whatever the working directory later.
@@ -12,9 +12,9 @@ cd "$(dirname "$(realpath "${BASH_SOURCE[0]}")")/.." || exit 0
 
 say() { printf '[cds] %s\n' "$*" >&2; }
 
-jar=target/pysandbox.jar
-jsa=target/pysandbox.jsa
-work=target/cds-training
+jar=app/target/pysandbox.jar
+jsa=app/target/pysandbox.jsa
+work=app/target/cds-training
 if [[ ! -f "$jar" ]]; then
   say "no $jar: nothing to record"
   exit 0

@@ -20,7 +20,7 @@ packages+=(python3-seaborn python3-sklearn python3-statsmodels python3-openpyxl 
 packages+=(e2fsprogs mount util-linux)
 command -v java >/dev/null 2>&1 || packages+=(openjdk-17-jdk-headless)
 command -v mvn >/dev/null 2>&1 || packages+=(maven)
-# gcc and the C library's headers build the server's small JNI library (src/main/c).
+# gcc and the C library's headers build the server's small JNI library (core/src/main/c).
 packages+=(gcc libc6-dev)
 # nbformat validates the notebooks pysandbox writes (tests) and lets a person open them in Jupyter.
 packages+=(python3-nbformat)
@@ -28,7 +28,7 @@ packages+=(python3-nbformat)
 packages+=(diffutils patch)
 # Package environments: python3 -m venv and pip build them (in a sandbox, through the egress proxy).
 packages+=(python3-venv python3-pip ca-certificates)
-# Node runs the real-client tests with the MCP TypeScript SDK (src/test/node).
+# Node runs the real-client tests with the MCP TypeScript SDK (app/src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
 for arg in "$@"; do
   case $arg in
@@ -73,8 +73,8 @@ if [[ $(id -u) -eq 0 && ! -e /dev/loop-control ]]; then
   modprobe loop 2>/dev/null || say "no loop devices (modprobe loop failed): workspaces will be plain directories"
 fi
 
-jar=target/pysandbox.jar
-newest_source=$(find pom.xml src/main -type f -newer "$jar" 2>/dev/null | head -n 1 || true)
+jar=app/target/pysandbox.jar
+newest_source=$(find pom.xml ./*/pom.xml ./*/src/main -type f -newer "$jar" 2>/dev/null | head -n 1 || true)
 if [[ ! -f "$jar" || -n "$newest_source" ]]; then
   say "building $jar"
   mvn -B -q -DskipTests -Dspotless.check.skip=true package
@@ -82,14 +82,14 @@ fi
 
 # The build records a class-data archive of the jar (scripts/record-cds-archive.sh, run by
 # `mvn package`) that makes every start faster; record it here if it is missing or stale.
-if [[ ! -f target/pysandbox.jsa || ! target/pysandbox.jsa -nt "$jar" ]]; then
+if [[ ! -f app/target/pysandbox.jsa || ! app/target/pysandbox.jsa -nt "$jar" ]]; then
   say "recording a class-data archive for faster start-up"
   scripts/record-cds-archive.sh
 fi
 # The MCP TypeScript SDK, exactly as the lock file pins it, for the client tests and the load
 # figure. npm writes node_modules/.package-lock.json last, so a missing or older one means an
 # install that never finished or a lock file that changed since.
-node_dir=src/test/node
+node_dir=app/src/test/node
 if [[ ! -f $node_dir/node_modules/.package-lock.json \
   || $node_dir/node_modules/.package-lock.json -ot $node_dir/package-lock.json ]]; then
   say "installing the MCP TypeScript SDK and markdownlint-cli2 (npm ci in $node_dir)"

@@ -3,7 +3,7 @@
 # Python, real SQLite, a real MCP client over stdio, and the container backend's tests on Podman's
 # Docker API). CI runs exactly this (.ci/run). Arguments go to `mvn verify`.
 #
-# The container tests get their engine from here (src/test/java/dev/pysandbox/TestEngine.java):
+# The container tests get their engine from here (app/src/test/java/dev/pysandbox/TestEngine.java):
 # a Podman service in a temporary directory of this run (scripts/podman-service.sh), and the image
 # (scripts/build-image.sh), built in the background while Maven compiles and runs the unit tests.
 # Its exit status appears in PYSANDBOX_TEST_IMAGE_STATUS, which the integration tests wait for.
