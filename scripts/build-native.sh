@@ -13,7 +13,7 @@ arch=${2:?usage: build-native.sh JAVA_HOME OS_ARCH}
 say() { printf '[native] %s\n' "$*" >&2; }
 
 src=core/src/main/c/pysandbox_fs.c
-header=core/target/native/include/dev_pysandbox_core_NativeFs.h
+header=core/target/native/include/dev_pysandbox_core_files_NativeFs.h
 out=core/target/classes/dev/pysandbox/core/native/linux-$arch/libpysandboxfs.so
 
 if ! command -v gcc >/dev/null 2>&1; then

@@ -21,7 +21,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 
-#include "dev_pysandbox_core_NativeFs.h"
+#include "dev_pysandbox_core_files_NativeFs.h"
 
 #ifndef RENAME_NOREPLACE
 #define RENAME_NOREPLACE (1 << 0)
@@ -55,7 +55,7 @@ static void get_name(JNIEnv *env, jbyteArray name, name_t *out) {
 
 static jint neg_errno(void) { return -errno; }
 
-JNIEXPORT jintArray JNICALL Java_dev_pysandbox_core_NativeFs_constants(JNIEnv *env, jclass c) {
+JNIEXPORT jintArray JNICALL Java_dev_pysandbox_core_files_NativeFs_constants(JNIEnv *env, jclass c) {
   (void)c;
   jint v[] = {ENOENT, ENOTDIR, ELOOP, EACCES, EAGAIN, ENXIO, EEXIST, ENOTEMPTY, EPERM, EISDIR,
               ENAMETOOLONG, EXDEV, EBUSY, EINVAL};
@@ -66,7 +66,7 @@ JNIEXPORT jintArray JNICALL Java_dev_pysandbox_core_NativeFs_constants(JNIEnv *e
   return out;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openRoot(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openRoot(JNIEnv *env, jclass c,
                                                                   jbyteArray path) {
   (void)c;
   jsize n = (*env)->GetArrayLength(env, path);
@@ -83,7 +83,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openRoot(JNIEnv *env, jc
   return fd < 0 ? neg_errno() : fd;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openDir(JNIEnv *env, jclass c, jint dirfd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openDir(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name) {
   (void)c;
   name_t nm;
@@ -97,7 +97,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openDir(JNIEnv *env, jcl
 }
 
 /* ".." of a directory we hold: only ever used below the depth where parents stay open. */
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openParent(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openParent(JNIEnv *env, jclass c,
                                                                     jint dirfd) {
   (void)env;
   (void)c;
@@ -106,7 +106,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openParent(JNIEnv *env, 
   return fd < 0 ? neg_errno() : fd;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openFile(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openFile(JNIEnv *env, jclass c,
                                                                   jint dirfd, jbyteArray name) {
   (void)c;
   name_t nm;
@@ -119,7 +119,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_openFile(JNIEnv *env, jc
   return fd < 0 ? neg_errno() : fd;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_createFile(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_createFile(JNIEnv *env, jclass c,
                                                                     jint dirfd, jbyteArray name,
                                                                     jint mode) {
   (void)c;
@@ -143,7 +143,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_createFile(JNIEnv *env, 
   return fd;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_mkdirAt(JNIEnv *env, jclass c, jint dirfd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_mkdirAt(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name, jint mode) {
   (void)c;
   name_t nm;
@@ -167,7 +167,7 @@ static void fill_stat(JNIEnv *env, const struct stat *st, jlongArray out) {
   (*env)->SetLongArrayRegion(env, out, 0, 8, v);
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fstat(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstat(JNIEnv *env, jclass c, jint fd,
                                                                jlongArray out) {
   (void)c;
   struct stat st;
@@ -178,7 +178,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fstat(JNIEnv *env, jclas
   return 0;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fstatAt(JNIEnv *env, jclass c, jint dirfd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstatAt(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name, jlongArray out) {
   (void)c;
   name_t nm;
@@ -203,7 +203,7 @@ static char *direct(JNIEnv *env, jobject buf, jint off, jint len) {
   return base + off;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pread(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_pread(JNIEnv *env, jclass c, jint fd,
                                                                jobject buf, jint off, jint len,
                                                                jlong pos) {
   (void)c;
@@ -215,7 +215,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pread(JNIEnv *env, jclas
   return n < 0 ? neg_errno() : (jint)n;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pwrite(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_pwrite(JNIEnv *env, jclass c, jint fd,
                                                                 jobject buf, jint off, jint len,
                                                                 jlong pos) {
   (void)c;
@@ -228,7 +228,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_pwrite(JNIEnv *env, jcla
 }
 
 /* whence: 0 SEEK_SET, 3 SEEK_DATA, 4 SEEK_HOLE (the Java side passes the C values below). */
-JNIEXPORT jlong JNICALL Java_dev_pysandbox_core_NativeFs_lseek(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jlong JNICALL Java_dev_pysandbox_core_files_NativeFs_lseek(JNIEnv *env, jclass c, jint fd,
                                                                 jlong pos, jint whence) {
   (void)env;
   (void)c;
@@ -237,14 +237,14 @@ JNIEXPORT jlong JNICALL Java_dev_pysandbox_core_NativeFs_lseek(JNIEnv *env, jcla
   return r < 0 ? (jlong)neg_errno() : (jlong)r;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_ftruncate(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_ftruncate(JNIEnv *env, jclass c, jint fd,
                                                                    jlong len) {
   (void)env;
   (void)c;
   return RETRY(ftruncate(fd, (off_t)len)) == 0 ? 0 : neg_errno();
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_getdents(JNIEnv *env, jclass c, jint fd,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_getdents(JNIEnv *env, jclass c, jint fd,
                                                                   jobject buf, jint len) {
   (void)c;
   char *p = direct(env, buf, 0, len);
@@ -255,7 +255,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_getdents(JNIEnv *env, jc
   return n < 0 ? neg_errno() : (jint)n;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_unlinkAt(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_unlinkAt(JNIEnv *env, jclass c,
                                                                   jint dirfd, jbyteArray name,
                                                                   jboolean dir) {
   (void)c;
@@ -267,7 +267,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_unlinkAt(JNIEnv *env, jc
   return unlinkat(dirfd, nm.buf, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : neg_errno();
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_renameNoReplace(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_renameNoReplace(JNIEnv *env, jclass c,
                                                                          jint fromdir,
                                                                          jbyteArray from,
                                                                          jint todir,
@@ -288,7 +288,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_renameNoReplace(JNIEnv *
  * directory is opened with O_PATH | O_NOFOLLOW | O_DIRECTORY, so a link swapped in is refused,
  * and changed through /proc/self/fd, which names exactly the inode opened.
  */
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_chmodDir(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_chmodDir(JNIEnv *env, jclass c,
                                                                   jint dirfd, jbyteArray name,
                                                                   jint mode) {
   (void)c;
@@ -310,7 +310,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_chmodDir(JNIEnv *env, jc
 }
 
 /* fsync: the file's data and metadata on the disk, or the write-back error that lost them. */
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fsync(JNIEnv *env, jclass c, jint fd) {
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fsync(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;
   return RETRY(fsync(fd)) == 0 ? 0 : neg_errno();
@@ -321,7 +321,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_fsync(JNIEnv *env, jclas
  * a write-back error of that file system seen since fd was opened (a build's thousands of files
  * are made durable, and checked, by one call).
  */
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_syncfs(JNIEnv *env, jclass c, jint fd) {
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_syncfs(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;
   return RETRY(syncfs(fd)) == 0 ? 0 : neg_errno();
@@ -334,7 +334,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_syncfs(JNIEnv *env, jcla
  * goes there whatever -XX:+DisplayVMOutputToStderr says) then lands on stderr. Returns a
  * java.io.FileDescriptor for the new descriptor, or NULL with a pending exception.
  */
-JNIEXPORT jobject JNICALL Java_dev_pysandbox_core_NativeFs_moveStdout(JNIEnv *env, jclass c) {
+JNIEXPORT jobject JNICALL Java_dev_pysandbox_core_files_NativeFs_moveStdout(JNIEnv *env, jclass c) {
   (void)c;
   jclass fdClass = (*env)->FindClass(env, "java/io/FileDescriptor");
   if (fdClass == NULL) {
@@ -362,14 +362,14 @@ JNIEXPORT jobject JNICALL Java_dev_pysandbox_core_NativeFs_moveStdout(JNIEnv *en
   return out;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_close(JNIEnv *env, jclass c, jint fd) {
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_close(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;
   /* Never retried on EINTR: on Linux the descriptor is gone either way. */
   return close(fd) == 0 ? 0 : neg_errno();
 }
 
-JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_NativeFs_strerror(JNIEnv *env, jclass c,
+JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_files_NativeFs_strerror(JNIEnv *env, jclass c,
                                                                      jint err) {
   (void)c;
   char buf[256];
@@ -382,7 +382,7 @@ JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_NativeFs_strerror(JNIEnv *env,
  * setpriority on the thread id touches this thread only). For background work that must yield to
  * runs. 0 or -errno.
  */
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_NativeFs_niceThisThread(JNIEnv *env, jclass c,
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_niceThisThread(JNIEnv *env, jclass c,
                                                                       jint nice) {
   (void)env;
   (void)c;

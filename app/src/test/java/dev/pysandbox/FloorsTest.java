@@ -59,9 +59,13 @@ class FloorsTest {
           Map.entry("backend", Set.of("api", "config", "worker", "util")),
           Map.entry("backend.bwrap", Set.of("backend", "api", "config", "worker", "util")),
           Map.entry("backend.docker", Set.of("backend", "api", "config", "worker", "util")),
+          Map.entry("core.files", Set.of("api", "backend", "util")),
+          Map.entry("core.diffs", Set.of("api", "util")),
           Map.entry(
               "core",
               Set.of(
+                  "core.files",
+                  "core.diffs",
                   "api",
                   "api.op",
                   "config",
@@ -89,7 +93,8 @@ class FloorsTest {
                   "store",
                   "store.jdbc",
                   "egress",
-                  "core")));
+                  "core",
+                  "core.files")));
 
   /** Packages whose classes build a concrete part: the core may not use a class that uses them. */
   private static final Set<String> CONCRETE =

@@ -12,6 +12,8 @@ import dev.pysandbox.api.SessionExport;
 import dev.pysandbox.api.SessionStep;
 import dev.pysandbox.api.VerifyReport;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.TreeDeletion;
+import dev.pysandbox.core.files.WorkspaceAccess;
 import dev.pysandbox.notebook.Notebooks;
 import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.RunStore;

@@ -4,6 +4,7 @@ import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.NativeFs;
 import dev.pysandbox.notebook.NotebookFiles;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.DaemonThreads;

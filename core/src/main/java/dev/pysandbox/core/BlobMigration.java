@@ -2,6 +2,9 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.Descriptor;
+import dev.pysandbox.core.files.FileContents;
+import dev.pysandbox.core.files.Stat;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.DurableFiles;
 import java.io.IOException;

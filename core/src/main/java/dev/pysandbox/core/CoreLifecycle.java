@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.core.files.NativeFs;
 import dev.pysandbox.store.SessionKey;
 import dev.pysandbox.util.Futures;
 import java.util.List;

@@ -1,5 +1,8 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.core.files.Descriptor;
+import dev.pysandbox.core.files.FileContents;
+import dev.pysandbox.core.files.TreeDeletion;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -9,6 +9,7 @@ import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.core.files.Descriptor;
 import dev.pysandbox.packages.Requirement;
 import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.RandomIds;

@@ -1,5 +1,8 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.core.files.Descriptor;
+import dev.pysandbox.core.files.Stat;
+import dev.pysandbox.core.files.TreeWalk;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

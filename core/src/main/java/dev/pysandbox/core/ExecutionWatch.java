@@ -7,6 +7,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.ResourceUsage;
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.core.files.WorkspaceFiles;
 import dev.pysandbox.util.TimeSource;
 
 /**

@@ -5,6 +5,8 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.CollectBudget;
+import dev.pysandbox.core.files.WorkspaceFiles;
 import dev.pysandbox.util.TimeSource;
 import java.nio.file.Path;
 import java.util.List;

@@ -4,6 +4,11 @@ import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.Descriptor;
+import dev.pysandbox.core.files.FileContents;
+import dev.pysandbox.core.files.NativeFs;
+import dev.pysandbox.core.files.Stat;
+import dev.pysandbox.core.files.WorkspaceAccess;
 import dev.pysandbox.store.BlobIndex;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.RandomIds;
@@ -78,7 +83,7 @@ final class KeptBlobs {
     try {
       return root.openDirectory(name);
     } catch (Descriptor.ErrnoException e) {
-      if (!make || (e.errno != NativeFs.eloop() && e.errno != NativeFs.enotdir())) {
+      if (!make || (e.errno() != NativeFs.eloop() && e.errno() != NativeFs.enotdir())) {
         throw e;
       }
       root.unlink(name, false);
@@ -215,7 +220,7 @@ final class KeptBlobs {
             sub.sync();
             return;
           } catch (Descriptor.ErrnoException e) {
-            if (e.errno != NativeFs.eexist() || attempt > 3) {
+            if (e.errno() != NativeFs.eexist() || attempt > 3) {
               throw e;
             }
             continue; // another writer placed it meanwhile
@@ -267,11 +272,11 @@ final class KeptBlobs {
       }
       return new WorkspaceAccess.Opened(file, st);
     } catch (Descriptor.ErrnoException e) {
-      if (e.errno == NativeFs.enoent()) {
+      if (e.errno() == NativeFs.enoent()) {
         throw new PysandboxException(
             ErrorCode.NOT_FOUND, "no file " + ref.path() + " in " + where + " (its copy is gone)");
       }
-      if (e.errno == NativeFs.eloop() || e.errno == NativeFs.enotdir()) {
+      if (e.errno() == NativeFs.eloop() || e.errno() == NativeFs.enotdir()) {
         throw new PysandboxException(
             ErrorCode.FORBIDDEN,
             ref.path() + " in " + where + ": a link where its copy belongs (never followed)");
@@ -300,7 +305,7 @@ final class KeptBlobs {
       sub.unlink(RunFiles.bytes(sha256), false);
       return true;
     } catch (Descriptor.ErrnoException e) {
-      if (e.errno == NativeFs.enoent()) {
+      if (e.errno() == NativeFs.enoent()) {
         return true;
       }
       log.warn("could not delete the blob {}: {}", sha256, e.getMessage());

@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.core.files.NativeFs;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.OutputStream;

@@ -3,6 +3,8 @@ package dev.pysandbox.core;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.core.files.CollectBudget;
+import dev.pysandbox.core.files.NativeFs;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;

@@ -5,6 +5,7 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.Tier;
+import dev.pysandbox.core.files.WorkspaceFiles;
 import dev.pysandbox.store.SessionKey;
 import java.time.Instant;
 import java.util.List;

@@ -29,6 +29,7 @@ import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.ValidationReport;
+import dev.pysandbox.core.diffs.RunDiffs;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;

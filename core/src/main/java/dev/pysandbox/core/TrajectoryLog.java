@@ -3,6 +3,7 @@ package dev.pysandbox.core;
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.TrajectoryEvent;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.files.NativeFs;
 import dev.pysandbox.util.DaemonThreads;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;

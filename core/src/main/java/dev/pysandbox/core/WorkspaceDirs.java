@@ -1,6 +1,7 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.backend.SandboxIds;
+import dev.pysandbox.core.files.TreeDeletion;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.DirectoryNotEmptyException;

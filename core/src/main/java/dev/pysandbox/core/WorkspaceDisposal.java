@@ -1,6 +1,8 @@
 package dev.pysandbox.core;
 
 import dev.pysandbox.backend.Sandbox;
+import dev.pysandbox.core.files.TreeDeletion;
+import dev.pysandbox.core.files.WorkspaceFiles;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.api.Artifact;
 import dev.pysandbox.api.ArtifactChange;
@@ -21,7 +21,7 @@ import java.util.TreeMap;
  * disk holds ({@code st_blocks}), so links, directories and sparse files count as what they cost.
  * Removing a tree the code made is {@link TreeDeletion}'s.
  */
-final class WorkspaceFiles {
+public final class WorkspaceFiles {
   /** Most entries (files, and things not kept) listed per workspace; the rest is counted only. */
   static final int MAX_FILES = 10_000;
 
@@ -68,7 +68,8 @@ final class WorkspaceFiles {
    * One entry as last seen: a regular file (with its hash, unless the snapshot was taken without
    * hashing), or something that is not kept, with the reason.
    */
-  record FileState(long size, long modifiedNanos, Stat.Key fileKey, String sha256, String skipped) {
+  public record FileState(
+      long size, long modifiedNanos, Stat.Key fileKey, String sha256, String skipped) {
     static FileState notKept(String reason) {
       return new FileState(0, 0, null, null, reason);
     }
@@ -92,7 +93,7 @@ final class WorkspaceFiles {
    * @param files by path relative to the root, in path order
    * @param allocatedBytes what everything under the root takes on disk, however deep
    */
-  record Snapshot(Map<String, FileState> files, long allocatedBytes) {
+  public record Snapshot(Map<String, FileState> files, long allocatedBytes) {
     static final Snapshot EMPTY = new Snapshot(Map.of(), 0);
   }
 
@@ -104,7 +105,7 @@ final class WorkspaceFiles {
    * {@code previous} when size, modification time and inode are unchanged; changed files are hashed
    * when {@code hash} is true (else their hash is {@code null}).
    */
-  static Snapshot snapshot(Path root, Map<String, FileState> previous, boolean hash) {
+  public static Snapshot snapshot(Path root, Map<String, FileState> previous, boolean hash) {
     return snapshot(root, previous, hash, CollectBudget.unlimited());
   }
 
@@ -114,7 +115,7 @@ final class WorkspaceFiles {
    * bounded by {@link TreeWalk#MAX_ENTRIES}) always completes, so that nothing unseen looks
    * deleted.
    */
-  static Snapshot snapshot(
+  public static Snapshot snapshot(
       Path root, Map<String, FileState> previous, boolean hash, CollectBudget spend) {
     Map<String, FileState> out = new TreeMap<>();
     long[] total = {0};
@@ -163,7 +164,7 @@ final class WorkspaceFiles {
             }
           });
     } catch (Descriptor.ErrnoException e) {
-      if (e.errno == NativeFs.enoent()) {
+      if (e.errno() == NativeFs.enoent()) {
         return Snapshot.EMPTY;
       }
       throw new UncheckedIOException("cannot scan workspace " + root, e);
@@ -213,17 +214,17 @@ final class WorkspaceFiles {
    * Why a non-blocking, non-following open of an entry failed, in words; {@code null} when it is
    * simply gone.
    */
-  static String whyNotOpened(Descriptor.ErrnoException e) {
-    if (e.errno == NativeFs.enoent()) {
+  public static String whyNotOpened(Descriptor.ErrnoException e) {
+    if (e.errno() == NativeFs.enoent()) {
       return null;
     }
-    if (e.errno == NativeFs.eloop()) {
+    if (e.errno() == NativeFs.eloop()) {
       return "a symbolic link: only regular files are kept";
     }
-    if (e.errno == NativeFs.eagain()) {
+    if (e.errno() == NativeFs.eagain()) {
       return LEASED;
     }
-    if (e.errno == NativeFs.enxio()) {
+    if (e.errno() == NativeFs.enxio()) {
       return "a socket: only regular files are kept";
     }
     return "could not be read (" + e.getMessage() + ")";
@@ -235,7 +236,7 @@ final class WorkspaceFiles {
    * a run writes. A tree too large to walk ({@link TreeWalk#MAX_ENTRIES} entries, {@link
    * TreeWalk#MAX_DEPTH} levels) counts as past {@code stopAbove}.
    */
-  static long totalBytes(Path root, long stopAbove) {
+  public static long totalBytes(Path root, long stopAbove) {
     long[] total = {0};
     try (Descriptor top = Descriptor.openDirectory(root)) {
       total[0] = top.stat().allocated();
@@ -269,7 +270,7 @@ final class WorkspaceFiles {
   }
 
   /** What changed between two snapshots, as artifacts, in path order. */
-  static List<Artifact> diff(Map<String, FileState> before, Map<String, FileState> after) {
+  public static List<Artifact> diff(Map<String, FileState> before, Map<String, FileState> after) {
     List<Artifact> out = new ArrayList<>();
     for (Map.Entry<String, FileState> e : after.entrySet()) {
       FileState old = before.get(e.getKey());
@@ -307,7 +308,7 @@ final class WorkspaceFiles {
     return old.isFile() && old.sha256() != null && old.sha256().equals(now.sha256());
   }
 
-  static String mediaType(String path) {
+  public static String mediaType(String path) {
     String name = path.substring(path.lastIndexOf('/') + 1);
     int dot = name.lastIndexOf('.');
     if (dot >= 0) {
@@ -321,7 +322,7 @@ final class WorkspaceFiles {
   }
 
   /** True when the directory holds nothing at all. */
-  static boolean isEmpty(Path dir) {
+  public static boolean isEmpty(Path dir) {
     try (DirectoryStream<Path> s = Files.newDirectoryStream(dir)) {
       return !s.iterator().hasNext();
     } catch (IOException e) {

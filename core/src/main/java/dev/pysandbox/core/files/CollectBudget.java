@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.util.TimeSource;
 import java.util.concurrent.TimeUnit;
@@ -13,9 +13,9 @@ import java.util.function.BooleanSupplier;
  * hashed or kept, with {@link #exhausted()}'s reason. One budget per run (or per listing); one
  * thread uses it.
  */
-final class CollectBudget {
+public final class CollectBudget {
   /** Thrown by a hash or a copy that ran out of budget midway; nothing of it is kept. */
-  static final class Spent extends Exception {
+  public static final class Spent extends Exception {
     private static final long serialVersionUID = 1L;
 
     Spent(String reason) {
@@ -28,7 +28,7 @@ final class CollectBudget {
    *
    * @param keptMaxBytes bytes of data kept with one run at most ({@code kept_files_max_mb})
    */
-  record Bounds(int maxSeconds, long hashMaxBytes, long keptMaxBytes) {
+  public record Bounds(int maxSeconds, long hashMaxBytes, long keptMaxBytes) {
     static final Bounds NONE = new Bounds(Integer.MAX_VALUE, Long.MAX_VALUE, Long.MAX_VALUE);
   }
 
@@ -51,17 +51,17 @@ final class CollectBudget {
   }
 
   /** A budget starting now; {@code cancelled} is asked as the work goes (a run's cancel_run). */
-  static CollectBudget start(TimeSource clock, Bounds limits, BooleanSupplier cancelled) {
+  public static CollectBudget start(TimeSource clock, Bounds limits, BooleanSupplier cancelled) {
     return new CollectBudget(clock, limits, cancelled);
   }
 
   /** No bounds, for the server's own copies of files it made (a wheel it built). */
-  static CollectBudget unlimited() {
+  public static CollectBudget unlimited() {
     return new CollectBudget(TimeSource.system(), Bounds.NONE, () -> false);
   }
 
   /** Bytes of data kept with one run at most. */
-  long keptMaxBytes() {
+  public long keptMaxBytes() {
     return limits.keptMaxBytes();
   }
 
@@ -85,7 +85,7 @@ final class CollectBudget {
    * Whether a file of {@code apparentBytes} can still be hashed whole; if not, why (the file is
    * then not read at all). A file that fits is charged as it is read ({@link #take}).
    */
-  String refuse(long apparentBytes) {
+  public String refuse(long apparentBytes) {
     String why = exhausted();
     if (why == null && apparentBytes > hashLeft) {
       why = hashReason();
@@ -103,7 +103,7 @@ final class CollectBudget {
   }
 
   /** Counts a file listed as not hashed or kept for a reason of this budget's. */
-  void skipped(String reason) {
+  public void skipped(String reason) {
     skipped++;
     if (firstReason == null) {
       firstReason = reason;
@@ -111,12 +111,12 @@ final class CollectBudget {
   }
 
   /** True when the run's cancel cut the collection short. */
-  boolean cancelled() {
+  public boolean cancelled() {
     return skipped > 0 && cancelled.getAsBoolean();
   }
 
   /** A line for the run's message when files were skipped for the budget, else {@code null}. */
-  String note() {
+  public String note() {
     if (skipped == 0) {
       return null;
     }

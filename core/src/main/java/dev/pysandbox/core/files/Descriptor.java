@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,7 +11,7 @@ import java.nio.file.Path;
  * ({@link #stat()}), never by a path that could be swapped between the check and the use. Not
  * thread-safe; close it.
  */
-final class Descriptor implements AutoCloseable {
+public final class Descriptor implements AutoCloseable {
   private int fd;
 
   private Descriptor(int fd) {
@@ -19,13 +19,18 @@ final class Descriptor implements AutoCloseable {
   }
 
   /** A call that failed with an errno. */
-  static final class ErrnoException extends IOException {
+  public static final class ErrnoException extends IOException {
     private static final long serialVersionUID = 1L;
-    final int errno;
+    private final int errno;
 
     ErrnoException(String call, int errno) {
       super(call + ": " + NativeFs.strerror(errno));
       this.errno = errno;
+    }
+
+    /** The errno the call failed with (compare with {@link NativeFs}'s constants). */
+    public int errno() {
+      return errno;
     }
   }
 
@@ -42,14 +47,14 @@ final class Descriptor implements AutoCloseable {
   }
 
   /** Opens a directory the server chose (never one under the code's control) by its path. */
-  static Descriptor openDirectory(Path path) throws IOException {
+  public static Descriptor openDirectory(Path path) throws IOException {
     NativeFs.require();
     byte[] p = path.toAbsolutePath().toString().getBytes(StandardCharsets.UTF_8);
     return new Descriptor(check(NativeFs.openRoot(p), "open(" + path + ")", null));
   }
 
   /** The directory {@code name} in this one; a symbolic link fails (ELOOP or ENOTDIR). */
-  Descriptor openDirectory(byte[] name) throws IOException {
+  public Descriptor openDirectory(byte[] name) throws IOException {
     return new Descriptor(check(NativeFs.openDir(fd, name), "openat", name));
   }
 
@@ -62,17 +67,17 @@ final class Descriptor implements AutoCloseable {
    * Opens {@code name} for reading without following a link and without blocking: a FIFO opens at
    * once, a leased file fails with EAGAIN. The caller checks {@link #stat()} before reading.
    */
-  Descriptor openFile(byte[] name) throws IOException {
+  public Descriptor openFile(byte[] name) throws IOException {
     return new Descriptor(check(NativeFs.openFile(fd, name), "openat", name));
   }
 
   /** Creates a new file (never an existing one or through a link) with exactly {@code mode}. */
-  Descriptor createFile(byte[] name, int mode) throws IOException {
+  public Descriptor createFile(byte[] name, int mode) throws IOException {
     return new Descriptor(check(NativeFs.createFile(fd, name, mode), "openat(O_CREAT)", name));
   }
 
   /** Creates a directory; an existing one is fine. */
-  void makeDirectory(byte[] name, int mode) throws IOException {
+  public void makeDirectory(byte[] name, int mode) throws IOException {
     int r = NativeFs.mkdirAt(fd, name, mode);
     if (r < 0 && -r != NativeFs.eexist()) {
       check(r, "mkdirat", name);
@@ -84,14 +89,14 @@ final class Descriptor implements AutoCloseable {
     return fd;
   }
 
-  Stat stat() throws IOException {
+  public Stat stat() throws IOException {
     long[] out = new long[8];
     check(NativeFs.fstat(fd, out), "fstat", null);
     return Stat.of(out);
   }
 
   /** The entry {@code name}, not following a link; {@code null} when it is gone. */
-  Stat stat(byte[] name) throws IOException {
+  public Stat stat(byte[] name) throws IOException {
     long[] out = new long[8];
     int r = NativeFs.fstatAt(fd, name, out);
     if (r == -NativeFs.enoent()) {
@@ -102,7 +107,7 @@ final class Descriptor implements AutoCloseable {
   }
 
   /** Up to {@code len} bytes at {@code pos} into the start of a direct buffer; 0 at the end. */
-  int read(ByteBuffer direct, int len, long pos) throws IOException {
+  public int read(ByteBuffer direct, int len, long pos) throws IOException {
     return check(NativeFs.pread(fd, direct, 0, len, pos), "pread", null);
   }
 
@@ -134,12 +139,12 @@ final class Descriptor implements AutoCloseable {
   }
 
   /** Puts what was written to this file (or directory) on the disk, or fails as write-back did. */
-  void sync() throws IOException {
+  public void sync() throws IOException {
     check(NativeFs.fsync(fd), "fsync", null);
   }
 
   /** Puts everything of this descriptor's file system on the disk, or fails as write-back did. */
-  void syncFileSystem() throws IOException {
+  public void syncFileSystem() throws IOException {
     check(NativeFs.syncfs(fd), "syncfs", null);
   }
 
@@ -157,12 +162,12 @@ final class Descriptor implements AutoCloseable {
   }
 
   /** Removes the entry {@code name} of this directory (never following a link). */
-  void unlink(byte[] name, boolean directory) throws IOException {
+  public void unlink(byte[] name, boolean directory) throws IOException {
     check(NativeFs.unlinkAt(fd, name, directory), "unlinkat", name);
   }
 
   /** Moves an entry of this directory into {@code target}, never over an existing one. */
-  void rename(byte[] name, Descriptor target, byte[] newName) throws IOException {
+  public void rename(byte[] name, Descriptor target, byte[] newName) throws IOException {
     check(NativeFs.renameNoReplace(fd, name, target.fd, newName), "renameat2", name);
   }
 

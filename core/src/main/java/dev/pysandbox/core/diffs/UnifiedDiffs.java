@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.diffs;
 
 import com.github.difflib.DiffUtils;
 import com.github.difflib.UnifiedDiffUtils;

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 /**
  * What {@code fstat} said about one inode.
@@ -10,7 +10,8 @@ package dev.pysandbox.core;
  * @param mtimeNanos modification time, in nanoseconds since the epoch
  * @param links hard links to it ({@code st_nlink}): a blob with more than one was planted
  */
-record Stat(int mode, long size, long allocated, long dev, long ino, long mtimeNanos, long links) {
+public record Stat(
+    int mode, long size, long allocated, long dev, long ino, long mtimeNanos, long links) {
   private static final int S_IFMT = 0170000;
   private static final int S_IFREG = 0100000;
   private static final int S_IFDIR = 0040000;
@@ -29,21 +30,21 @@ record Stat(int mode, long size, long allocated, long dev, long ino, long mtimeN
     return new Key(dev, ino);
   }
 
-  boolean isRegular() {
+  public boolean isRegular() {
     return (mode & S_IFMT) == S_IFREG;
   }
 
-  boolean isDirectory() {
+  public boolean isDirectory() {
     return (mode & S_IFMT) == S_IFDIR;
   }
 
   /** Permission bits only, without setuid, setgid or sticky. */
-  int permissions() {
+  public int permissions() {
     return mode & 0777;
   }
 
   /** What the inode is, in words, for a file the server does not keep. */
-  String kind() {
+  public String kind() {
     return switch (mode & S_IFMT) {
       case S_IFREG -> "a regular file";
       case S_IFDIR -> "a directory";

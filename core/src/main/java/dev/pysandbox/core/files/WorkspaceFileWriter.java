@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
@@ -31,7 +31,7 @@ import java.util.function.LongFunction;
  * and a host disk already (nearly) full is refused before anything is written: both are {@code
  * disk_full}, naming the host's file system.
  */
-final class WorkspaceFileWriter {
+public final class WorkspaceFileWriter {
   /** What the host's disk must have free, beyond the file, before a file goes into an image. */
   static final long IMAGE_HOST_MARGIN_BYTES = 4L << 20;
 
@@ -43,7 +43,7 @@ final class WorkspaceFileWriter {
    *     directory
    * @param overQuota the error for a file of so many bytes the quota cannot take
    */
-  record Target(
+  public record Target(
       String sessionId,
       Path workspace,
       HostUser owner,
@@ -51,7 +51,7 @@ final class WorkspaceFileWriter {
       LongFunction<PysandboxException> overQuota) {
 
     /** The same workspace, written in one of its folders (opened by descriptor). */
-    Target in(Path folder) {
+    public Target in(Path folder) {
       return new Target(sessionId, folder, owner, imagesDir, overQuota);
     }
   }
@@ -67,7 +67,7 @@ final class WorkspaceFileWriter {
    *     artifact_too_large} (the quota), {@code disk_full} (the host's disk), or what {@code
    *     content} throws
    */
-  static UploadResult write(
+  public static UploadResult write(
       Target t,
       String filename,
       long wantedBytes,

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.diffs;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.NullNode;
@@ -31,7 +31,7 @@ import java.util.function.Supplier;
  * {@code run} (after). Pure: it reads the two records and nothing else, and takes whatever they
  * hold (missing code, output or fields read as empty or unknown) without throwing.
  */
-final class RunDiffs {
+public final class RunDiffs {
   private RunDiffs() {}
 
   /** How {@code run} is related to {@code compareTo}: the first of the enum's order that holds. */
@@ -54,7 +54,7 @@ final class RunDiffs {
   }
 
   /** The diff from {@code compareTo} (the base) to {@code run} (the new run). */
-  static RunDiff diff(RunRecord run, RunRecord compareTo) {
+  public static RunDiff diff(RunRecord run, RunRecord compareTo) {
     Relationship relationship = relationship(run, compareTo);
     String after = name(run.runId());
     String before = name(compareTo.runId());

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.diffs;
 
 import dev.pysandbox.api.KillReason;
 import dev.pysandbox.api.RunDiff;

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
@@ -20,7 +20,7 @@ import java.util.Locale;
  * a name that carries its content hash (so a new version never replaces a library a running server
  * has mapped) and loaded from there, once per JVM.
  */
-final class NativeFs {
+public final class NativeFs {
   private static final String RESOURCE_DIR = "/dev/pysandbox/core/native/";
 
   private static volatile Path directory;
@@ -30,7 +30,7 @@ final class NativeFs {
   private NativeFs() {}
 
   /** Where the library is written and loaded from; set by the core when it is created. */
-  static void useDirectory(Path dir) {
+  public static void useDirectory(Path dir) {
     if (!loaded) {
       directory = dir;
     }
@@ -41,7 +41,7 @@ final class NativeFs {
    *
    * @throws PysandboxException {@code backend_unavailable} when it cannot be
    */
-  static void require() {
+  public static void require() {
     if (!loaded) {
       load();
     }
@@ -87,15 +87,15 @@ final class NativeFs {
 
   // -- errno values, as this platform's C library defines them -----------------------------------
 
-  static int enoent() {
+  public static int enoent() {
     return errnos[0];
   }
 
-  static int enotdir() {
+  public static int enotdir() {
     return errnos[1];
   }
 
-  static int eloop() {
+  public static int eloop() {
     return errnos[2];
   }
 
@@ -113,7 +113,7 @@ final class NativeFs {
     return errnos[5];
   }
 
-  static int eexist() {
+  public static int eexist() {
     return errnos[6];
   }
 
@@ -166,7 +166,7 @@ final class NativeFs {
    * Makes the calling thread yield the CPU to everything else the host runs (nice 19), for
    * background work; does nothing (and says so at debug level) when that is not possible.
    */
-  static void backgroundPriority() {
+  public static void backgroundPriority() {
     try {
       require();
       int r = niceThisThread(19);
@@ -214,7 +214,7 @@ final class NativeFs {
    *
    * @return the new descriptor, or {@code null} (the old stdout untouched) when it could not
    */
-  static native java.io.FileDescriptor moveStdout();
+  public static native java.io.FileDescriptor moveStdout();
 
   static native String strerror(int errno);
 }

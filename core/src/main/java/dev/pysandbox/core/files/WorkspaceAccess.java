@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ErrorCode;
@@ -27,13 +27,13 @@ import java.util.Map;
  * descriptor, so a link is refused rather than followed and a FIFO or a lease never makes it wait.
  * Writes are {@link WorkspaceFileWriter}'s.
  */
-final class WorkspaceAccess {
+public final class WorkspaceAccess {
   private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
   private WorkspaceAccess() {}
 
   /** A relative path of plain names: no leading '/', no '.' or '..' parts, no NUL. */
-  static List<String> validatePath(String path) {
+  public static List<String> validatePath(String path) {
     if (path == null || path.isEmpty() || path.length() > 4096 || path.indexOf('\0') >= 0) {
       throw PysandboxException.invalid("path " + PysandboxException.quote(path) + " is invalid");
     }
@@ -55,7 +55,7 @@ final class WorkspaceAccess {
   }
 
   /** The files of a snapshot, as the API lists them (what is not kept is left out). */
-  static List<FileInfo> list(Map<String, WorkspaceFiles.FileState> snapshot) {
+  public static List<FileInfo> list(Map<String, WorkspaceFiles.FileState> snapshot) {
     List<FileInfo> out = new ArrayList<>();
     snapshot.forEach(
         (path, f) -> {
@@ -74,13 +74,13 @@ final class WorkspaceAccess {
    * @throws PysandboxException {@code not_found}, {@code forbidden} (a link, a FIFO, a lease),
    *     {@code invalid_argument} (a directory), {@code artifact_too_large}
    */
-  static ArtifactContent read(
+  public static ArtifactContent read(
       Path root, String path, long maxSizeBytes, long readMaxBytes, String where) {
     return read(openRegular(root, path, where), path, maxSizeBytes, readMaxBytes, where);
   }
 
   /** As {@link #read(Path, String, long, long, String)}, of a file already opened (and closed). */
-  static ArtifactContent read(
+  public static ArtifactContent read(
       Opened opened, String path, long maxSizeBytes, long readMaxBytes, String where) {
     try (Descriptor file = opened.file()) {
       Stat st = opened.stat();
@@ -111,12 +111,12 @@ final class WorkspaceAccess {
    *
    * @throws PysandboxException as {@link #openRegular}
    */
-  static FileStream open(Path root, String path, String where) {
+  public static FileStream open(Path root, String path, String where) {
     return stream(openRegular(root, path, where), path, where);
   }
 
   /** As {@link #open(Path, String, String)}, of a file already opened (closed with the stream). */
-  static FileStream stream(Opened opened, String path, String where) {
+  public static FileStream stream(Opened opened, String path, String where) {
     Descriptor file = opened.file();
     try {
       Stat st = opened.stat();
@@ -139,7 +139,7 @@ final class WorkspaceAccess {
   }
 
   /** A regular file opened by descriptor, and what {@code fstat} said about it. */
-  record Opened(Descriptor file, Stat stat) {}
+  public record Opened(Descriptor file, Stat stat) {}
 
   /**
    * Opens one regular file under {@code root}: each directory on the way opened relative to its
@@ -159,7 +159,7 @@ final class WorkspaceAccess {
       try {
         dir = Descriptor.openDirectory(root);
       } catch (Descriptor.ErrnoException e) {
-        if (e.errno == NativeFs.enoent()) {
+        if (e.errno() == NativeFs.enoent()) {
           throw notFound(path, where);
         }
         throw e;
@@ -229,15 +229,15 @@ final class WorkspaceAccess {
       String path,
       String where,
       String part) {
-    if (e.errno == NativeFs.enoent()) {
+    if (e.errno() == NativeFs.enoent()) {
       return notFound(path, where);
     }
-    if (e.errno == NativeFs.eagain()) {
+    if (e.errno() == NativeFs.eagain()) {
       return new PysandboxException(
           ErrorCode.FORBIDDEN,
           part + " in " + where + " is " + WorkspaceFiles.LEASED + "; try again later");
     }
-    if (e.errno == NativeFs.eloop() || e.errno == NativeFs.enotdir()) {
+    if (e.errno() == NativeFs.eloop() || e.errno() == NativeFs.enotdir()) {
       // Only to word the answer: the open has already refused whatever is there.
       Stat st;
       try {
@@ -259,7 +259,7 @@ final class WorkspaceAccess {
                 + (st.kind().equals("a symbolic link") ? "; links are never followed" : ""));
       }
     }
-    if (e.errno == NativeFs.enxio()) {
+    if (e.errno() == NativeFs.enxio()) {
       return new PysandboxException(ErrorCode.FORBIDDEN, part + " is not a regular file");
     }
     return new PysandboxException(

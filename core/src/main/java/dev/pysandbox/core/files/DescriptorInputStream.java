@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import java.io.IOException;
 import java.io.InputStream;

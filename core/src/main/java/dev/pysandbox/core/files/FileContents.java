@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.util.Sha256;
 import java.io.IOException;
@@ -12,7 +12,7 @@ import java.util.HexFormat;
  * a sparse file costs its data, not its apparent size. The hash is always of exactly the bytes
  * kept, even when the code rewrites the file meanwhile.
  */
-final class FileContents {
+public final class FileContents {
   private static final int CHUNK = 64 * 1024;
   private static final byte[] ZEROS = new byte[CHUNK];
   private static final ThreadLocal<ByteBuffer> BUFFERS =
@@ -26,17 +26,17 @@ final class FileContents {
    * @param sha256 of the copy's content, holes as zeros
    * @param overBudget the data passed the budget: the copy is incomplete and must be removed
    */
-  record Copied(long size, long dataBytes, String sha256, boolean overBudget) {}
+  public record Copied(long size, long dataBytes, String sha256, boolean overBudget) {}
 
   private FileContents() {}
 
   /** The sha256 of the first {@code size} bytes of {@code src}. */
-  static String sha256(Descriptor src, long size) throws IOException {
+  public static String sha256(Descriptor src, long size) throws IOException {
     return copy(src, size, null, Long.MAX_VALUE).sha256();
   }
 
   /** As {@link #sha256(Descriptor, long)}, charged to {@code spend}. */
-  static String sha256(Descriptor src, long size, CollectBudget spend)
+  public static String sha256(Descriptor src, long size, CollectBudget spend)
       throws IOException, CollectBudget.Spent {
     return copy(src, size, null, Long.MAX_VALUE, spend).sha256();
   }
@@ -45,7 +45,8 @@ final class FileContents {
    * Copies the first {@code size} bytes of {@code src} into the new, empty {@code dst} (or only
    * hashes them when {@code dst} is {@code null}), writing at most {@code budget} bytes of data.
    */
-  static Copied copy(Descriptor src, long size, Descriptor dst, long budget) throws IOException {
+  public static Copied copy(Descriptor src, long size, Descriptor dst, long budget)
+      throws IOException {
     try {
       return copy(src, size, dst, budget, CollectBudget.unlimited());
     } catch (CollectBudget.Spent e) {
@@ -60,7 +61,8 @@ final class FileContents {
    *
    * @throws CollectBudget.Spent when the budget ran out (a deadline, a cancel, the bytes)
    */
-  static Copied copy(Descriptor src, long size, Descriptor dst, long budget, CollectBudget spend)
+  public static Copied copy(
+      Descriptor src, long size, Descriptor dst, long budget, CollectBudget spend)
       throws IOException, CollectBudget.Spent {
     MessageDigest md = Sha256.newDigest();
     ByteBuffer buf = BUFFERS.get();

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.backend.HostUser;
@@ -19,7 +19,7 @@ import java.util.List;
  * names that very folder whatever is renamed meanwhile; the write then refuses links in it as it
  * does at the top. A path without folders is written at the top, as it always was.
  */
-final class UploadFolder implements AutoCloseable {
+public final class UploadFolder implements AutoCloseable {
   private final Descriptor folder;
   private final Path dir;
   private final String name;
@@ -38,7 +38,7 @@ final class UploadFolder implements AutoCloseable {
    * @throws PysandboxException {@code invalid_argument} when a folder of the path is a file or a
    *     link
    */
-  static UploadFolder open(String sessionId, Path workspace, String path, HostUser owner)
+  public static UploadFolder open(String sessionId, Path workspace, String path, HostUser owner)
       throws IOException {
     List<String> parts = WorkspaceAccess.validatePath(path);
     String name = parts.get(parts.size() - 1);
@@ -92,12 +92,12 @@ final class UploadFolder implements AutoCloseable {
   }
 
   /** The folder to write in, as the write opens it. */
-  Path dir() {
+  public Path dir() {
     return dir;
   }
 
   /** The file's name in {@link #dir()}. */
-  String name() {
+  public String name() {
     return name;
   }
 

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.util.RandomIds;
@@ -15,7 +15,7 @@ import java.nio.file.attribute.PosixFilePermissions;
  * anything in it: by descriptor, never following a link, however deep or long its paths, and
  * whatever modes the code left on its directories.
  */
-final class TreeDeletion {
+public final class TreeDeletion {
   private TreeDeletion() {}
 
   /**
@@ -24,7 +24,7 @@ final class TreeDeletion {
    * more than that many directories open; a directory the code made unreadable is given back to the
    * server first (when it is not root).
    */
-  static void deleteTree(Path root) {
+  public static void deleteTree(Path root) {
     if (!Files.exists(root, LinkOption.NOFOLLOW_LINKS)) {
       return;
     }
@@ -94,10 +94,10 @@ final class TreeDeletion {
     try {
       return Descriptor.openDirectory(root);
     } catch (Descriptor.ErrnoException e) {
-      if (e.errno == NativeFs.enoent()) {
+      if (e.errno() == NativeFs.enoent()) {
         return null;
       }
-      if (e.errno != NativeFs.eacces()) {
+      if (e.errno() != NativeFs.eacces()) {
         throw e;
       }
     }

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.files;
 
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -24,7 +24,7 @@ import java.util.Deque;
  * #LIST_DEPTH} is left and the walk is incomplete; going up can never leave the tree, since the
  * directories held open include the root. So at most {@code LIST_DEPTH + 2} descriptors are open.
  */
-final class TreeWalk {
+public final class TreeWalk {
   /** Entries this deep (the root's own are 1) are reported with their path. */
   static final int LIST_DEPTH = 256;
 
@@ -44,7 +44,7 @@ final class TreeWalk {
   private static final byte DT_DIR = 4;
 
   /** What a walk does with what it finds. */
-  interface Visitor {
+  public interface Visitor {
     /**
      * One entry.
      *
@@ -121,7 +121,7 @@ final class TreeWalk {
   }
 
   /** Walks everything under {@code root} (which stays open; the caller closes it). */
-  static Outcome walk(Descriptor root, Visitor visitor) throws IOException {
+  public static Outcome walk(Descriptor root, Visitor visitor) throws IOException {
     return new TreeWalk(visitor).run(root);
   }
 
