@@ -61,11 +61,13 @@ class FloorsTest {
           Map.entry("backend.docker", Set.of("backend", "api", "config", "worker", "util")),
           Map.entry("core.files", Set.of("api", "backend", "util")),
           Map.entry("core.diffs", Set.of("api", "util")),
+          Map.entry("core.trajectories", Set.of("api", "config", "util", "core.files")),
           Map.entry(
               "core",
               Set.of(
                   "core.files",
                   "core.diffs",
+                  "core.trajectories",
                   "api",
                   "api.op",
                   "config",

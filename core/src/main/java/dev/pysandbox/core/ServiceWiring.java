@@ -5,6 +5,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.core.files.CollectBudget;
 import dev.pysandbox.core.files.NativeFs;
+import dev.pysandbox.core.trajectories.TrajectoryLog;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;

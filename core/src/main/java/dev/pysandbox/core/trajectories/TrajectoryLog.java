@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.trajectories;
 
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.TrajectoryEvent;
@@ -53,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * taken back (or ended), so the lines after it stay readable. Files whose last line is older than
  * {@code trajectory_retention_days} are deleted at start and daily ({@link TrajectoryRetention}).
  */
-final class TrajectoryLog {
+public final class TrajectoryLog {
   private static final Logger log = LoggerFactory.getLogger(TrajectoryLog.class);
   static final int QUEUE_CAPACITY = 10_000;
   private static final int BATCH = 256;
@@ -87,11 +87,11 @@ final class TrajectoryLog {
   /**
    * @param enabled false for a core that only looks (it records nothing)
    */
-  TrajectoryLog(DataLayout layout, TimeSource time, boolean enabled) {
+  public TrajectoryLog(DataLayout layout, TimeSource time, boolean enabled) {
     this(layout, time, enabled, QUEUE_CAPACITY);
   }
 
-  TrajectoryLog(DataLayout layout, TimeSource time, boolean enabled, int capacity) {
+  public TrajectoryLog(DataLayout layout, TimeSource time, boolean enabled, int capacity) {
     this.layout = layout;
     this.time = time;
     this.enabled = enabled;
@@ -104,7 +104,7 @@ final class TrajectoryLog {
    * Starts the writer and, unless {@code retentionDays} is 0, the retention sweep: now, on {@code
    * pool}, then daily.
    */
-  synchronized void start(ScheduledExecutorService timer, Executor pool, int retentionDays) {
+  public synchronized void start(ScheduledExecutorService timer, Executor pool, int retentionDays) {
     if (!enabled || writer != null || closed) {
       return;
     }
@@ -127,7 +127,7 @@ final class TrajectoryLog {
   }
 
   /** Measures the call and queues its line; never blocks, never throws. */
-  void record(String tenant, CallRecord call) {
+  public void record(String tenant, CallRecord call) {
     if (!enabled || closed || call == null) {
       return;
     }
@@ -159,7 +159,7 @@ final class TrajectoryLog {
   }
 
   /** Writes what is queued (waiting at most a second), then stops the writer. Idempotent. */
-  void close() {
+  public void close() {
     Thread w;
     synchronized (this) {
       if (closed) {

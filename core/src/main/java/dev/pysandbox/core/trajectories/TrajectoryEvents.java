@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.trajectories;
 
 import com.fasterxml.jackson.databind.ObjectWriter;
 import com.fasterxml.jackson.databind.SerializationFeature;

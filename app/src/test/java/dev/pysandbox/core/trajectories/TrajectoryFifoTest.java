@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.trajectories;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

@@ -1,4 +1,4 @@
-package dev.pysandbox.core;
+package dev.pysandbox.core.trajectories;
 
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
