@@ -92,7 +92,7 @@ final class IdleOutputGuard {
         sandboxId,
         bytes,
         max / MIB);
-    if (sockets.ctl() == null) {
+    if (sockets.socket(RunnerSockets.Channel.CTL) == null) {
       return;
     }
     ObjectNode msg = JSON.createObjectNode();

@@ -2,6 +2,9 @@ package dev.pysandbox.worker;
 
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
 
 /**
  * One runner's sockets and their selection keys, as they connect: which channels are there, pausing
@@ -24,13 +27,8 @@ final class RunnerSockets {
   }
 
   private final WorkerHub hub;
-  private SocketChannel ctl;
-  private SocketChannel out;
-  private SocketChannel err;
-  private SocketChannel life;
-  private SelectionKey ctlKey;
-  private SelectionKey outKey;
-  private SelectionKey errKey;
+  private final Map<Channel, SocketChannel> sockets = new EnumMap<>(Channel.class);
+  private final Map<Channel, SelectionKey> keys = new EnumMap<>(Channel.class);
 
   RunnerSockets(WorkerHub hub) {
     this.hub = hub;
@@ -38,80 +36,49 @@ final class RunnerSockets {
 
   /** Takes a channel's socket; false when that channel is connected already. */
   synchronized boolean attach(Channel channel, SocketChannel socket, SelectionKey key) {
-    SocketChannel existing =
-        switch (channel) {
-          case CTL -> ctl;
-          case OUT -> out;
-          case ERR -> err;
-          case LIFE -> life;
-        };
-    if (existing != null) {
+    if (sockets.containsKey(channel)) {
       return false;
     }
-    switch (channel) {
-      case CTL -> {
-        ctl = socket;
-        ctlKey = key;
-      }
-      case OUT -> {
-        out = socket;
-        outKey = key;
-      }
-      case ERR -> {
-        err = socket;
-        errKey = key;
-      }
-      case LIFE -> life = socket;
-    }
+    sockets.put(channel, socket);
+    keys.put(channel, key);
     return true;
   }
 
   /** The three channels a runner must connect are there ({@code LIFE} is optional). */
   synchronized boolean connected() {
-    return ctl != null && out != null && err != null;
+    return sockets.containsKey(Channel.CTL)
+        && sockets.containsKey(Channel.OUT)
+        && sockets.containsKey(Channel.ERR);
   }
 
-  /** The control socket, or null before it connects. */
-  synchronized SocketChannel ctl() {
-    return ctl;
+  /** A channel's socket, or null before it connects. */
+  synchronized SocketChannel socket(Channel channel) {
+    return sockets.get(channel);
   }
 
-  synchronized SelectionKey ctlKey() {
-    return ctlKey;
+  /** A channel's selection key, or null before it connects. */
+  synchronized SelectionKey key(Channel channel) {
+    return keys.get(channel);
   }
 
   /** Starts or stops reading stdout and stderr (hub thread only). */
   void readOutput(boolean on) {
-    SelectionKey o;
-    SelectionKey e;
-    synchronized (this) {
-      o = outKey;
-      e = errKey;
-    }
-    hub.reading(o, on);
-    hub.reading(e, on);
+    hub.reading(key(Channel.OUT), on);
+    hub.reading(key(Channel.ERR), on);
   }
 
   /** Reads whatever stdout and stderr hold right now into {@code c} (hub thread only). */
   void drain(WorkerConnection c) {
-    SocketChannel o;
-    SocketChannel e;
-    synchronized (this) {
-      o = out;
-      e = err;
-    }
-    hub.drainNow(c, Channel.OUT, o);
-    hub.drainNow(c, Channel.ERR, e);
+    hub.drainNow(c, Channel.OUT, socket(Channel.OUT));
+    hub.drainNow(c, Channel.ERR, socket(Channel.ERR));
   }
 
   /** Closes every socket that connected. */
   void close() {
-    SocketChannel[] all;
+    List<SocketChannel> all;
     synchronized (this) {
-      all = new SocketChannel[] {ctl, out, err, life};
+      all = List.copyOf(sockets.values());
     }
-    for (SocketChannel s : all) {
-      hub.closeQuietly(s);
-    }
+    all.forEach(hub::closeQuietly);
   }
 }

@@ -256,7 +256,7 @@ public final class WorkerConnection implements Worker {
   // -- what ControlFrames asks and tells (hub thread) ---------------------------------------------
 
   SelectionKey ctlKey() {
-    return sockets.ctlKey();
+    return sockets.key(Channel.CTL);
   }
 
   /** Which frame a control line starting with {@code prefix} is, for what is wanted now. */
@@ -367,13 +367,13 @@ public final class WorkerConnection implements Worker {
 
   private void send(ObjectNode msg) {
     // ctl is read first: once it is set, so is its key (both in one attach).
-    SocketChannel channel = sockets.ctl();
-    writer.send(msg, channel, sockets.ctlKey(), sandboxId);
+    SocketChannel channel = sockets.socket(Channel.CTL);
+    writer.send(msg, channel, sockets.key(Channel.CTL), sandboxId);
   }
 
   /** Called by the hub when the control socket can take more bytes; true when all is written. */
   boolean flushWrites() {
-    return writer.flush(sockets.ctl());
+    return writer.flush(sockets.socket(Channel.CTL));
   }
 
   static byte[] newToken() {
