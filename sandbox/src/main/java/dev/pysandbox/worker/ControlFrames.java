@@ -13,14 +13,20 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The read side of a connection's control channel ({@link FrameReader}'s sink): which frames the
  * connection wants now and how big each may be, parsing them (big ones off the hub thread while the
  * socket is not read), and the limits on what is not a frame of the request in flight, past which
- * the sandbox is cut off. Hub thread only, but for the big frames' parse.
+ * the sandbox is cut off, with the counts they are checked against. Hub thread only, but for the
+ * big frames' parse and {@link #newRequest}.
  */
 final class ControlFrames implements FrameReader.Sink {
+  // The connection's logger: the line keeps the name it had when the connection counted.
+  private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
   private static final ObjectMapper JSON = Json.mapper();
   private static final long MIB = 1024 * 1024;
 
@@ -52,6 +58,10 @@ final class ControlFrames implements FrameReader.Sink {
   private final WorkerConnection c;
   private final WorkerHub hub;
   private final FrameReader frames = new FrameReader(this);
+
+  // Counted on the hub thread; the first is reset by each request, the second read by tests.
+  private final AtomicLong ignoredBytes = new AtomicLong();
+  private final AtomicLong ignoredLines = new AtomicLong();
   private long ignoredLineBytes;
   private boolean paused;
   private ByteBuffer held;
@@ -59,6 +69,16 @@ final class ControlFrames implements FrameReader.Sink {
   ControlFrames(WorkerConnection c, WorkerHub hub) {
     this.c = c;
     this.hub = hub;
+  }
+
+  /** A request begins: what is not a frame is counted for it afresh (any thread). */
+  void newRequest() {
+    ignoredBytes.set(0);
+  }
+
+  /** Control lines dropped as garbage or as answers to other requests. */
+  long ignoredLines() {
+    return ignoredLines.get();
   }
 
   /** Bytes read from the control socket; what follows a big frame waits for its parse. */
@@ -194,7 +214,7 @@ final class ControlFrames implements FrameReader.Sink {
 
   @Override
   public boolean ignored(int bytes, boolean end) {
-    long total = c.ignore(bytes);
+    long total = ignoredBytes.addAndGet(bytes);
     ignoredLineBytes += bytes;
     if (ignoredLineBytes > MAX_CONTROL_LINE_BYTES) {
       c.violate(
@@ -216,7 +236,14 @@ final class ControlFrames implements FrameReader.Sink {
       return true;
     }
     if (end) {
-      c.noteIgnored(ignoredLineBytes);
+      long lines = ignoredLines.incrementAndGet();
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "worker {}: ignored control line #{} ({} bytes)",
+            c.sandboxId(),
+            lines,
+            ignoredLineBytes);
+      }
       ignoredLineBytes = 0;
     }
     return false;

@@ -38,7 +38,7 @@ final class HelloReader {
   }
 
   /** A socket bound to its connection and channel. */
-  record Endpoint(WorkerConnection connection, WorkerConnection.Channel channel) {}
+  record Endpoint(WorkerConnection connection, RunnerSockets.Channel channel) {}
 
   private final Map<String, WorkerConnection> expected;
   private final WorkerHub hub;
@@ -109,12 +109,12 @@ final class HelloReader {
         log.warn("rejected a worker connection with an unknown sandbox or token");
         return null;
       }
-      WorkerConnection.Channel channel =
+      RunnerSockets.Channel channel =
           switch (hello.path("channel").asText("")) {
-            case "ctl" -> WorkerConnection.Channel.CTL;
-            case "out" -> WorkerConnection.Channel.OUT;
-            case "err" -> WorkerConnection.Channel.ERR;
-            case "life" -> WorkerConnection.Channel.LIFE;
+            case "ctl" -> RunnerSockets.Channel.CTL;
+            case "out" -> RunnerSockets.Channel.OUT;
+            case "err" -> RunnerSockets.Channel.ERR;
+            case "life" -> RunnerSockets.Channel.LIFE;
             default -> null;
           };
       return channel == null ? null : new Endpoint(c, channel);

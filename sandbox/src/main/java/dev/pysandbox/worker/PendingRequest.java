@@ -1,5 +1,6 @@
 package dev.pysandbox.worker;
 
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,10 +22,10 @@ final class PendingRequest {
   final long idleBytes;
 
   final RequestListener listener;
-  final List<ObjectNode> displays = new ArrayList<>();
-  final long started = System.nanoTime();
-  long displayBytes;
-  int dropped;
+  private final List<ObjectNode> displays = new ArrayList<>();
+  private final long started = System.nanoTime();
+  private long displayBytes;
+  private int dropped;
 
   PendingRequest(
       String id, OutputCapture out, OutputCapture err, long idleBytes, RequestListener listener) {
@@ -34,6 +35,31 @@ final class PendingRequest {
     this.out = out;
     this.err = err;
     this.idleBytes = idleBytes;
+  }
+
+  /**
+   * Takes a display frame, parsed or not ({@code node} null), or counts it dropped.
+   *
+   * @return the display's bundle when taken, else null
+   */
+  ObjectNode display(JsonNode node, long size) {
+    if (node != null && node.path("data") instanceof ObjectNode bundle) {
+      displayBytes += size;
+      displays.add(bundle);
+      return bundle;
+    }
+    dropped++;
+    return null;
+  }
+
+  /** Bytes this request may still take in displays (of {@code max} in all). */
+  long displayRoom(long max) {
+    return max - displayBytes;
+  }
+
+  /** Bytes written to stdout and stderr since it began, kept or not. */
+  long outputBytes() {
+    return out.total() + err.total() - idleBytes;
   }
 
   WorkerReply reply(ObjectNode frame) {

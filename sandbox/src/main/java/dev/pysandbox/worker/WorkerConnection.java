@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.util.RandomIds;
+import dev.pysandbox.worker.RunnerSockets.Channel;
 import java.nio.ByteBuffer;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.SocketChannel;
@@ -31,12 +32,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Output produced between requests is attributed to the next one; past {@code idleOutputMax}
  * bytes of it the hub stops reading this sandbox's stdout and stderr (the writer blocks instead of
- * costing the server CPU) and asks the runner to kill every other process in the sandbox. Reads
- * happen on the hub thread; {@link #request}, {@link #interrupt} and {@link #close} may be called
- * from any thread.
+ * costing the server CPU) and asks the runner to kill every other process in the sandbox ({@link
+ * IdleOutputGuard}). The sockets themselves are {@link RunnerSockets}'. Reads happen on the hub
+ * thread; {@link #request}, {@link #interrupt} and {@link #close} may be called from any thread.
  *
- * <p>(Long because it is one state machine: the request in flight, its frames, its output and the
- * limits on all three share one lock.)
+ * <p>(Still the longest of the worker classes because it is one state machine: the request in
+ * flight, its frames, its output and the limits on all three share one lock.)
  */
 public final class WorkerConnection implements Worker {
   private static final Logger log = LoggerFactory.getLogger(WorkerConnection.class);
@@ -50,47 +51,21 @@ public final class WorkerConnection implements Worker {
    */
   public static final int MAX_VALUE_DEPTH = 64;
 
-  private static final long MIB = 1024 * 1024;
-
-  /**
-   * A runner's channels; {@code LIFE} is optional: a connection on which nothing is said, held by
-   * whatever in the sandbox must know when the server is gone or done with it (a container's init
-   * kills every process and ends when it closes, as bwrap's {@code --die-with-parent} does).
-   */
-  enum Channel {
-    CTL,
-    OUT,
-    ERR,
-    LIFE
-  }
-
   private final String sandboxId;
   private final byte[] token;
   private final int outputLimit;
-  private final long idleOutputMax;
   private final WorkerHub hub;
+  private final RunnerSockets sockets;
   private final CompletableFuture<ObjectNode> ready = new CompletableFuture<>();
   private final CompletableFuture<String> closed = new CompletableFuture<>();
   private final ControlFrames frames;
   private final ControlWriter writer;
+  private final IdleOutputGuard idle;
 
-  private SocketChannel ctl;
-  private SocketChannel out;
-  private SocketChannel err;
-  private SocketChannel life;
-  private SelectionKey ctlKey;
-  private SelectionKey outKey;
-  private SelectionKey errKey;
   private ObjectNode readyFrame;
   private OutputCapture stdout;
   private OutputCapture stderr;
   private PendingRequest current;
-  private long ignoredLines;
-  private long ignoredBytes;
-  private long idleBytes;
-  private long requestIdleBytes;
-  private boolean outputPaused;
-  private String lastRequestId;
   private volatile String violation;
 
   // Hub thread only.
@@ -101,8 +76,9 @@ public final class WorkerConnection implements Worker {
     this.sandboxId = sandboxId;
     this.token = token;
     this.outputLimit = outputLimit;
-    this.idleOutputMax = idleOutputMax;
     this.hub = hub;
+    this.sockets = new RunnerSockets(hub);
+    this.idle = new IdleOutputGuard(sandboxId, idleOutputMax, sockets, this::send);
     this.stdout = new OutputCapture(outputLimit);
     this.stderr = new OutputCapture(outputLimit);
     this.frames = new ControlFrames(this, hub);
@@ -118,13 +94,11 @@ public final class WorkerConnection implements Worker {
     return token;
   }
 
-  /** Completes with the runner's {@code ready} frame once all three channels are connected. */
   @Override
   public CompletableFuture<ObjectNode> ready() {
     return ready;
   }
 
-  /** Completes with a reason when the control channel closes; never completes exceptionally. */
   @Override
   public CompletableFuture<String> closed() {
     return closed;
@@ -135,12 +109,6 @@ public final class WorkerConnection implements Worker {
     return !closed.isDone();
   }
 
-  /**
-   * Sends one request and completes when the runner answers it. Completes exceptionally with {@link
-   * WorkerLostException} (holding the output so far) if the runner goes away first.
-   *
-   * @throws IllegalStateException when another request is in flight or the connection is closed
-   */
   @Override
   public CompletableFuture<WorkerReply> request(String op, ObjectNode payload) {
     return request(op, payload, RequestListener.NONE);
@@ -163,21 +131,13 @@ public final class WorkerConnection implements Worker {
         throw new IllegalStateException("worker " + sandboxId + " is busy with " + current.id);
       }
       String id = "r" + RandomIds.hex(8);
-      p = new PendingRequest(id, stdout, stderr, idleBytes, listener);
+      resumeOutput = idle.begin(id);
+      p = new PendingRequest(id, stdout, stderr, idle.leading(), listener);
       current = p;
-      lastRequestId = id;
-      requestIdleBytes = idleBytes;
-      idleBytes = 0;
-      ignoredBytes = 0;
-      resumeOutput = outputPaused;
-      outputPaused = false;
+      frames.newRequest();
     }
     if (resumeOutput) {
-      hub.execute(
-          () -> {
-            hub.reading(outKey, true);
-            hub.reading(errKey, true);
-          });
+      hub.execute(() -> sockets.readOutput(true));
     }
     ObjectNode msg = payload == null ? JSON.createObjectNode() : payload.deepCopy();
     msg.put("op", op);
@@ -186,7 +146,6 @@ public final class WorkerConnection implements Worker {
     return p.future;
   }
 
-  /** Asks the runner to raise KeyboardInterrupt in the request that is running, if any. */
   @Override
   public void interrupt() {
     String id;
@@ -201,7 +160,6 @@ public final class WorkerConnection implements Worker {
     }
   }
 
-  /** The output of the request in flight so far (or of the idle time since the last one). */
   @Override
   public synchronized WorkerReply partial() {
     if (current != null) {
@@ -217,9 +175,7 @@ public final class WorkerConnection implements Worker {
    */
   @Override
   public synchronized long outputBytes() {
-    return current != null
-        ? current.out.total() + current.err.total() - current.idleBytes
-        : stdout.total() + stderr.total();
+    return current != null ? current.outputBytes() : stdout.total() + stderr.total();
   }
 
   /**
@@ -229,16 +185,14 @@ public final class WorkerConnection implements Worker {
    */
   @Override
   public synchronized long idleOutputBytes() {
-    return requestIdleBytes;
+    return idle.leading();
   }
 
-  /** How this sandbox broke the protocol (it was cut off for it), or {@code null}. */
   @Override
   public String protocolViolation() {
     return violation;
   }
 
-  /** Closes the sockets; a request in flight fails with {@link WorkerLostException}. */
   @Override
   public void close(String reason) {
     hub.execute(() -> lost(reason));
@@ -247,37 +201,15 @@ public final class WorkerConnection implements Worker {
   // -- hub side ----------------------------------------------------------------------------------
 
   synchronized boolean attach(Channel channel, SocketChannel socket, SelectionKey key) {
-    SocketChannel existing =
-        switch (channel) {
-          case CTL -> ctl;
-          case OUT -> out;
-          case ERR -> err;
-          case LIFE -> life;
-        };
-    if (existing != null || closed.isDone()) {
+    if (closed.isDone() || !sockets.attach(channel, socket, key)) {
       return false;
-    }
-    switch (channel) {
-      case CTL -> {
-        ctl = socket;
-        ctlKey = key;
-      }
-      case OUT -> {
-        out = socket;
-        outKey = key;
-      }
-      case ERR -> {
-        err = socket;
-        errKey = key;
-      }
-      case LIFE -> life = socket;
     }
     maybeReady();
     return true;
   }
 
   private void maybeReady() {
-    if (readyFrame != null && ctl != null && out != null && err != null && !ready.isDone()) {
+    if (readyFrame != null && sockets.connected() && !ready.isDone()) {
       ready.complete(readyFrame);
     }
   }
@@ -293,18 +225,13 @@ public final class WorkerConnection implements Worker {
 
   private void onOutput(boolean isOut, ByteBuffer data) {
     OutputCapture capture;
-    long idle = -1;
+    long idleBytes = -1;
     RequestListener listener;
     synchronized (this) {
       capture = isOut ? stdout : stderr;
       listener = current == null ? null : current.listener;
-      // Before the first request only the runner itself (and what it preloads) has run.
-      if (current == null && lastRequestId != null) {
-        idleBytes += data.remaining();
-        if (idleBytes > idleOutputMax && !outputPaused) {
-          outputPaused = true;
-          idle = idleBytes;
-        }
+      if (current == null) {
+        idleBytes = idle.arrived(data.remaining());
       }
     }
     if (listener != null && listener != RequestListener.NONE) {
@@ -315,40 +242,9 @@ public final class WorkerConnection implements Worker {
       }
     }
     capture.append(data);
-    if (idle >= 0) {
-      stopIdleWriters(idle);
+    if (idleBytes >= 0 && !closing) {
+      idle.stopWriters(idleBytes);
     }
-  }
-
-  /**
-   * Output past the limit arrived between requests: something the code left running writes it.
-   * Reading stops (the writer blocks on a full socket instead of costing the server a core) until
-   * the next request, and the runner is asked to kill every other process in its sandbox.
-   */
-  private void stopIdleWriters(long bytes) {
-    if (closing) {
-      return;
-    }
-    hub.reading(outKey, false);
-    hub.reading(errKey, false);
-    log.warn(
-        "security: sandbox {}: {} bytes of output arrived between runs, over the {} MiB output"
-            + " limit (output_max_mb); reading it is paused and every process in the sandbox but"
-            + " its runner is being killed",
-        sandboxId,
-        bytes,
-        idleOutputMax / MIB);
-    String after;
-    synchronized (this) {
-      if (ctl == null) {
-        return;
-      }
-      after = lastRequestId;
-    }
-    ObjectNode msg = JSON.createObjectNode();
-    msg.put("op", "stop_others");
-    msg.put("after", after);
-    send(msg);
   }
 
   void onEof(Channel channel) {
@@ -359,8 +255,8 @@ public final class WorkerConnection implements Worker {
 
   // -- what ControlFrames asks and tells (hub thread) ---------------------------------------------
 
-  synchronized SelectionKey ctlKey() {
-    return ctlKey;
+  SelectionKey ctlKey() {
+    return sockets.key(Channel.CTL);
   }
 
   /** Which frame a control line starting with {@code prefix} is, for what is wanted now. */
@@ -371,7 +267,7 @@ public final class WorkerConnection implements Worker {
 
   /** Bytes the request in flight may still take in displays (of {@code max} in all). */
   synchronized long displayRoom(long max) {
-    return current == null ? 0 : max - current.displayBytes;
+    return current == null ? 0 : current.displayRoom(max);
   }
 
   synchronized void readyFrame(ObjectNode frame) {
@@ -387,14 +283,8 @@ public final class WorkerConnection implements Worker {
     ObjectNode shown = null;
     synchronized (this) {
       if (current != null) {
-        if (node != null && node.path("data") instanceof ObjectNode bundle) {
-          current.displayBytes += size;
-          current.displays.add(bundle);
-          listener = current.listener;
-          shown = bundle;
-        } else {
-          current.dropped++;
-        }
+        shown = current.display(node, size);
+        listener = current.listener;
       }
     }
     if (shown != null) {
@@ -408,14 +298,8 @@ public final class WorkerConnection implements Worker {
 
   synchronized void dropDisplay() {
     if (current != null) {
-      current.dropped++;
+      current.display(null, 0);
     }
-  }
-
-  /** Counts bytes that are not frames of the request in flight; the request's total so far. */
-  synchronized long ignore(int bytes) {
-    ignoredBytes += bytes;
-    return ignoredBytes;
   }
 
   /** The request in flight is answered. */
@@ -446,21 +330,13 @@ public final class WorkerConnection implements Worker {
   }
 
   /** Control lines dropped as garbage or as answers to other requests (for tests). */
-  synchronized long ignoredLines() {
-    return ignoredLines;
-  }
-
-  synchronized void noteIgnored(long bytes) {
-    ignoredLines++;
-    if (log.isDebugEnabled()) {
-      log.debug("worker {}: ignored control line #{} ({} bytes)", sandboxId, ignoredLines, bytes);
-    }
+  long ignoredLines() {
+    return frames.ignoredLines();
   }
 
   /** Reads whatever stdout and stderr already hold: it was written before the frame now read. */
   private void drain() {
-    hub.drainNow(this, Channel.OUT, out);
-    hub.drainNow(this, Channel.ERR, err);
+    sockets.drain(this);
   }
 
   private void lost(String reason) {
@@ -474,10 +350,7 @@ public final class WorkerConnection implements Worker {
       p = current;
       current = null;
     }
-    hub.closeQuietly(ctl);
-    hub.closeQuietly(out);
-    hub.closeQuietly(err);
-    hub.closeQuietly(life);
+    sockets.close();
     closed.complete(reason);
     boolean violated = violation != null;
     if (!ready.isDone()) {
@@ -493,18 +366,14 @@ public final class WorkerConnection implements Worker {
   // -- writes ------------------------------------------------------------------------------------
 
   private void send(ObjectNode msg) {
-    SocketChannel channel;
-    SelectionKey key;
-    synchronized (this) {
-      channel = ctl;
-      key = ctlKey;
-    }
-    writer.send(msg, channel, key, sandboxId);
+    // ctl is read first: once it is set, so is its key (both in one attach).
+    SocketChannel channel = sockets.socket(Channel.CTL);
+    writer.send(msg, channel, sockets.key(Channel.CTL), sandboxId);
   }
 
   /** Called by the hub when the control socket can take more bytes; true when all is written. */
   boolean flushWrites() {
-    return writer.flush(ctl);
+    return writer.flush(sockets.socket(Channel.CTL));
   }
 
   static byte[] newToken() {

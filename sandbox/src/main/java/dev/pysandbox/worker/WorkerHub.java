@@ -228,7 +228,7 @@ public final class WorkerHub implements Closeable {
   }
 
   /** Reads everything a channel holds right now (hub thread only). */
-  void drainNow(WorkerConnection c, WorkerConnection.Channel channel, SocketChannel socket) {
+  void drainNow(WorkerConnection c, RunnerSockets.Channel channel, SocketChannel socket) {
     if (socket == null || !socket.isOpen()) {
       return;
     }

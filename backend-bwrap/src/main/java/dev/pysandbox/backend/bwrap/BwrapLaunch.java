@@ -74,8 +74,8 @@ final class BwrapLaunch implements AbstractSandboxBackend.Launch<BwrapSandbox> {
     boolean cgroups = s.cgroups().available();
     List<Path> groups = cgroups ? s.cgroups().create(id, spec.limits()) : List.of();
     LauncherClient client = backend.launchers().get();
-    LauncherClient.Child child =
-        client.spawn(
+    SpawnRequest spawn =
+        new SpawnRequest(
             id,
             argv,
             backend.hubSocket(),
@@ -85,6 +85,7 @@ final class BwrapLaunch implements AbstractSandboxBackend.Launch<BwrapSandbox> {
             backend.rlimits().of(spec.limits(), cgroups, s.uids() != null),
             HostUser.currentUid() == 0 ? user : null,
             image);
+    LauncherClient.Child child = client.spawn(spawn);
     return new BwrapSandbox(
         id,
         workspace,

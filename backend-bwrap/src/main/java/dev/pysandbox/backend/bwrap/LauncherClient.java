@@ -4,7 +4,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.Json;
-import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.util.DaemonThreads;
 import java.io.BufferedReader;
@@ -14,7 +13,6 @@ import java.io.InputStreamReader;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -134,33 +132,14 @@ final class LauncherClient implements Closeable {
     return alive && process.isAlive();
   }
 
-  /**
-   * Forks a sandbox. The child connects three sockets to {@code socket} (hello lines carry {@code
-   * id} and {@code token}), opens the seccomp filter on fd 5, joins the cgroups, sets the rlimits,
-   * drops privileges and execs {@code argv}.
-   *
-   * @param seccomp the BPF filter file, or {@code null}
-   * @param cgroups directories whose {@code cgroup.procs} the child joins
-   * @param rlimits soft and hard value per resource name ({@code AS}, {@code NOFILE}, ...)
-   * @param user the host user to run as, or {@code null} for the launcher's default
-   * @param image the workspace's file system, made and mounted before the fork, or {@code null}
-   */
-  Child spawn(
-      String id,
-      List<String> argv,
-      Path socket,
-      String token,
-      Path seccomp,
-      List<Path> cgroups,
-      Map<String, long[]> rlimits,
-      HostUser user,
-      WorkspaceImages.Image image) {
+  /** Forks a sandbox, as {@link SpawnRequest} describes. */
+  Child spawn(SpawnRequest spawn) {
+    String id = spawn.id();
     Child child = new Child(id);
     if (children.putIfAbsent(id, child) != null) {
       throw new IllegalArgumentException("duplicate sandbox id " + id);
     }
-    ObjectNode req =
-        LauncherRequests.spawn(id, argv, socket, token, seccomp, cgroups, rlimits, user, image);
+    ObjectNode req = LauncherRequests.spawn(spawn);
     try {
       write(req);
     } catch (IOException e) {

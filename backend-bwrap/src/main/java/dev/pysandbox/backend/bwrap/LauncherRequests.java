@@ -3,10 +3,6 @@ package dev.pysandbox.backend.bwrap;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.Json;
-import dev.pysandbox.backend.HostUser;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.Map;
 
 /**
  * The requests {@code launcher.py} reads, one JSON line each: its set-up, and spawn, kill, release
@@ -35,35 +31,26 @@ final class LauncherRequests {
     return setup;
   }
 
-  /** See {@link LauncherClient#spawn}. */
-  static ObjectNode spawn(
-      String id,
-      List<String> argv,
-      Path socket,
-      String token,
-      Path seccomp,
-      List<Path> cgroups,
-      Map<String, long[]> rlimits,
-      HostUser user,
-      WorkspaceImages.Image image) {
+  /** The fork of one sandbox ({@link SpawnRequest} says what each part is for). */
+  static ObjectNode spawn(SpawnRequest spawn) {
     ObjectNode req = JSON.createObjectNode();
     req.put("op", "spawn");
-    req.put("id", id);
-    req.set("argv", JSON.valueToTree(argv));
-    req.put("socket", socket.toString());
-    req.put("token", token);
-    if (seccomp != null) {
-      req.put("seccomp", seccomp.toString());
+    req.put("id", spawn.id());
+    req.set("argv", JSON.valueToTree(spawn.argv()));
+    req.put("socket", spawn.socket().toString());
+    req.put("token", spawn.token());
+    if (spawn.seccomp() != null) {
+      req.put("seccomp", spawn.seccomp().toString());
     }
-    cgroups.forEach(dir -> req.withArray("cgroups").add(dir.toString()));
+    spawn.cgroups().forEach(dir -> req.withArray("cgroups").add(dir.toString()));
     ObjectNode limits = req.putObject("rlimits");
-    rlimits.forEach((name, v) -> limits.putArray(name).add(v[0]).add(v[1]));
-    if (user != null) {
-      req.put("uid", user.uid());
-      req.put("gid", user.gid());
+    spawn.rlimits().forEach((name, v) -> limits.putArray(name).add(v[0]).add(v[1]));
+    if (spawn.user() != null) {
+      req.put("uid", spawn.user().uid());
+      req.put("gid", spawn.user().gid());
     }
-    if (image != null) {
-      describe(image, req.putObject("image"));
+    if (spawn.image() != null) {
+      describe(spawn.image(), req.putObject("image"));
     }
     return req;
   }
