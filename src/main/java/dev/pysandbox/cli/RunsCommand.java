@@ -9,7 +9,6 @@ import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** {@code pysandbox runs list|show|watch|rerun|diff|...}: the run history. */
 @Command(
@@ -30,12 +29,10 @@ import picocli.CommandLine.Option;
     })
 final class RunsCommand extends CommandGroup {
   @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
-  static final class ListRuns extends ServiceCommand {
-
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
-
+  static final class ListRuns extends ReportCommand<RunPage> {
     @Mixin TenantScope tenant;
+
+    private boolean everyTenant;
 
     ListRuns() {
       super(
@@ -47,39 +44,39 @@ final class RunsCommand extends CommandGroup {
     }
 
     @Override
-    public Integer call() {
-      boolean everyTenant = tenant.all();
-      Arguments args = args();
-      try (OperatorService service = openReadOnly()) {
-        RunPage page =
-            everyTenant
-                ? service.allRuns(OperationCalls.runQuery(args))
-                : OperationCalls.call(Operations.LIST_RUNS, tenant.of(service), args);
-        if (json) {
-          return printJson(page);
-        }
-        String tenantColumn = everyTenant ? "%-20s  " : "%s";
+    void checkOptions() {
+      everyTenant = tenant.all();
+    }
+
+    @Override
+    RunPage fetch(OperatorService service, Arguments args) {
+      return everyTenant
+          ? service.allRuns(OperationCalls.runQuery(args))
+          : OperationCalls.call(Operations.LIST_RUNS, tenant.of(service), args);
+    }
+
+    @Override
+    void print(RunPage page) {
+      String tenantColumn = everyTenant ? "%-20s  " : "%s";
+      System.out.printf(
+          tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
+          everyTenant ? "TENANT" : "",
+          "RUN",
+          "STATUS",
+          "CREATED",
+          "MS",
+          "CODE");
+      for (RunSummary r : page.runs()) {
         System.out.printf(
             tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-            everyTenant ? "TENANT" : "",
-            "RUN",
-            "STATUS",
-            "CREATED",
-            "MS",
-            "CODE");
-        for (RunSummary r : page.runs()) {
-          System.out.printf(
-              tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-              everyTenant ? r.tenant() : "",
-              r.runId(),
-              r.status(),
-              r.createdAt(),
-              r.durationMs() == null ? "-" : r.durationMs(),
-              TerminalText.escape(r.codePreview()));
-        }
-        System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
-        return 0;
+            everyTenant ? r.tenant() : "",
+            r.runId(),
+            r.status(),
+            r.createdAt(),
+            r.durationMs() == null ? "-" : r.durationMs(),
+            TerminalText.escape(r.codePreview()));
       }
+      System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
     }
   }
 

@@ -8,7 +8,6 @@ import dev.pysandbox.api.op.Operations;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * {@code pysandbox sessions list|close}: the sessions of the servers (say, an MCP server) that
@@ -28,52 +27,52 @@ final class SessionsCommand extends CommandGroup {
         "List open sessions.",
         "A session whose server is gone shows as lost (the next server records it so)."
       })
-  static final class ListSessions extends ServiceCommand {
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
-
+  static final class ListSessions extends ReportCommand<List<SessionInfo>> {
     @Mixin TenantScope tenant;
 
+    private boolean everyTenant;
+
     @Override
-    public Integer call() {
-      boolean everyTenant = tenant.all();
-      try (OperatorService service = openReadOnly()) {
-        List<SessionInfo> all =
-            everyTenant ? service.allRecordedSessions() : tenant.of(service).listRecordedSessions();
-        if (json) {
-          return printJson(all);
-        }
-        String tenantColumn = everyTenant ? "%-20s  " : "%s";
+    void checkOptions() {
+      everyTenant = tenant.all();
+    }
+
+    @Override
+    List<SessionInfo> fetch(OperatorService service, Arguments args) {
+      return everyTenant
+          ? service.allRecordedSessions()
+          : tenant.of(service).listRecordedSessions();
+    }
+
+    @Override
+    void print(List<SessionInfo> all) {
+      String tenantColumn = everyTenant ? "%-20s  " : "%s";
+      System.out.printf(
+          tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
+          everyTenant ? "TENANT" : "",
+          "SESSION",
+          "STATE",
+          "TIER",
+          "CREATED",
+          "LAST USED",
+          "RUNS",
+          "BYTES");
+      for (SessionInfo s : all) {
         System.out.printf(
-            tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
-            everyTenant ? "TENANT" : "",
-            "SESSION",
-            "STATE",
-            "TIER",
-            "CREATED",
-            "LAST USED",
-            "RUNS",
-            "BYTES");
-        for (SessionInfo s : all) {
-          System.out.printf(
-              tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
-              everyTenant ? s.tenant() : "",
-              s.sessionId(),
-              s.ended() != null ? s.ended().as() : s.state().wireName(),
-              s.tier() == null ? "-" : s.tier(),
-              s.createdAt(),
-              s.lastUsedAt(),
-              s.runCount(),
-              s.workspaceBytes(),
-              s.ended() != null
-                  ? "  (" + TerminalText.escape(s.ended().reason()) + ")"
-                  : s.deadReason() == null
-                      ? ""
-                      : "  (" + TerminalText.escape(s.deadReason()) + ")");
-        }
-        System.out.printf("(%d sessions)%n", all.size());
-        return 0;
+            tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
+            everyTenant ? s.tenant() : "",
+            s.sessionId(),
+            s.ended() != null ? s.ended().as() : s.state().wireName(),
+            s.tier() == null ? "-" : s.tier(),
+            s.createdAt(),
+            s.lastUsedAt(),
+            s.runCount(),
+            s.workspaceBytes(),
+            s.ended() != null
+                ? "  (" + TerminalText.escape(s.ended().reason()) + ")"
+                : s.deadReason() == null ? "" : "  (" + TerminalText.escape(s.deadReason()) + ")");
       }
+      System.out.printf("(%d sessions)%n", all.size());
     }
   }
 
