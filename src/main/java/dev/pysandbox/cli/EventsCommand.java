@@ -2,6 +2,7 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.OperatorService;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventList;
 import dev.pysandbox.api.op.Arguments;
@@ -12,7 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
 
 /**
  * {@code pysandbox events}: a tenant's security events from the run history, newest first, read
@@ -26,10 +26,8 @@ import picocli.CommandLine.Mixin;
       "List security events, newest first: approvals requested, approved, denied and expired;"
           + " runs stopped by a limit; denied imports and network attempts; sandboxes that died.",
     })
-final class EventsCommand extends ReportCommand<SecurityEventList> {
-  @Mixin TenantScope tenant;
-
-  private boolean everyTenant;
+final class EventsCommand extends ListingCommand<SecurityEventList> {
+  private static final String ROW = "%-24s  %-18s  %-20s  %-24s  %s%n";
 
   EventsCommand() {
     super(
@@ -42,15 +40,13 @@ final class EventsCommand extends ReportCommand<SecurityEventList> {
   }
 
   @Override
-  void checkOptions() {
-    everyTenant = tenant.all();
+  SecurityEventList ofEveryTenant(OperatorService service, Arguments args) {
+    return service.allSecurityEvents(OperationCalls.securityEventQuery(args));
   }
 
   @Override
-  SecurityEventList fetch(OperatorService service, Arguments args) {
-    return everyTenant
-        ? service.allSecurityEvents(OperationCalls.securityEventQuery(args))
-        : OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant.of(service), args);
+  SecurityEventList ofTenant(SandboxService tenant, Arguments args) {
+    return OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant, args);
   }
 
   @Override
@@ -60,19 +56,11 @@ final class EventsCommand extends ReportCommand<SecurityEventList> {
 
   @Override
   void print(SecurityEventList page) {
-    String tenantColumn = everyTenant ? "%-20s  " : "%s";
-    System.out.printf(
-        tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
-        everyTenant ? "TENANT" : "",
-        "AT",
-        "KIND",
-        "SESSION",
-        "RUN",
-        "DETAIL");
+    header(ROW, "AT", "KIND", "SESSION", "RUN", "DETAIL");
     for (SecurityEvent e : page.events()) {
-      System.out.printf(
-          tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
-          everyTenant ? e.tenant() : "",
+      row(
+          ROW,
+          e.tenant(),
           e.at(),
           TerminalText.escape(e.kind()),
           e.sessionId() == null ? "-" : TerminalText.escape(e.sessionId()),

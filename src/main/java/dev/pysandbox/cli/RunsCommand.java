@@ -4,6 +4,7 @@ import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
@@ -29,10 +30,8 @@ import picocli.CommandLine.Mixin;
     })
 final class RunsCommand extends CommandGroup {
   @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
-  static final class ListRuns extends ReportCommand<RunPage> {
-    @Mixin TenantScope tenant;
-
-    private boolean everyTenant;
+  static final class ListRuns extends ListingCommand<RunPage> {
+    private static final String ROW = "%-24s  %-11s  %-24s  %8s  %s%n";
 
     ListRuns() {
       super(
@@ -44,32 +43,22 @@ final class RunsCommand extends CommandGroup {
     }
 
     @Override
-    void checkOptions() {
-      everyTenant = tenant.all();
+    RunPage ofEveryTenant(OperatorService service, Arguments args) {
+      return service.allRuns(OperationCalls.runQuery(args));
     }
 
     @Override
-    RunPage fetch(OperatorService service, Arguments args) {
-      return everyTenant
-          ? service.allRuns(OperationCalls.runQuery(args))
-          : OperationCalls.call(Operations.LIST_RUNS, tenant.of(service), args);
+    RunPage ofTenant(SandboxService tenant, Arguments args) {
+      return OperationCalls.call(Operations.LIST_RUNS, tenant, args);
     }
 
     @Override
     void print(RunPage page) {
-      String tenantColumn = everyTenant ? "%-20s  " : "%s";
-      System.out.printf(
-          tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-          everyTenant ? "TENANT" : "",
-          "RUN",
-          "STATUS",
-          "CREATED",
-          "MS",
-          "CODE");
+      header(ROW, "RUN", "STATUS", "CREATED", "MS", "CODE");
       for (RunSummary r : page.runs()) {
-        System.out.printf(
-            tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-            everyTenant ? r.tenant() : "",
+        row(
+            ROW,
+            r.tenant(),
             r.runId(),
             r.status(),
             r.createdAt(),

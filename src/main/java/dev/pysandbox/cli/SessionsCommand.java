@@ -1,6 +1,7 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.api.OperatorService;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
@@ -27,40 +28,26 @@ final class SessionsCommand extends CommandGroup {
         "List open sessions.",
         "A session whose server is gone shows as lost (the next server records it so)."
       })
-  static final class ListSessions extends ReportCommand<List<SessionInfo>> {
-    @Mixin TenantScope tenant;
-
-    private boolean everyTenant;
-
+  static final class ListSessions extends ListingCommand<List<SessionInfo>> {
     @Override
-    void checkOptions() {
-      everyTenant = tenant.all();
+    List<SessionInfo> ofEveryTenant(OperatorService service, Arguments args) {
+      return service.allRecordedSessions();
     }
 
     @Override
-    List<SessionInfo> fetch(OperatorService service, Arguments args) {
-      return everyTenant
-          ? service.allRecordedSessions()
-          : tenant.of(service).listRecordedSessions();
+    List<SessionInfo> ofTenant(SandboxService tenant, Arguments args) {
+      return tenant.listRecordedSessions();
     }
 
     @Override
     void print(List<SessionInfo> all) {
-      String tenantColumn = everyTenant ? "%-20s  " : "%s";
-      System.out.printf(
-          tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
-          everyTenant ? "TENANT" : "",
-          "SESSION",
-          "STATE",
-          "TIER",
-          "CREATED",
-          "LAST USED",
-          "RUNS",
-          "BYTES");
+      header(
+          "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
+          "SESSION", "STATE", "TIER", "CREATED", "LAST USED", "RUNS", "BYTES");
       for (SessionInfo s : all) {
-        System.out.printf(
-            tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
-            everyTenant ? s.tenant() : "",
+        row(
+            "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
+            s.tenant(),
             s.sessionId(),
             s.ended() != null ? s.ended().as() : s.state().wireName(),
             s.tier() == null ? "-" : s.tier(),
