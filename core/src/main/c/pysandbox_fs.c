@@ -39,21 +39,38 @@
 /* A file name from Java, NUL-terminated; names hold no NUL and no '/' (checked in Java). */
 typedef struct {
   char buf[512];
-  int ok;
 } name_t;
 
-static void get_name(JNIEnv *env, jbyteArray name, name_t *out) {
+/* Copies name into out; 0 (the caller answers -EINVAL) when it is empty, too long or not a name. */
+static int get_name(JNIEnv *env, jbyteArray name, name_t *out) {
   jsize n = (*env)->GetArrayLength(env, name);
-  out->ok = n > 0 && n < (jsize)sizeof(out->buf);
-  if (!out->ok) {
-    return;
+  if (n <= 0 || n >= (jsize)sizeof(out->buf)) {
+    return 0;
   }
   (*env)->GetByteArrayRegion(env, name, 0, n, (jbyte *)out->buf);
   out->buf[n] = 0;
-  out->ok = memchr(out->buf, 0, (size_t)n) == NULL && memchr(out->buf, '/', (size_t)n) == NULL;
+  return memchr(out->buf, 0, (size_t)n) == NULL && memchr(out->buf, '/', (size_t)n) == NULL;
 }
 
 static jint neg_errno(void) { return -errno; }
+
+/* A call that returns a count or a descriptor, as Java gets it: the value, or -errno. */
+static jint count_or_errno(long r) { return r < 0 ? neg_errno() : (jint)r; }
+
+/* A call that returns 0 on success, as Java gets it: 0, or -errno. */
+static jint zero_or_errno(long r) { return r == 0 ? 0 : neg_errno(); }
+
+/* How a directory is opened: never through a link, never waiting (see the header). */
+#define DIR_FLAGS (O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK)
+
+/* openat of a name in dirfd, with flags (and mode where they create). */
+static jint open_name(JNIEnv *env, jint dirfd, jbyteArray name, int flags, mode_t mode) {
+  name_t nm;
+  if (!get_name(env, name, &nm)) {
+    return -EINVAL;
+  }
+  return count_or_errno(RETRY(openat(dirfd, nm.buf, flags, mode)));
+}
 
 JNIEXPORT jintArray JNICALL Java_dev_pysandbox_core_files_NativeFs_constants(JNIEnv *env, jclass c) {
   (void)c;
@@ -79,21 +96,13 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openRoot(JNIEnv *e
   if (memchr(p, 0, (size_t)n) != NULL) {
     return -EINVAL;
   }
-  int fd = (int)RETRY(open(p, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  return fd < 0 ? neg_errno() : fd;
+  return count_or_errno(RETRY(open(p, DIR_FLAGS)));
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openDir(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name) {
   (void)c;
-  name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
-    return -EINVAL;
-  }
-  int fd = (int)RETRY(
-      openat(dirfd, nm.buf, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  return fd < 0 ? neg_errno() : fd;
+  return open_name(env, dirfd, name, DIR_FLAGS, 0);
 }
 
 /* ".." of a directory we hold: only ever used below the depth where parents stay open. */
@@ -101,38 +110,24 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openParent(JNIEnv 
                                                                     jint dirfd) {
   (void)env;
   (void)c;
-  int fd = (int)RETRY(
-      openat(dirfd, "..", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK));
-  return fd < 0 ? neg_errno() : fd;
+  return count_or_errno(RETRY(openat(dirfd, "..", DIR_FLAGS)));
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_openFile(JNIEnv *env, jclass c,
                                                                   jint dirfd, jbyteArray name) {
   (void)c;
-  name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
-    return -EINVAL;
-  }
-  int fd = (int)RETRY(
-      openat(dirfd, nm.buf, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY));
-  return fd < 0 ? neg_errno() : fd;
+  return open_name(env, dirfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0);
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_createFile(JNIEnv *env, jclass c,
                                                                     jint dirfd, jbyteArray name,
                                                                     jint mode) {
   (void)c;
-  name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
-    return -EINVAL;
-  }
-  int fd = (int)RETRY(openat(dirfd, nm.buf,
-                             O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
-                             (mode_t)(mode & 0777)));
+  jint fd = open_name(env, dirfd, name,
+                      O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY,
+                      (mode_t)(mode & 0777));
   if (fd < 0) {
-    return neg_errno();
+    return fd;
   }
   /* The exact mode, whatever the umask; never setuid, setgid or sticky. */
   if (fchmod(fd, (mode_t)(mode & 0777)) != 0) {
@@ -147,14 +142,17 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_mkdirAt(JNIEnv *en
                                                                  jbyteArray name, jint mode) {
   (void)c;
   name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
+  if (!get_name(env, name, &nm)) {
     return -EINVAL;
   }
-  return mkdirat(dirfd, nm.buf, (mode_t)(mode & 0777)) == 0 ? 0 : neg_errno();
+  return zero_or_errno(mkdirat(dirfd, nm.buf, (mode_t)(mode & 0777)));
 }
 
-static void fill_stat(JNIEnv *env, const struct stat *st, jlongArray out) {
+/* fstat's or fstatat's result r as Java gets it: st's fields into out and 0, or -errno. */
+static jint stat_result(JNIEnv *env, int r, const struct stat *st, jlongArray out) {
+  if (r != 0) {
+    return neg_errno();
+  }
   jlong v[8];
   v[0] = (jlong)st->st_mode;
   v[1] = (jlong)st->st_size;
@@ -165,33 +163,25 @@ static void fill_stat(JNIEnv *env, const struct stat *st, jlongArray out) {
   v[6] = (jlong)st->st_nlink;
   v[7] = (jlong)st->st_uid;
   (*env)->SetLongArrayRegion(env, out, 0, 8, v);
+  return 0;
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstat(JNIEnv *env, jclass c, jint fd,
                                                                jlongArray out) {
   (void)c;
   struct stat st;
-  if (fstat(fd, &st) != 0) {
-    return neg_errno();
-  }
-  fill_stat(env, &st, out);
-  return 0;
+  return stat_result(env, fstat(fd, &st), &st, out);
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstatAt(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name, jlongArray out) {
   (void)c;
   name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
+  if (!get_name(env, name, &nm)) {
     return -EINVAL;
   }
   struct stat st;
-  if (fstatat(dirfd, nm.buf, &st, AT_SYMLINK_NOFOLLOW) != 0) {
-    return neg_errno();
-  }
-  fill_stat(env, &st, out);
-  return 0;
+  return stat_result(env, fstatat(dirfd, nm.buf, &st, AT_SYMLINK_NOFOLLOW), &st, out);
 }
 
 static char *direct(JNIEnv *env, jobject buf, jint off, jint len) {
@@ -203,28 +193,28 @@ static char *direct(JNIEnv *env, jobject buf, jint off, jint len) {
   return base + off;
 }
 
-JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_pread(JNIEnv *env, jclass c, jint fd,
-                                                               jobject buf, jint off, jint len,
-                                                               jlong pos) {
-  (void)c;
+/* pread or pwrite (write != 0) of a direct buffer's bytes [off, off + len) at pos. */
+static jint transfer(JNIEnv *env, jint fd, jobject buf, jint off, jint len, jlong pos, int write) {
   char *p = direct(env, buf, off, len);
   if (p == NULL) {
     return -EINVAL;
   }
-  long n = RETRY(pread(fd, p, (size_t)len, (off_t)pos));
-  return n < 0 ? neg_errno() : (jint)n;
+  return count_or_errno(write ? RETRY(pwrite(fd, p, (size_t)len, (off_t)pos))
+                              : RETRY(pread(fd, p, (size_t)len, (off_t)pos)));
+}
+
+JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_pread(JNIEnv *env, jclass c, jint fd,
+                                                               jobject buf, jint off, jint len,
+                                                               jlong pos) {
+  (void)c;
+  return transfer(env, fd, buf, off, len, pos, 0);
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_pwrite(JNIEnv *env, jclass c, jint fd,
                                                                 jobject buf, jint off, jint len,
                                                                 jlong pos) {
   (void)c;
-  char *p = direct(env, buf, off, len);
-  if (p == NULL) {
-    return -EINVAL;
-  }
-  long n = RETRY(pwrite(fd, p, (size_t)len, (off_t)pos));
-  return n < 0 ? neg_errno() : (jint)n;
+  return transfer(env, fd, buf, off, len, pos, 1);
 }
 
 /* whence: 0 SEEK_SET, 3 SEEK_DATA, 4 SEEK_HOLE (the Java side passes the C values below). */
@@ -241,7 +231,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_ftruncate(JNIEnv *
                                                                    jlong len) {
   (void)env;
   (void)c;
-  return RETRY(ftruncate(fd, (off_t)len)) == 0 ? 0 : neg_errno();
+  return zero_or_errno(RETRY(ftruncate(fd, (off_t)len)));
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_getdents(JNIEnv *env, jclass c, jint fd,
@@ -251,8 +241,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_getdents(JNIEnv *e
   if (p == NULL) {
     return -EINVAL;
   }
-  long n = RETRY(syscall(SYS_getdents64, fd, p, (size_t)len));
-  return n < 0 ? neg_errno() : (jint)n;
+  return count_or_errno(RETRY(syscall(SYS_getdents64, fd, p, (size_t)len)));
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_unlinkAt(JNIEnv *env, jclass c,
@@ -260,11 +249,10 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_unlinkAt(JNIEnv *e
                                                                   jboolean dir) {
   (void)c;
   name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
+  if (!get_name(env, name, &nm)) {
     return -EINVAL;
   }
-  return unlinkat(dirfd, nm.buf, dir ? AT_REMOVEDIR : 0) == 0 ? 0 : neg_errno();
+  return zero_or_errno(unlinkat(dirfd, nm.buf, dir ? AT_REMOVEDIR : 0));
 }
 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_renameNoReplace(JNIEnv *env, jclass c,
@@ -274,13 +262,10 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_renameNoReplace(JN
                                                                          jbyteArray to) {
   (void)c;
   name_t a, b;
-  get_name(env, from, &a);
-  get_name(env, to, &b);
-  if (!a.ok || !b.ok) {
+  if (!get_name(env, from, &a) || !get_name(env, to, &b)) {
     return -EINVAL;
   }
-  long r = syscall(SYS_renameat2, fromdir, a.buf, todir, b.buf, RENAME_NOREPLACE);
-  return r == 0 ? 0 : neg_errno();
+  return zero_or_errno(syscall(SYS_renameat2, fromdir, a.buf, todir, b.buf, RENAME_NOREPLACE));
 }
 
 /*
@@ -292,14 +277,9 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_chmodDir(JNIEnv *e
                                                                   jint dirfd, jbyteArray name,
                                                                   jint mode) {
   (void)c;
-  name_t nm;
-  get_name(env, name, &nm);
-  if (!nm.ok) {
-    return -EINVAL;
-  }
-  int fd = (int)RETRY(openat(dirfd, nm.buf, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC));
+  jint fd = open_name(env, dirfd, name, O_PATH | O_NOFOLLOW | O_DIRECTORY | O_CLOEXEC, 0);
   if (fd < 0) {
-    return neg_errno();
+    return fd;
   }
   char proc[64];
   snprintf(proc, sizeof proc, "/proc/self/fd/%d", fd);
@@ -313,7 +293,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_chmodDir(JNIEnv *e
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fsync(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;
-  return RETRY(fsync(fd)) == 0 ? 0 : neg_errno();
+  return zero_or_errno(RETRY(fsync(fd)));
 }
 
 /*
@@ -324,7 +304,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fsync(JNIEnv *env,
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_syncfs(JNIEnv *env, jclass c, jint fd) {
   (void)env;
   (void)c;
-  return RETRY(syncfs(fd)) == 0 ? 0 : neg_errno();
+  return zero_or_errno(RETRY(syncfs(fd)));
 }
 
 /*
@@ -366,7 +346,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_close(JNIEnv *env,
   (void)env;
   (void)c;
   /* Never retried on EINTR: on Linux the descriptor is gone either way. */
-  return close(fd) == 0 ? 0 : neg_errno();
+  return zero_or_errno(close(fd));
 }
 
 JNIEXPORT jstring JNICALL Java_dev_pysandbox_core_files_NativeFs_strerror(JNIEnv *env, jclass c,

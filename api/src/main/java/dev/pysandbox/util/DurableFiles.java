@@ -15,6 +15,7 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.util.HexFormat;
 import java.util.Set;
@@ -56,6 +57,8 @@ public final class DurableFiles {
 
   private static final Set<PosixFilePermission> PRIVATE =
       Set.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE);
+  private static final Set<PosixFilePermission> READABLE =
+      PosixFilePermissions.fromString("rw-r--r--");
 
   /**
    * {@code .<name>.<pid>.<random>.tmp}: the writer's process id tells a crash's leftover (a dead
@@ -86,6 +89,11 @@ public final class DurableFiles {
   /** Replaces {@code target} with {@code bytes} (mode 0600). */
   public static Written write(Path target, byte[] bytes) throws IOException {
     return write(target, bytes.length, bytes(bytes), PRIVATE);
+  }
+
+  /** Replaces {@code target} with {@code bytes} that everyone may read (mode 0644). */
+  public static Written writeReadable(Path target, byte[] bytes) throws IOException {
+    return write(target, bytes.length, bytes(bytes), READABLE);
   }
 
   /**

@@ -5,7 +5,6 @@ import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Arrays;
 import java.util.Optional;
 
@@ -38,11 +37,7 @@ public final class NativeLibraries {
     if (!Files.isRegularFile(lib, LinkOption.NOFOLLOW_LINKS)
         || Files.size(lib) != bytes.length
         || !Arrays.equals(Files.readAllBytes(lib), bytes)) {
-      DurableFiles.write(
-          lib,
-          bytes.length,
-          DurableFiles.bytes(bytes),
-          PosixFilePermissions.fromString("rw-r--r--"));
+      DurableFiles.writeReadable(lib, bytes);
     }
     return Optional.of(lib);
   }

@@ -30,31 +30,26 @@ final class ApprovalsCommand extends CommandGroup {
       name = "list",
       mixinStandardHelpOptions = true,
       description = "The approvals waiting for a decision, oldest first (every tenant's).")
-  static final class ListApprovals extends ServiceCommand {
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
+  static final class ListApprovals extends ReportCommand<ApprovalList> {
+    @Override
+    ApprovalList fetch(OperatorService service, Arguments args) {
+      return service.allPendingApprovals();
+    }
 
     @Override
-    public Integer call() {
-      try (OperatorService service = openReadOnly()) {
-        ApprovalList list = service.allPendingApprovals();
-        if (json) {
-          return printJson(list);
-        }
+    void print(ApprovalList list) {
+      System.out.printf(
+          "%-20s  %-24s  %-16s  %-24s  %s%n", "APPROVAL", "RUN", "SESSION", "EXPIRES", "WHY");
+      for (Approval a : list.approvals()) {
         System.out.printf(
-            "%-20s  %-24s  %-16s  %-24s  %s%n", "APPROVAL", "RUN", "SESSION", "EXPIRES", "WHY");
-        for (Approval a : list.approvals()) {
-          System.out.printf(
-              "%-20s  %-24s  %-16s  %-24s  %s%n",
-              a.approvalId(),
-              a.runId(),
-              a.sessionId() == null ? "-" : TerminalText.escape(a.sessionId()),
-              a.expiresAt(),
-              TerminalText.escape(a.why()));
-        }
-        System.out.printf("(%d pending)%n", list.approvals().size());
-        return 0;
+            "%-20s  %-24s  %-16s  %-24s  %s%n",
+            a.approvalId(),
+            a.runId(),
+            a.sessionId() == null ? "-" : TerminalText.escape(a.sessionId()),
+            a.expiresAt(),
+            TerminalText.escape(a.why()));
       }
+      System.out.printf("(%d pending)%n", list.approvals().size());
     }
   }
 
@@ -62,55 +57,48 @@ final class ApprovalsCommand extends CommandGroup {
       name = "show",
       mixinStandardHelpOptions = true,
       description = "One approval: why it waits, its findings and the code it would run.")
-  static final class ShowApproval extends ServiceCommand {
-
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
-
+  static final class ShowApproval extends ReportCommand<Approval> {
     ShowApproval() {
       super(OperationOptions.of(Operations.APPROVE_RUN).positional("approval_id"));
     }
 
     @Override
-    public Integer call() {
-      String approvalId = args().string("approval_id");
-      try (OperatorService service = openReadOnly()) {
-        Approval a = service.anyApproval(approvalId);
-        if (json) {
-          return printJson(a);
-        }
-        System.out.println("approval:  " + a.approvalId() + " (" + a.state() + ")");
-        System.out.println("run:       " + a.runId());
-        System.out.println("session:   " + (a.sessionId() == null ? "-" : a.sessionId()));
-        System.out.println("requested: " + a.requestedAt() + ", expires " + a.expiresAt());
-        System.out.println("why:       " + TerminalText.escape(a.why()));
-        if (a.decidedAt() != null) {
-          System.out.println(
-              "decided:   "
-                  + a.decidedAt()
-                  + " by "
-                  + TerminalText.escape(String.valueOf(a.decidedBy()))
-                  + " ("
-                  + a.decidedVia()
-                  + ")"
-                  + (a.decisionReason() == null
-                      ? ""
-                      : ": " + TerminalText.escape(a.decisionReason())));
-        }
-        for (RiskFinding f : a.riskFindings()) {
-          System.out.println(
-              "finding:   "
-                  + f.severity()
-                  + " "
-                  + f.rule()
-                  + (f.line() == null ? "" : " line " + f.line())
-                  + ": "
-                  + TerminalText.escape(f.message()));
-        }
-        System.out.println("--- code ---");
-        System.out.println(a.code() == null ? "(gone)" : TerminalText.escape(a.code()));
-        return 0;
+    Approval fetch(OperatorService service, Arguments args) {
+      return service.anyApproval(args.string("approval_id"));
+    }
+
+    @Override
+    void print(Approval a) {
+      System.out.println("approval:  " + a.approvalId() + " (" + a.state() + ")");
+      System.out.println("run:       " + a.runId());
+      System.out.println("session:   " + (a.sessionId() == null ? "-" : a.sessionId()));
+      System.out.println("requested: " + a.requestedAt() + ", expires " + a.expiresAt());
+      System.out.println("why:       " + TerminalText.escape(a.why()));
+      if (a.decidedAt() != null) {
+        System.out.println(
+            "decided:   "
+                + a.decidedAt()
+                + " by "
+                + TerminalText.escape(String.valueOf(a.decidedBy()))
+                + " ("
+                + a.decidedVia()
+                + ")"
+                + (a.decisionReason() == null
+                    ? ""
+                    : ": " + TerminalText.escape(a.decisionReason())));
       }
+      for (RiskFinding f : a.riskFindings()) {
+        System.out.println(
+            "finding:   "
+                + f.severity()
+                + " "
+                + f.rule()
+                + (f.line() == null ? "" : " line " + f.line())
+                + ": "
+                + TerminalText.escape(f.message()));
+      }
+      System.out.println("--- code ---");
+      System.out.println(a.code() == null ? "(gone)" : TerminalText.escape(a.code()));
     }
   }
 

@@ -2,6 +2,7 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.OperatorService;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventList;
 import dev.pysandbox.api.op.Arguments;
@@ -12,8 +13,6 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * {@code pysandbox events}: a tenant's security events from the run history, newest first, read
@@ -27,12 +26,8 @@ import picocli.CommandLine.Option;
       "List security events, newest first: approvals requested, approved, denied and expired;"
           + " runs stopped by a limit; denied imports and network attempts; sandboxes that died.",
     })
-final class EventsCommand extends ServiceCommand {
-
-  @Option(names = "--json", description = "Print JSON.")
-  boolean json;
-
-  @Mixin TenantScope tenant;
+final class EventsCommand extends ListingCommand<SecurityEventList> {
+  private static final String ROW = "%-24s  %-18s  %-20s  %-24s  %s%n";
 
   EventsCommand() {
     super(
@@ -45,42 +40,37 @@ final class EventsCommand extends ServiceCommand {
   }
 
   @Override
-  public Integer call() {
-    Arguments args = args();
-    boolean everyTenant = tenant.all();
-    try (OperatorService service = openReadOnly()) {
-      SecurityEventList page =
-          everyTenant
-              ? service.allSecurityEvents(OperationCalls.securityEventQuery(args))
-              : OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant.of(service), args);
-      if (json) {
-        return printJson(everyTenant ? withTenants(page) : page);
-      }
-      String tenantColumn = everyTenant ? "%-20s  " : "%s";
-      System.out.printf(
-          tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
-          everyTenant ? "TENANT" : "",
-          "AT",
-          "KIND",
-          "SESSION",
-          "RUN",
-          "DETAIL");
-      for (SecurityEvent e : page.events()) {
-        System.out.printf(
-            tenantColumn + "%-24s  %-18s  %-20s  %-24s  %s%n",
-            everyTenant ? e.tenant() : "",
-            e.at(),
-            TerminalText.escape(e.kind()),
-            e.sessionId() == null ? "-" : TerminalText.escape(e.sessionId()),
-            e.runId() == null ? "-" : TerminalText.escape(e.runId()),
-            TerminalText.escape(Json.write(e.detail())));
-      }
-      System.out.printf(
-          "(%d events%s)%n",
-          page.events().size(),
-          page.nextCursor() == null ? "" : "; older ones: --cursor " + page.nextCursor());
-      return 0;
+  SecurityEventList ofEveryTenant(OperatorService service, Arguments args) {
+    return service.allSecurityEvents(OperationCalls.securityEventQuery(args));
+  }
+
+  @Override
+  SecurityEventList ofTenant(SandboxService tenant, Arguments args) {
+    return OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant, args);
+  }
+
+  @Override
+  Object jsonOf(SecurityEventList page) {
+    return everyTenant ? withTenants(page) : page;
+  }
+
+  @Override
+  void print(SecurityEventList page) {
+    header(ROW, "AT", "KIND", "SESSION", "RUN", "DETAIL");
+    for (SecurityEvent e : page.events()) {
+      row(
+          ROW,
+          e.tenant(),
+          e.at(),
+          TerminalText.escape(e.kind()),
+          e.sessionId() == null ? "-" : TerminalText.escape(e.sessionId()),
+          e.runId() == null ? "-" : TerminalText.escape(e.runId()),
+          TerminalText.escape(Json.write(e.detail())));
     }
+    System.out.printf(
+        "(%d events%s)%n",
+        page.events().size(),
+        page.nextCursor() == null ? "" : "; older ones: --cursor " + page.nextCursor());
   }
 
   /** The page as JSON with each event's tenant, which a tenant's own page never shows. */

@@ -148,17 +148,7 @@ final class RunCommand extends ServiceCommand {
   private static final String TOOL = Operations.RUN_PYTHON.name();
 
   /** Prints a run's stdout and stderr as its events arrive. */
-  static final class FollowOutput implements RunListener {
-    private final PrintStream out;
-    private final PrintStream err;
-    private final boolean escape;
-
-    FollowOutput(PrintStream out, PrintStream err, boolean escape) {
-      this.out = out;
-      this.err = err;
-      this.escape = escape;
-    }
-
+  record FollowOutput(PrintStream out, PrintStream err, boolean escape) implements RunListener {
     @Override
     public void started(String runId) {}
 

@@ -179,39 +179,38 @@ final class RunsAuditCommands {
             + " break.",
         "Exits 0 when everything holds, 1 when something does not."
       })
-  static final class Verify extends ServiceCommand {
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
+  static final class Verify extends ReportCommand<VerifyReport> {
+    @Override
+    VerifyReport fetch(OperatorService service, Arguments args) {
+      return service.verifyRecords();
+    }
 
     @Override
-    public Integer call() {
-      try (OperatorService service = openReadOnly()) {
-        VerifyReport r = service.verifyRecords();
-        if (json) {
-          printJson(r);
-          return r.ok() ? 0 : 1;
-        }
-        for (VerifyReport.Problem p : r.problems()) {
-          System.out.printf(
-              "link %d  %s  %s: %s%n",
-              p.seq(),
-              p.runId() == null ? "-" : p.runId(),
-              p.kind(),
-              TerminalText.escape(p.detail()));
-        }
+    int exitCode(VerifyReport r) {
+      return r.ok() ? 0 : 1;
+    }
+
+    @Override
+    void print(VerifyReport r) {
+      for (VerifyReport.Problem p : r.problems()) {
         System.out.printf(
-            "%s: %d links (%d tombstones), %d kept files checked; chain head %s%n",
-            r.ok() ? "OK" : "CHANGED",
-            r.links(),
-            r.tombstones(),
-            r.files(),
-            r.head() == null ? "(empty)" : r.head());
-        if (r.firstBreak() != null) {
-          System.out.printf(
-              "first break: link %d (%s)%n",
-              r.firstBreak().seq(), r.firstBreak().runId() == null ? "-" : r.firstBreak().runId());
-        }
-        return r.ok() ? 0 : 1;
+            "link %d  %s  %s: %s%n",
+            p.seq(),
+            p.runId() == null ? "-" : p.runId(),
+            p.kind(),
+            TerminalText.escape(p.detail()));
+      }
+      System.out.printf(
+          "%s: %d links (%d tombstones), %d kept files checked; chain head %s%n",
+          r.ok() ? "OK" : "CHANGED",
+          r.links(),
+          r.tombstones(),
+          r.files(),
+          r.head() == null ? "(empty)" : r.head());
+      if (r.firstBreak() != null) {
+        System.out.printf(
+            "first break: link %d (%s)%n",
+            r.firstBreak().seq(), r.firstBreak().runId() == null ? "-" : r.firstBreak().runId());
       }
     }
   }

@@ -4,12 +4,12 @@ import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunSummary;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /** {@code pysandbox runs list|show|watch|rerun|diff|...}: the run history. */
 @Command(
@@ -30,12 +30,8 @@ import picocli.CommandLine.Option;
     })
 final class RunsCommand extends CommandGroup {
   @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
-  static final class ListRuns extends ServiceCommand {
-
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
-
-    @Mixin TenantScope tenant;
+  static final class ListRuns extends ListingCommand<RunPage> {
+    private static final String ROW = "%-24s  %-11s  %-24s  %8s  %s%n";
 
     ListRuns() {
       super(
@@ -47,39 +43,29 @@ final class RunsCommand extends CommandGroup {
     }
 
     @Override
-    public Integer call() {
-      boolean everyTenant = tenant.all();
-      Arguments args = args();
-      try (OperatorService service = openReadOnly()) {
-        RunPage page =
-            everyTenant
-                ? service.allRuns(OperationCalls.runQuery(args))
-                : OperationCalls.call(Operations.LIST_RUNS, tenant.of(service), args);
-        if (json) {
-          return printJson(page);
-        }
-        String tenantColumn = everyTenant ? "%-20s  " : "%s";
-        System.out.printf(
-            tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-            everyTenant ? "TENANT" : "",
-            "RUN",
-            "STATUS",
-            "CREATED",
-            "MS",
-            "CODE");
-        for (RunSummary r : page.runs()) {
-          System.out.printf(
-              tenantColumn + "%-24s  %-11s  %-24s  %8s  %s%n",
-              everyTenant ? r.tenant() : "",
-              r.runId(),
-              r.status(),
-              r.createdAt(),
-              r.durationMs() == null ? "-" : r.durationMs(),
-              TerminalText.escape(r.codePreview()));
-        }
-        System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
-        return 0;
+    RunPage ofEveryTenant(OperatorService service, Arguments args) {
+      return service.allRuns(OperationCalls.runQuery(args));
+    }
+
+    @Override
+    RunPage ofTenant(SandboxService tenant, Arguments args) {
+      return OperationCalls.call(Operations.LIST_RUNS, tenant, args);
+    }
+
+    @Override
+    void print(RunPage page) {
+      header(ROW, "RUN", "STATUS", "CREATED", "MS", "CODE");
+      for (RunSummary r : page.runs()) {
+        row(
+            ROW,
+            r.tenant(),
+            r.runId(),
+            r.status(),
+            r.createdAt(),
+            r.durationMs() == null ? "-" : r.durationMs(),
+            TerminalText.escape(r.codePreview()));
       }
+      System.out.printf("(%d of %d runs)%n", page.runs().size(), page.total());
     }
   }
 

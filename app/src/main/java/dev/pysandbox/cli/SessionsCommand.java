@@ -1,6 +1,7 @@
 package dev.pysandbox.cli;
 
 import dev.pysandbox.api.OperatorService;
+import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
@@ -8,7 +9,6 @@ import dev.pysandbox.api.op.Operations;
 import java.util.List;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * {@code pysandbox sessions list|close}: the sessions of the servers (say, an MCP server) that
@@ -28,52 +28,38 @@ final class SessionsCommand extends CommandGroup {
         "List open sessions.",
         "A session whose server is gone shows as lost (the next server records it so)."
       })
-  static final class ListSessions extends ServiceCommand {
-    @Option(names = "--json", description = "Print JSON.")
-    boolean json;
-
-    @Mixin TenantScope tenant;
+  static final class ListSessions extends ListingCommand<List<SessionInfo>> {
+    @Override
+    List<SessionInfo> ofEveryTenant(OperatorService service, Arguments args) {
+      return service.allRecordedSessions();
+    }
 
     @Override
-    public Integer call() {
-      boolean everyTenant = tenant.all();
-      try (OperatorService service = openReadOnly()) {
-        List<SessionInfo> all =
-            everyTenant ? service.allRecordedSessions() : tenant.of(service).listRecordedSessions();
-        if (json) {
-          return printJson(all);
-        }
-        String tenantColumn = everyTenant ? "%-20s  " : "%s";
-        System.out.printf(
-            tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
-            everyTenant ? "TENANT" : "",
-            "SESSION",
-            "STATE",
-            "TIER",
-            "CREATED",
-            "LAST USED",
-            "RUNS",
-            "BYTES");
-        for (SessionInfo s : all) {
-          System.out.printf(
-              tenantColumn + "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
-              everyTenant ? s.tenant() : "",
-              s.sessionId(),
-              s.ended() != null ? s.ended().as() : s.state().wireName(),
-              s.tier() == null ? "-" : s.tier(),
-              s.createdAt(),
-              s.lastUsedAt(),
-              s.runCount(),
-              s.workspaceBytes(),
-              s.ended() != null
-                  ? "  (" + TerminalText.escape(s.ended().reason()) + ")"
-                  : s.deadReason() == null
-                      ? ""
-                      : "  (" + TerminalText.escape(s.deadReason()) + ")");
-        }
-        System.out.printf("(%d sessions)%n", all.size());
-        return 0;
+    List<SessionInfo> ofTenant(SandboxService tenant, Arguments args) {
+      return tenant.listRecordedSessions();
+    }
+
+    @Override
+    void print(List<SessionInfo> all) {
+      header(
+          "%-24s  %-8s  %-12s  %-24s  %-24s  %5s  %10s%n",
+          "SESSION", "STATE", "TIER", "CREATED", "LAST USED", "RUNS", "BYTES");
+      for (SessionInfo s : all) {
+        row(
+            "%-24s  %-8s  %-12s  %-24s  %-24s  %5d  %10d%s%n",
+            s.tenant(),
+            s.sessionId(),
+            s.ended() != null ? s.ended().as() : s.state().wireName(),
+            s.tier() == null ? "-" : s.tier(),
+            s.createdAt(),
+            s.lastUsedAt(),
+            s.runCount(),
+            s.workspaceBytes(),
+            s.ended() != null
+                ? "  (" + TerminalText.escape(s.ended().reason()) + ")"
+                : s.deadReason() == null ? "" : "  (" + TerminalText.escape(s.deadReason()) + ")");
       }
+      System.out.printf("(%d sessions)%n", all.size());
     }
   }
 

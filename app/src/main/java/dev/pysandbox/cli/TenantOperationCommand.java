@@ -4,7 +4,6 @@ import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
 import picocli.CommandLine.Mixin;
-import picocli.CommandLine.Option;
 
 /**
  * A command that is one operation on a tenant's view of the data directory, called as MCP and REST
@@ -13,10 +12,7 @@ import picocli.CommandLine.Option;
  *
  * @param <T> the operation's result
  */
-abstract class TenantOperationCommand<T> extends ServiceCommand {
-  @Option(names = "--json", description = "Print JSON.")
-  boolean json;
-
+abstract class TenantOperationCommand<T> extends ReportCommand<T> {
   @Mixin TenantOption tenant;
 
   TenantOperationCommand(OperationOptions options) {
@@ -24,18 +20,7 @@ abstract class TenantOperationCommand<T> extends ServiceCommand {
   }
 
   @Override
-  public final Integer call() {
-    Arguments args = args();
-    try (OperatorService service = openReadOnly()) {
-      T result = OperationCalls.call(options().operation(), tenant.of(service), args);
-      if (json) {
-        return printJson(result);
-      }
-      print(result);
-      return 0;
-    }
+  final T fetch(OperatorService service, Arguments args) {
+    return OperationCalls.call(options().operation(), tenant.of(service), args);
   }
-
-  /** Prints the answer for a person (what a record holds escaped for the terminal). */
-  abstract void print(T result);
 }

@@ -28,7 +28,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -230,11 +229,7 @@ final class AuditReview {
     Path file = dir.resolve(name);
     try {
       Files.createDirectories(dir);
-      DurableFiles.write(
-          file,
-          bytes.length,
-          DurableFiles.bytes(bytes),
-          PosixFilePermissions.fromString("rw-r--r--"));
+      DurableFiles.writeReadable(file, bytes);
     } catch (IOException e) {
       throw PysandboxException.writeFailed("could not write the export " + file, e);
     }

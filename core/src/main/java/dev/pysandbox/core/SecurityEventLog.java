@@ -162,17 +162,7 @@ final class SecurityEventLog {
     if (queue.isEmpty()) {
       return;
     }
-    try {
-      if (writing.tryLock(FLUSH_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
-        try {
-          writeQueued();
-        } finally {
-          writing.unlock();
-        }
-      }
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
+    writeQueuedWaiting(FLUSH_WAIT_MILLIS);
   }
 
   /**
@@ -181,8 +171,18 @@ final class SecurityEventLog {
    */
   void close() {
     closed = true;
+    writeQueuedWaiting(CLOSE_WAIT_MILLIS);
+    int left = queue.size();
+    if (left > 0) {
+      queue.clear();
+      lost(left, "the store could not take them before the server stopped");
+    }
+  }
+
+  /** Writes what is queued on the caller's thread, unless a write under way takes longer. */
+  private void writeQueuedWaiting(long waitMillis) {
     try {
-      if (writing.tryLock(CLOSE_WAIT_MILLIS, TimeUnit.MILLISECONDS)) {
+      if (writing.tryLock(waitMillis, TimeUnit.MILLISECONDS)) {
         try {
           writeQueued();
         } finally {
@@ -191,11 +191,6 @@ final class SecurityEventLog {
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-    }
-    int left = queue.size();
-    if (left > 0) {
-      queue.clear();
-      lost(left, "the store could not take them before the server stopped");
     }
   }
 

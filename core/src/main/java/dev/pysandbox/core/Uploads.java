@@ -72,23 +72,8 @@ final class Uploads {
               || data.length > roomInOwnFileSystem(sandbox)) {
             throw overQuota(s.id, Long.toString(data.length), quota, s.workspaceBytes());
           }
-          WorkspaceFileWriter.Target t = target(s, sandbox);
-          UploadResult r;
-          try (UploadFolder in = UploadFolder.open(s.id, t.workspace(), filename, t.owner())) {
-            r =
-                WorkspaceFileWriter.write(
-                    t.in(in.dir()),
-                    in.name(),
-                    data.length,
-                    DurableFiles.bytes(data),
-                    req.overwrite());
-          } catch (IOException e) {
-            throw cannotWrite(s.id, filename, e);
-          }
-          r = withPath(r, filename);
-          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get()));
-          steps.file(s, r.path(), r.sizeBytes(), r.sha256(), null);
-          return r;
+          return write(
+              s, sandbox, filename, data.length, DurableFiles.bytes(data), req.overwrite(), null);
         });
   }
 
@@ -133,30 +118,44 @@ final class Uploads {
           long quota = sandbox.limits().diskBytes();
           long used = s.workspaceBytes();
           long room = Math.min(Math.max(0, quota - used), roomInOwnFileSystem(sandbox));
-          WorkspaceFileWriter.Target t = target(s, sandbox);
-          UploadResult r;
-          try (UploadFolder in = UploadFolder.open(s.id, t.workspace(), filename, t.owner())) {
-            r =
-                WorkspaceFileWriter.write(
-                    t.in(in.dir()),
-                    in.name(),
-                    -1,
-                    file -> {
-                      DurableFiles.Written w = copy(content, file, limit, room);
-                      if (w == null) {
-                        throw overQuota(s.id, "over " + room, quota, used);
-                      }
-                      return w;
-                    },
-                    overwrite);
-          } catch (IOException e) {
-            throw cannotWrite(s.id, filename, e);
-          }
-          r = withPath(r, filename);
-          s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get()));
-          steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
-          return r;
+          DurableFiles.Content copied =
+              file -> {
+                DurableFiles.Written w = copy(content, file, limit, room);
+                if (w == null) {
+                  throw overQuota(s.id, "over " + room, quota, used);
+                }
+                return w;
+              };
+          return write(s, sandbox, filename, -1, copied, overwrite, url);
         });
+  }
+
+  /**
+   * Writes {@code filename} (through its {@link UploadFolder}) into the session's workspace, then
+   * takes the workspace's new snapshot and records the step ({@code url}: downloaded from, or
+   * null).
+   *
+   * @param wantedBytes the size when known beforehand, or -1
+   */
+  private UploadResult write(
+      Session s,
+      Sandbox sandbox,
+      String filename,
+      long wantedBytes,
+      DurableFiles.Content content,
+      boolean overwrite,
+      String url) {
+    WorkspaceFileWriter.Target t = target(s, sandbox);
+    UploadResult r;
+    try (UploadFolder in = UploadFolder.open(s.id, t.workspace(), filename, t.owner())) {
+      r = WorkspaceFileWriter.write(t.in(in.dir()), in.name(), wantedBytes, content, overwrite);
+    } catch (IOException e) {
+      throw cannotWrite(s.id, filename, e);
+    }
+    r = withPath(r, filename);
+    s.files(WorkspaceFiles.snapshot(sandbox.workspace(), s.files(), true, budgets.get()));
+    steps.file(s, r.path(), r.sizeBytes(), r.sha256(), url);
+    return r;
   }
 
   /** The session's workspace as a write needs it. */

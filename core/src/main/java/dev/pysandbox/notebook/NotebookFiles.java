@@ -7,7 +7,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 
 /**
  * A run's notebooks on disk: {@value #IPYNB} and {@value #PY} in its run directory ({@code
@@ -46,10 +45,6 @@ public final class NotebookFiles {
 
   private static void replace(Path target, String text) throws IOException {
     byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
-    DurableFiles.write(
-        target,
-        bytes.length,
-        DurableFiles.bytes(bytes),
-        PosixFilePermissions.fromString("rw-r--r--"));
+    DurableFiles.writeReadable(target, bytes);
   }
 }

@@ -146,12 +146,11 @@ final class HttpMetrics implements MetricsRecorder {
   public void sandboxStarted(boolean ok, long nanos) {
     sandboxStarts(ok).increment();
     if (ok) {
-      histogram(
-              "pysandbox.sandbox.start.duration",
-              "Time from asking for a sandbox to its runner being ready",
-              WAIT_BUCKETS)
-          .register(registry)
-          .record(nanos, TimeUnit.NANOSECONDS);
+      recordNanos(
+          "pysandbox.sandbox.start.duration",
+          "Time from asking for a sandbox to its runner being ready",
+          WAIT_BUCKETS,
+          nanos);
     }
   }
 
@@ -178,12 +177,11 @@ final class HttpMetrics implements MetricsRecorder {
   public void environmentEnsured(EnvironmentOutcome outcome, long nanos) {
     environmentBuilds(outcome).increment();
     if (outcome == EnvironmentOutcome.BUILT) {
-      histogram(
-              "pysandbox.environment.build.duration",
-              "Time package environments took to build (or to wait for)",
-              BUILD_BUCKETS)
-          .register(registry)
-          .record(nanos, TimeUnit.NANOSECONDS);
+      recordNanos(
+          "pysandbox.environment.build.duration",
+          "Time package environments took to build (or to wait for)",
+          BUILD_BUCKETS,
+          nanos);
     }
   }
 
@@ -192,6 +190,11 @@ final class HttpMetrics implements MetricsRecorder {
         .description("Package environments asked for, by outcome: reused, built, failed")
         .tag("outcome", outcome.label())
         .register(registry);
+  }
+
+  /** Records {@code nanos} in the untagged histogram {@code name}. */
+  private void recordNanos(String name, String description, Duration[] buckets, long nanos) {
+    histogram(name, description, buckets).register(registry).record(nanos, TimeUnit.NANOSECONDS);
   }
 
   /** A timer published as a Prometheus histogram with these buckets. */

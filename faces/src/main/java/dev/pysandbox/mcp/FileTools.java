@@ -37,39 +37,28 @@ final class FileTools {
                         + ")")),
         f.tool(
             Operations.LIST_ARTIFACTS,
-            (ArtifactList l) -> {
-              StringBuilder text = new StringBuilder(l.files().size() + " files\n");
-              l.files()
-                  .forEach(
-                      x ->
-                          text.append(x.path())
-                              .append("  ")
-                              .append(x.sizeBytes())
-                              .append(" bytes  ")
-                              .append(x.mediaType())
-                              .append('\n'));
-              return ToolResults.ok(l, text.toString());
-            }),
+            (ArtifactList l) ->
+                ToolResults.listing(
+                    l,
+                    l.files().size() + " files",
+                    l.files(),
+                    x -> x.path() + "  " + x.sizeBytes() + " bytes  " + x.mediaType())),
         f.tool(Operations.READ_ARTIFACT, (ArtifactContent c) -> ToolResults.artifact(c)),
         f.tool(
             Operations.LIST_ENVIRONMENTS,
-            (dev.pysandbox.api.EnvironmentList l) -> {
-              StringBuilder text =
-                  new StringBuilder(
-                      l.environments().size() + " environments, " + l.totalBytes() + " bytes\n");
-              l.environments()
-                  .forEach(
-                      e ->
-                          text.append(e.key())
-                              .append("  ")
-                              .append(e.sizeBytes())
-                              .append(" bytes  ")
-                              .append(e.runs())
-                              .append(" runs  ")
-                              .append(String.join(" ", e.requirements()))
-                              .append('\n'));
-              return ToolResults.ok(l, text.toString());
-            }),
+            (dev.pysandbox.api.EnvironmentList l) ->
+                ToolResults.listing(
+                    l,
+                    l.environments().size() + " environments, " + l.totalBytes() + " bytes",
+                    l.environments(),
+                    e ->
+                        e.key()
+                            + "  "
+                            + e.sizeBytes()
+                            + " bytes  "
+                            + e.runs()
+                            + " runs  "
+                            + String.join(" ", e.requirements()))),
         f.tool(
             Operations.CLEAN_ENVIRONMENTS,
             (dev.pysandbox.api.EnvironmentCleanResult r) ->

@@ -1,6 +1,5 @@
 package dev.pysandbox.mcp;
 
-import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
@@ -12,7 +11,6 @@ import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.List;
 import java.util.Locale;
-import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -167,10 +165,8 @@ final class Prompts {
     try {
       run = service.getRun(runId, true);
     } catch (PysandboxException e) {
-      throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
-          .message("explain_run: " + e.getMessage())
-          .data(Map.of("code", e.code().wireName(), "retryable", e.code().retryable()))
-          .build();
+      throw RunResources.error(
+          McpSchema.ErrorCodes.INVALID_PARAMS, e.code(), "explain_run: " + e.getMessage());
     }
     StringBuilder text = new StringBuilder();
     text.append("Explain what this pysandbox run did")
@@ -249,14 +245,6 @@ final class Prompts {
   }
 
   private static McpError invalid(String message) {
-    return McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
-        .message("Invalid params: " + message)
-        .data(
-            Map.of(
-                "code",
-                ErrorCode.INVALID_ARGUMENT.wireName(),
-                "retryable",
-                ErrorCode.INVALID_ARGUMENT.retryable()))
-        .build();
+    return RunResources.invalidParams("Invalid params: " + message);
   }
 }

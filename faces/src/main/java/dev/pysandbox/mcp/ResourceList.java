@@ -1,15 +1,12 @@
 package dev.pysandbox.mcp;
 
-import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunQuery;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.SandboxService;
-import io.modelcontextprotocol.spec.McpError;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.List;
-import java.util.Map;
 import java.util.regex.Pattern;
 
 /**
@@ -46,16 +43,8 @@ final class ResourceList {
       return 0;
     }
     if (!CURSOR.matcher(cursor).matches()) {
-      throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
-          .message(
-              "Invalid params: the cursor must be one a resources/list answer gave as nextCursor")
-          .data(
-              Map.of(
-                  "code",
-                  ErrorCode.INVALID_ARGUMENT.wireName(),
-                  "retryable",
-                  ErrorCode.INVALID_ARGUMENT.retryable()))
-          .build();
+      throw RunResources.invalidParams(
+          "Invalid params: the cursor must be one a resources/list answer gave as nextCursor");
     }
     return Integer.parseInt(cursor);
   }

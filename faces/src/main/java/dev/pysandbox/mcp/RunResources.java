@@ -274,7 +274,12 @@ final class RunResources {
     return error(McpSchema.ErrorCodes.RESOURCE_NOT_FOUND, ErrorCode.NOT_FOUND, message);
   }
 
-  private static McpError error(int jsonRpcCode, ErrorCode code, String message) {
+  /** {@code -32602} with {@code invalid_argument}: what the caller asked wrongly. */
+  static McpError invalidParams(String message) {
+    return error(McpSchema.ErrorCodes.INVALID_PARAMS, ErrorCode.INVALID_ARGUMENT, message);
+  }
+
+  static McpError error(int jsonRpcCode, ErrorCode code, String message) {
     return McpError.builder(jsonRpcCode)
         .message(message)
         .data(Map.of("code", code.wireName(), "retryable", code.retryable()))

@@ -110,13 +110,10 @@ final class RunSubscriptions implements AutoCloseable {
           "no such resource: " + uri + " (a run, pysandbox://runs/{run_id}, can be subscribed to)");
     }
     if (parsed.kind() != ResourceUri.Kind.RUN) {
-      throw McpError.builder(McpSchema.ErrorCodes.INVALID_PARAMS)
-          .message(
-              "only a run's record (pysandbox://runs/{run_id}) can be subscribed to: it changes"
-                  + " once, when the run ends; a run's files and images never change, and a"
-                  + " session's files are not watched")
-          .data(Map.of("code", ErrorCode.INVALID_ARGUMENT.wireName(), "retryable", false))
-          .build();
+      throw RunResources.invalidParams(
+          "only a run's record (pysandbox://runs/{run_id}) can be subscribed to: it changes"
+              + " once, when the run ends; a run's files and images never change, and a"
+              + " session's files are not watched");
     }
     try {
       service.getRun(parsed.runId(), false);

@@ -36,22 +36,19 @@ final class RunTools {
                 ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())),
         f.tool(
             Operations.LIST_RUNS,
-            (RunPage page) -> {
-              StringBuilder text = new StringBuilder();
-              text.append(page.runs().size()).append(" of ").append(page.total()).append(" runs\n");
-              page.runs()
-                  .forEach(
-                      r ->
-                          text.append(r.runId())
-                              .append("  ")
-                              .append(r.status())
-                              .append("  ")
-                              .append(r.createdAt())
-                              .append("  ")
-                              .append(r.codePreview())
-                              .append('\n'));
-              return ToolResults.ok(page, text.toString());
-            }),
+            (RunPage page) ->
+                ToolResults.listing(
+                    page,
+                    page.runs().size() + " of " + page.total() + " runs",
+                    page.runs(),
+                    r ->
+                        r.runId()
+                            + "  "
+                            + r.status()
+                            + "  "
+                            + r.createdAt()
+                            + "  "
+                            + r.codePreview())),
         f.tool(Operations.GET_RUN, (RunRecord r) -> ToolResults.run(r, 0)),
         f.tool(
             Operations.GET_RUN_OUTPUTS,
@@ -109,46 +106,40 @@ final class RunTools {
                             : ""))),
         f.tool(
             Operations.LIST_PENDING_APPROVALS,
-            (dev.pysandbox.api.ApprovalList list) -> {
-              StringBuilder text =
-                  new StringBuilder().append(list.approvals().size()).append(" pending\n");
-              list.approvals()
-                  .forEach(
-                      a ->
-                          text.append(a.approvalId())
-                              .append("  run ")
-                              .append(a.runId())
-                              .append("  until ")
-                              .append(a.expiresAt())
-                              .append("  ")
-                              .append(a.why())
-                              .append('\n'));
-              return ToolResults.ok(list, text.toString());
-            }),
+            (dev.pysandbox.api.ApprovalList list) ->
+                ToolResults.listing(
+                    list,
+                    list.approvals().size() + " pending",
+                    list.approvals(),
+                    a ->
+                        a.approvalId()
+                            + "  run "
+                            + a.runId()
+                            + "  until "
+                            + a.expiresAt()
+                            + "  "
+                            + a.why())),
         f.tool(
             Operations.LIST_SECURITY_EVENTS,
-            (dev.pysandbox.api.SecurityEventList page) -> {
-              StringBuilder text = new StringBuilder();
-              text.append(page.events().size()).append(" security events");
-              text.append(
-                  page.nextCursor() == null
-                      ? "\n"
-                      : " (older: cursor " + page.nextCursor() + ")\n");
-              page.events()
-                  .forEach(
-                      e ->
-                          text.append(e.at())
-                              .append("  ")
-                              .append(e.kind())
-                              .append("  ")
-                              .append(e.sessionId() == null ? "-" : e.sessionId())
-                              .append("  ")
-                              .append(e.runId() == null ? "-" : e.runId())
-                              .append("  ")
-                              .append(Json.write(e.detail()))
-                              .append('\n'));
-              return ToolResults.ok(page, text.toString());
-            }),
+            (dev.pysandbox.api.SecurityEventList page) ->
+                ToolResults.listing(
+                    page,
+                    page.events().size()
+                        + " security events"
+                        + (page.nextCursor() == null
+                            ? ""
+                            : " (older: cursor " + page.nextCursor() + ")"),
+                    page.events(),
+                    e ->
+                        e.at()
+                            + "  "
+                            + e.kind()
+                            + "  "
+                            + (e.sessionId() == null ? "-" : e.sessionId())
+                            + "  "
+                            + (e.runId() == null ? "-" : e.runId())
+                            + "  "
+                            + Json.write(e.detail()))),
         f.tool(
             Operations.CHECK_SETUP,
             (SetupReport r) -> {

@@ -22,23 +22,21 @@ final class SessionTools {
                     "session " + s.sessionId() + " is " + s.state() + " (tier " + s.tier() + ")")),
         f.tool(
             Operations.LIST_SESSIONS,
-            (SessionList list) -> {
-              List<SessionInfo> all = list.sessions();
-              StringBuilder text = new StringBuilder(all.size() + " sessions\n");
-              all.forEach(
-                  s ->
-                      text.append(s.sessionId())
-                          .append("  ")
-                          .append(s.state())
-                          .append("  tier ")
-                          .append(s.tier())
-                          .append("  runs ")
-                          .append(s.runCount())
-                          .append("  last used ")
-                          .append(s.lastUsedAt())
-                          .append('\n'));
-              return ToolResults.ok(list, text.toString());
-            }),
+            (SessionList list) ->
+                ToolResults.listing(
+                    list,
+                    list.sessions().size() + " sessions",
+                    list.sessions(),
+                    s ->
+                        s.sessionId()
+                            + "  "
+                            + s.state()
+                            + "  tier "
+                            + s.tier()
+                            + "  runs "
+                            + s.runCount()
+                            + "  last used "
+                            + s.lastUsedAt())),
         f.tool(
             Operations.CLOSE_SESSION,
             (SessionInfo s) -> ToolResults.ok(s, "session " + s.sessionId() + " closed")),

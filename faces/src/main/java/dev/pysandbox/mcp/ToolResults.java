@@ -14,6 +14,7 @@ import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
 
 /**
  * Turns core results into MCP tool results: {@code structuredContent} with the JSON of the result,
@@ -24,6 +25,16 @@ final class ToolResults {
   private static final int MAX_TEXT_SECTION = 20_000;
 
   private ToolResults() {}
+
+  /**
+   * A listing's result: {@code value}, and as text the line {@code head}, then one line per item.
+   */
+  static <T> McpSchema.CallToolResult listing(
+      Object value, String head, List<T> items, Function<T, String> line) {
+    StringBuilder text = new StringBuilder(head).append('\n');
+    items.forEach(item -> text.append(line.apply(item)).append('\n'));
+    return ok(value, text.toString());
+  }
 
   static McpSchema.CallToolResult ok(Object value, String text) {
     return McpSchema.CallToolResult.builder()

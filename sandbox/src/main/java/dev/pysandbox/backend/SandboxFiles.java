@@ -82,11 +82,7 @@ public final class SandboxFiles {
         return;
       }
       Files.createDirectories(file.getParent());
-      DurableFiles.write(
-          file,
-          content.length,
-          DurableFiles.bytes(content),
-          PosixFilePermissions.fromString("rw-r--r--"));
+      DurableFiles.writeReadable(file, content);
     } catch (IOException e) {
       throw new UncheckedIOException("cannot write " + file, e);
     }

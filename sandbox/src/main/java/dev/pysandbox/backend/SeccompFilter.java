@@ -8,7 +8,6 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
@@ -113,11 +112,7 @@ public final class SeccompFilter {
       }
       byte[] filter = Files.readAllBytes(tmp);
       Files.delete(tmp);
-      DurableFiles.write(
-          out,
-          filter.length,
-          DurableFiles.bytes(filter),
-          PosixFilePermissions.fromString("rw-r--r--"));
+      DurableFiles.writeReadable(out, filter);
       return out;
     } catch (IOException e) {
       throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, failed + ": " + e, e);

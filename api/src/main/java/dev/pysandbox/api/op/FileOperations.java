@@ -29,6 +29,21 @@ final class FileOperations {
   /** What read_artifact refuses above unless the call says otherwise. */
   public static final long DEFAULT_MAX_SIZE_BYTES = 5_000_000;
 
+  // The arguments of the two operations that write a file into a session (upload and download).
+  private static final Param RECEIVING_SESSION =
+      Param.id("session_id", "The session whose /mnt/data receives the file (created if needed).")
+          .required();
+  private static final Param FILENAME =
+      Param.string(
+              "filename",
+              "Where in /mnt/data: a name of letters, digits, '.', '_', '-', or a path with '/'"
+                  + " between folders (made as needed), e.g. data/in.csv; no '..'.")
+          .pattern(UploadRequest.FILENAME_REGEX)
+          .required();
+  private static final Param OVERWRITE =
+      Param.bool("overwrite", "Replace a file of that name (else file_exists).")
+          .defaultValue(false);
+
   public static final Operation UPLOAD_FILE =
       new Operation(
           "upload_file",
@@ -37,24 +52,14 @@ final class FileOperations {
               + " text as content or bytes as content_base64.",
           WRITE,
           List.of(
-              Param.id(
-                      "session_id",
-                      "The session whose /mnt/data receives the file (created if needed).")
-                  .required(),
-              Param.string(
-                      "filename",
-                      "Where in /mnt/data: a name of letters, digits, '.', '_', '-', or a path"
-                          + " with '/' between folders (made as needed), e.g. data/in.csv; no"
-                          + " '..'.")
-                  .pattern(UploadRequest.FILENAME_REGEX)
-                  .required(),
+              RECEIVING_SESSION,
+              FILENAME,
               Param.string(
                   "content", "Text content (stored as UTF-8). Give this or content_base64."),
               Param.string(
                   "content_base64",
                   "Binary content, base64 (up to upload_max_bytes decoded, 50 MB by default)."),
-              Param.bool("overwrite", "Replace a file of that name (else file_exists).")
-                  .defaultValue(false)),
+              OVERWRITE),
           UploadResult.class);
 
   public static final Operation DOWNLOAD_FILE =
@@ -67,20 +72,10 @@ final class FileOperations {
               + " and content type; a refused host is forbidden with the reason.",
           WRITE,
           List.of(
-              Param.id(
-                      "session_id",
-                      "The session whose /mnt/data receives the file (created if needed).")
-                  .required(),
+              RECEIVING_SESSION,
               Param.string("url", "An http or https URL.").required().minLength(1).maxLength(4096),
-              Param.string(
-                      "filename",
-                      "Where in /mnt/data: a name of letters, digits, '.', '_', '-', or a path"
-                          + " with '/' between folders (made as needed), e.g. data/in.csv; no"
-                          + " '..'.")
-                  .pattern(UploadRequest.FILENAME_REGEX)
-                  .required(),
-              Param.bool("overwrite", "Replace a file of that name (else file_exists).")
-                  .defaultValue(false)),
+              FILENAME,
+              OVERWRITE),
           DownloadResult.class);
 
   public static final Operation LIST_ENVIRONMENTS =

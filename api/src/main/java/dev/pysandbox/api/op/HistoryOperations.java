@@ -130,6 +130,9 @@ final class HistoryOperations {
           List.of(),
           dev.pysandbox.api.ApprovalList.class);
 
+  private static final Param DECISION_REASON =
+      Param.string("reason", "Why (kept with the decision).");
+
   public static final Operation APPROVE_RUN =
       new Operation(
           "approve_run",
@@ -138,7 +141,7 @@ final class HistoryOperations {
               + " result). Only on servers started with agent_may_approve=true: the agent then"
               + " decides its own runs, which is weaker than a person deciding.",
           WRITE,
-          List.of(approvalId(), Param.string("reason", "Why (kept with the decision).")),
+          List.of(approvalId(), DECISION_REASON),
           RunRecord.class);
 
   public static final Operation DENY_RUN =
@@ -148,7 +151,7 @@ final class HistoryOperations {
           "Deny a run held for approval: it ends denied and never runs. Only on servers started"
               + " with agent_may_approve=true.",
           DESTRUCTIVE,
-          List.of(approvalId(), Param.string("reason", "Why (kept with the decision).")),
+          List.of(approvalId(), DECISION_REASON),
           RunRecord.class);
 
   /** The tools an agent gets only when the server allows agents to decide approvals. */

@@ -16,9 +16,14 @@ public final class InputSchema {
 
   /** The schema of {@code op}'s arguments, as maps and lists ready to be written as JSON. */
   public static Map<String, Object> of(Operation op) {
+    return object(op.params());
+  }
+
+  /** The schema of an object of these arguments (a REST body of some of an operation's). */
+  public static Map<String, Object> object(List<Param> params) {
     Map<String, Object> properties = new LinkedHashMap<>();
     List<String> required = new ArrayList<>();
-    for (Param p : op.params()) {
+    for (Param p : params) {
       properties.put(p.name(), of(p));
       if (p.isRequired()) {
         required.add(p.name());

@@ -29,34 +29,25 @@ public record Operation(
   /** What a call changes: hints for clients, e.g. MCP's readOnly/destructive/idempotent. */
   public enum Effect {
     /** Changes nothing. */
-    READ(true, false, true),
+    READ,
     /** Creates something; calling again creates it again. */
-    WRITE(false, false, false),
+    WRITE,
     /** Creates or sets something; calling again with the same arguments changes nothing more. */
-    IDEMPOTENT_WRITE(false, false, true),
+    IDEMPOTENT_WRITE,
     /** Destroys or stops something. */
-    DESTRUCTIVE(false, true, true);
-
-    private final boolean readOnly;
-    private final boolean destructive;
-    private final boolean idempotent;
-
-    Effect(boolean readOnly, boolean destructive, boolean idempotent) {
-      this.readOnly = readOnly;
-      this.destructive = destructive;
-      this.idempotent = idempotent;
-    }
+    DESTRUCTIVE;
 
     public boolean readOnly() {
-      return readOnly;
+      return this == READ;
     }
 
     public boolean destructive() {
-      return destructive;
+      return this == DESTRUCTIVE;
     }
 
+    /** Every effect but {@link #WRITE}: a second call with the same arguments changes nothing. */
     public boolean idempotent() {
-      return idempotent;
+      return this != WRITE;
     }
   }
 

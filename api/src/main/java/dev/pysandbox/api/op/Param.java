@@ -2,6 +2,7 @@ package dev.pysandbox.api.op;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.function.Consumer;
 
 /**
  * One argument of an {@link Operation}: its name on the wire, its JSON kind, whether it is
@@ -130,116 +131,32 @@ public record Param(
   }
 
   public Param required() {
-    return new Param(
-        name,
-        kind,
-        true,
-        description,
-        minimum,
-        maximum,
-        minLength,
-        maxLength,
-        pattern,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.isRequired = true);
   }
 
   public Param min(Number value) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        value,
-        maximum,
-        minLength,
-        maxLength,
-        pattern,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.minimum = value);
   }
 
   public Param max(Number value) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        value,
-        minLength,
-        maxLength,
-        pattern,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.maximum = value);
   }
 
   public Param minLength(int value) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        maximum,
-        value,
-        maxLength,
-        pattern,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.minLength = value);
   }
 
   public Param maxLength(int value) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        maximum,
-        minLength,
-        value,
-        pattern,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.maxLength = value);
   }
 
   public Param pattern(String regex) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        maximum,
-        minLength,
-        maxLength,
-        regex,
-        allowed,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.pattern = regex);
   }
 
   /** The only values a string may take; the parser refuses any other. */
   public Param oneOf(List<String> values) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        maximum,
-        minLength,
-        maxLength,
-        pattern,
-        values,
-        defaultValue,
-        defaultApplied);
+    return edit(d -> d.allowed = values);
   }
 
   /** The value an absent argument takes, filled in by the parser. */
@@ -256,18 +173,64 @@ public record Param(
   }
 
   private Param withDefault(Object value, boolean applied) {
-    return new Param(
-        name,
-        kind,
-        isRequired,
-        description,
-        minimum,
-        maximum,
-        minLength,
-        maxLength,
-        pattern,
-        allowed,
-        value,
-        applied);
+    return edit(
+        d -> {
+          d.defaultValue = value;
+          d.defaultApplied = applied;
+        });
+  }
+
+  /** This parameter with one or two components changed: the one place a copy is made. */
+  private Param edit(Consumer<Draft> change) {
+    Draft draft = new Draft(this);
+    change.accept(draft);
+    return draft.build();
+  }
+
+  /** A mutable copy of a {@link Param}'s components, for {@link #edit}. */
+  private static final class Draft {
+    private final String name;
+    private final Kind kind;
+    private final String description;
+    private boolean isRequired;
+    private Number minimum;
+    private Number maximum;
+    private Integer minLength;
+    private Integer maxLength;
+    private String pattern;
+    private List<String> allowed;
+    private Object defaultValue;
+    private boolean defaultApplied;
+
+    private Draft(Param p) {
+      name = p.name;
+      kind = p.kind;
+      description = p.description;
+      isRequired = p.isRequired;
+      minimum = p.minimum;
+      maximum = p.maximum;
+      minLength = p.minLength;
+      maxLength = p.maxLength;
+      pattern = p.pattern;
+      allowed = p.allowed;
+      defaultValue = p.defaultValue;
+      defaultApplied = p.defaultApplied;
+    }
+
+    private Param build() {
+      return new Param(
+          name,
+          kind,
+          isRequired,
+          description,
+          minimum,
+          maximum,
+          minLength,
+          maxLength,
+          pattern,
+          allowed,
+          defaultValue,
+          defaultApplied);
+    }
   }
 }

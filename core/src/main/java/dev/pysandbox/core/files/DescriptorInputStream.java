@@ -1,7 +1,7 @@
 package dev.pysandbox.core.files;
 
+import dev.pysandbox.util.BulkInputStream;
 import java.io.IOException;
-import java.io.InputStream;
 import java.nio.ByteBuffer;
 
 /**
@@ -9,7 +9,7 @@ import java.nio.ByteBuffer;
  * descriptor (never by its path), so that skipping is free: a range request reads only its range.
  * Ends early when the file shrank. Owns the descriptor; not thread-safe.
  */
-final class DescriptorInputStream extends InputStream {
+final class DescriptorInputStream extends BulkInputStream {
   private static final int CHUNK = 64 * 1024;
 
   private final Descriptor file;
@@ -24,17 +24,7 @@ final class DescriptorInputStream extends InputStream {
   }
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
-  public int read(byte[] b, int off, int len) throws IOException {
-    java.util.Objects.checkFromIndexSize(off, len, b.length);
-    if (len == 0) {
-      return 0;
-    }
+  protected int readSome(byte[] b, int off, int len) throws IOException {
     if (position >= size) {
       return -1;
     }

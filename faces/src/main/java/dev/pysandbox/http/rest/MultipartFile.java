@@ -2,6 +2,7 @@ package dev.pysandbox.http.rest;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.util.BulkInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
@@ -17,7 +18,7 @@ import org.eclipse.jetty.io.Content;
  * boundary, and fails if anything else comes, so that a file written from it is kept only when the
  * whole form was right. Not thread-safe.
  */
-final class MultipartFile extends InputStream {
+final class MultipartFile extends BulkInputStream {
   static final String PART = "file";
   private static final int CHUNK = 64 * 1024;
 
@@ -77,17 +78,7 @@ final class MultipartFile extends InputStream {
   }
 
   @Override
-  public int read() throws IOException {
-    byte[] one = new byte[1];
-    return read(one, 0, 1) < 0 ? -1 : one[0] & 0xff;
-  }
-
-  @Override
-  public int read(byte[] b, int off, int len) throws IOException {
-    java.util.Objects.checkFromIndexSize(off, len, b.length);
-    if (len == 0) {
-      return 0;
-    }
+  protected int readSome(byte[] b, int off, int len) throws IOException {
     while (!pending.hasRemaining()) {
       if (listener.complete) {
         return -1;

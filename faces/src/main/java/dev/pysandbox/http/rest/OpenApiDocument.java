@@ -173,22 +173,8 @@ final class OpenApiDocument {
         if (params.isEmpty()) {
           yield null;
         }
-        Map<String, Object> properties = new LinkedHashMap<>();
-        List<String> required = new ArrayList<>();
-        for (Param p : params) {
-          properties.put(p.name(), InputSchema.of(p));
-          if (p.isRequired()) {
-            required.add(p.name());
-          }
-        }
-        Map<String, Object> schema = new LinkedHashMap<>();
-        schema.put("type", "object");
-        schema.put("properties", properties);
-        if (!required.isEmpty()) {
-          schema.put("required", required);
-        }
-        schema.put("additionalProperties", false);
-        yield map("required", !required.isEmpty(), "content", json(schema));
+        boolean anyRequired = params.stream().anyMatch(Param::isRequired);
+        yield map("required", anyRequired, "content", json(InputSchema.object(params)));
       }
       case JSON_VALUES ->
           map("required", true, "content", json(InputSchema.of(r.op().param("values"))));

@@ -78,12 +78,8 @@ final class ApprovalRows {
         rs.getString("decision_reason"));
   }
 
-  private static List<HeldApproval> held(ResultSet rs) throws SQLException {
-    List<HeldApproval> out = new ArrayList<>();
-    while (rs.next()) {
-      out.add(new HeldApproval(approval(rs), rs.getString("instance_id")));
-    }
-    return out;
+  private static HeldApproval held(ResultSet rs) throws SQLException {
+    return new HeldApproval(approval(rs), rs.getString("instance_id"));
   }
 
   Optional<HeldApproval> approval(String approvalId) {
@@ -91,32 +87,18 @@ final class ApprovalRows {
         .read(
             "SELECT " + COLUMNS + FROM + " WHERE a.approval_id=?",
             ps -> ps.setString(1, approvalId),
-            ApprovalRows::held)
+            ColumnValues.rows(ApprovalRows::held))
         .stream()
         .findFirst();
   }
 
   List<Approval> approvals(String tenant, String state, int limit) {
-    StringBuilder where = new StringBuilder(" WHERE 1=1");
-    List<String> args = new ArrayList<>();
-    if (tenant != null) {
-      where.append(" AND a.tenant=?");
-      args.add(tenant);
-    }
-    if (state != null) {
-      where.append(" AND a.state=?");
-      args.add(state);
-    }
+    Filters where = new Filters().and("a.tenant=?", tenant).and("a.state=?", state);
     return db
         .read(
             "SELECT " + COLUMNS + FROM + where + " ORDER BY a.requested_at, a.approval_id LIMIT ?",
-            ps -> {
-              for (int i = 0; i < args.size(); i++) {
-                ps.setString(i + 1, args.get(i));
-              }
-              ps.setInt(args.size() + 1, limit);
-            },
-            ApprovalRows::held)
+            ps -> ps.setInt(where.bind(ps), limit),
+            ColumnValues.rows(ApprovalRows::held))
         .stream()
         .map(HeldApproval::approval)
         .toList();
@@ -147,7 +129,7 @@ final class ApprovalRows {
             + " WHERE a.state='approved' AND r.status='awaiting_approval'"
             + " ORDER BY a.decided_at, a.approval_id",
         ps -> {},
-        ApprovalRows::held);
+        ColumnValues.rows(ApprovalRows::held));
   }
 
   boolean claimApproval(String approvalId, String from, String to) {
@@ -181,7 +163,7 @@ final class ApprovalRows {
                 + " WHERE a.state='pending' AND a.expires_at <= ?"
                 + " ORDER BY a.expires_at, a.approval_id",
             ps -> ps.setLong(1, now.toEpochMilli()),
-            ApprovalRows::held);
+            ColumnValues.rows(ApprovalRows::held));
     List<Approval> expired = new ArrayList<>();
     for (HeldApproval h : due) {
       int n =

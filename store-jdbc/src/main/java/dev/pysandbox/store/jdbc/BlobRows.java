@@ -5,7 +5,6 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Objects;
@@ -72,13 +71,7 @@ final class BlobRows implements BlobIndex {
     return db.read(
         "SELECT path, sha256, size_bytes FROM run_files WHERE run_id=? ORDER BY path",
         ps -> ps.setString(1, runId),
-        rs -> {
-          List<BlobRef> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(ref(rs));
-          }
-          return out;
-        });
+        ColumnValues.rows(BlobRows::ref));
   }
 
   @Override
@@ -157,7 +150,7 @@ final class BlobRows implements BlobIndex {
               tx.read(
                   "SELECT DISTINCT sha256 FROM run_files WHERE run_id=?",
                   ps -> ps.setString(1, runId),
-                  BlobRows::strings);
+                  ColumnValues::strings);
           tx.write("DELETE FROM run_files WHERE run_id=?", ps -> ps.setString(1, runId));
           for (String sha : shas) {
             freeIfUnreferenced(tx, sha, deleteFile);
@@ -177,7 +170,7 @@ final class BlobRows implements BlobIndex {
                   "SELECT sha256 FROM blobs b WHERE NOT EXISTS"
                       + " (SELECT 1 FROM run_files r WHERE r.sha256=b.sha256)",
                   ps -> {},
-                  BlobRows::strings);
+                  ColumnValues::strings);
           int freed = 0;
           for (String sha : shas) {
             if (freeIfUnreferenced(tx, sha, deleteFile)) {
@@ -217,13 +210,5 @@ final class BlobRows implements BlobIndex {
     }
     tx.write("DELETE FROM blobs WHERE sha256=?", ps -> ps.setString(1, sha));
     return true;
-  }
-
-  private static List<String> strings(ResultSet rs) throws SQLException {
-    List<String> out = new ArrayList<>();
-    while (rs.next()) {
-      out.add(rs.getString(1));
-    }
-    return out;
   }
 }

@@ -79,10 +79,18 @@ final class ColumnValues {
 
   /** The first column of every row. */
   static List<String> strings(ResultSet rs) throws SQLException {
-    List<String> out = new ArrayList<>();
-    while (rs.next()) {
-      out.add(rs.getString(1));
-    }
-    return out;
+    return rows(r -> r.getString(1)).apply(rs);
+  }
+
+  /** Maps every row of a result set with {@code row} (which reads the row it is on): a list. */
+  static <T> CachedConnection.SqlFunction<ResultSet, List<T>> rows(
+      CachedConnection.SqlFunction<ResultSet, T> row) {
+    return rs -> {
+      List<T> out = new ArrayList<>();
+      while (rs.next()) {
+        out.add(row.apply(rs));
+      }
+      return out;
+    };
   }
 }

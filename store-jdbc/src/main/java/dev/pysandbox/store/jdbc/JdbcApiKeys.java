@@ -17,7 +17,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -116,13 +115,7 @@ public final class JdbcApiKeys implements ApiKeys {
     return db.read(
         "SELECT " + COLUMNS + " FROM api_keys ORDER BY created_at, key_id",
         ps -> {},
-        rs -> {
-          List<ApiKeyInfo> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(info(rs));
-          }
-          return out;
-        });
+        ColumnValues.rows(JdbcApiKeys::info));
   }
 
   @Override

@@ -10,7 +10,6 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.store.EnvironmentUse;
 import dev.pysandbox.store.RecoveredOutput;
-import java.sql.PreparedStatement;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -87,28 +86,14 @@ final class RunRows {
   }
 
   RunPage list(String tenant, RunQuery q) {
-    StringBuilder where = new StringBuilder(" WHERE 1=1");
-    List<String> args = new ArrayList<>();
-    if (tenant != null) {
-      where.append(" AND tenant=?");
-      args.add(tenant);
-    }
-    if (q.status() != null) {
-      where.append(" AND status=?");
-      args.add(q.status().wireName());
-    }
-    if (q.sessionId() != null) {
-      where.append(" AND session_id=?");
-      args.add(q.sessionId());
-    }
-    CachedConnection.SqlConsumer<PreparedStatement> bind =
-        ps -> {
-          for (int i = 0; i < args.size(); i++) {
-            ps.setString(i + 1, args.get(i));
-          }
-        };
+    Filters where =
+        new Filters()
+            .and("tenant=?", tenant)
+            .and("status=?", q.status() == null ? null : q.status().wireName())
+            .and("session_id=?", q.sessionId());
     long total =
-        db.read("SELECT COUNT(*) FROM runs" + where, bind, rs -> rs.next() ? rs.getLong(1) : 0L);
+        db.read(
+            "SELECT COUNT(*) FROM runs" + where, where::bind, rs -> rs.next() ? rs.getLong(1) : 0L);
     List<RunSummary> runs =
         db.read(
             "SELECT "
@@ -117,17 +102,11 @@ final class RunRows {
                 + where
                 + " ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?",
             ps -> {
-              bind.accept(ps);
-              ps.setInt(args.size() + 1, q.limit());
-              ps.setInt(args.size() + 2, q.offset());
+              int next = where.bind(ps);
+              ps.setInt(next, q.limit());
+              ps.setInt(next + 1, q.offset());
             },
-            rs -> {
-              List<RunSummary> out = new ArrayList<>();
-              while (rs.next()) {
-                out.add(RunColumns.summary(rs, tenant == null));
-              }
-              return out;
-            });
+            ColumnValues.rows(rs -> RunColumns.summary(rs, tenant == null)));
     return new RunPage(runs, total, q.limit(), q.offset());
   }
 
@@ -136,13 +115,7 @@ final class RunRows {
         db.read(
             "SELECT id, instance_id FROM runs WHERE status IN ('pending','running')",
             ps -> {},
-            rs -> {
-              List<String[]> out = new ArrayList<>();
-              while (rs.next()) {
-                out.add(new String[] {rs.getString(1), rs.getString(2)});
-              }
-              return out;
-            });
+            ColumnValues.rows(rs -> new String[] {rs.getString(1), rs.getString(2)}));
     List<String> changed = new ArrayList<>();
     for (String[] run : open) {
       if (instanceAlive.test(run[1])) {
@@ -197,13 +170,7 @@ final class RunRows {
           ps.setString(2, sessionId);
           ps.setInt(3, limit);
         },
-        rs -> {
-          List<RunRecord> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(RunColumns.full(rs, true));
-          }
-          return out;
-        });
+        ColumnValues.rows(rs -> RunColumns.full(rs, true)));
   }
 
   List<String> finishedIds(int limit) {
@@ -231,14 +198,9 @@ final class RunRows {
             ps.setString(2, tenant);
           }
         },
-        rs -> {
-          List<EnvironmentUse> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(
+        ColumnValues.rows(
+            rs ->
                 new EnvironmentUse(
-                    rs.getString(1), rs.getLong(2), Instant.ofEpochMilli(rs.getLong(3))));
-          }
-          return out;
-        });
+                    rs.getString(1), rs.getLong(2), Instant.ofEpochMilli(rs.getLong(3)))));
   }
 }

@@ -12,7 +12,6 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -56,33 +55,17 @@ final class SecurityEventRows {
 
   static List<SecurityEvent> page(
       CachedConnection db, Clock clock, String tenant, SecurityEventQuery q) {
-    StringBuilder where = new StringBuilder(" WHERE 1=1");
-    List<Object> args = new ArrayList<>();
-    if (tenant != null) {
-      where.append(" AND tenant=?");
-      args.add(tenant);
-    }
-    if (q.kind() != null) {
-      where.append(" AND kind=?");
-      args.add(q.kind().wireName());
-    }
-    if (q.sessionId() != null) {
-      where.append(" AND session_id=?");
-      args.add(q.sessionId());
-    }
     Instant since = q.sinceAt(clock.instant());
-    if (since != null) {
-      where.append(" AND at>=?");
-      args.add(since.toEpochMilli());
-    }
+    Filters where =
+        new Filters()
+            .and("tenant=?", tenant)
+            .and("kind=?", q.kind() == null ? null : q.kind().wireName())
+            .and("session_id=?", q.sessionId())
+            .and("at>=?", since == null ? null : since.toEpochMilli());
     if (q.cursor() != null) {
       long at = cursorAt(db, tenant, q.cursor());
-      where.append(" AND (at<? OR (at=? AND event_id<?))");
-      args.add(at);
-      args.add(at);
-      args.add(q.cursor());
+      where.and("(at<? OR (at=? AND event_id<?))", at, at, q.cursor());
     }
-    args.add(q.limit());
     return db.read(
         "SELECT "
             + COLUMNS
@@ -90,25 +73,8 @@ final class SecurityEventRows {
             + where
             + " ORDER BY at DESC, event_id DESC"
             + " LIMIT ?",
-        ps -> {
-          for (int i = 0; i < args.size(); i++) {
-            Object a = args.get(i);
-            if (a instanceof String s) {
-              ps.setString(i + 1, s);
-            } else if (a instanceof Long l) {
-              ps.setLong(i + 1, l);
-            } else {
-              ps.setInt(i + 1, (Integer) a);
-            }
-          }
-        },
-        rs -> {
-          List<SecurityEvent> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(event(rs));
-          }
-          return out;
-        });
+        ps -> ps.setInt(where.bind(ps), q.limit()),
+        ColumnValues.rows(SecurityEventRows::event));
   }
 
   /**

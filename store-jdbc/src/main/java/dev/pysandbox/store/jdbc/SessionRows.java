@@ -224,13 +224,7 @@ final class SessionRows {
             ps.setLong(i, since.toEpochMilli());
           }
         },
-        rs -> {
-          List<Row> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(new Row(rs.getString("instance_id"), info(rs, tenant == null)));
-          }
-          return out;
-        });
+        ColumnValues.rows(rs -> new Row(rs.getString("instance_id"), info(rs, tenant == null))));
   }
 
   boolean requestClose(SessionKey session) {
@@ -248,13 +242,7 @@ final class SessionRows {
         "SELECT tenant, id FROM sessions WHERE close_requested=1 AND state <> 'closed'"
             + " AND instance_id=?",
         ps -> ps.setString(1, instanceId),
-        rs -> {
-          List<SessionKey> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(new SessionKey(rs.getString(1), rs.getString(2)));
-          }
-          return out;
-        });
+        ColumnValues.rows(rs -> new SessionKey(rs.getString(1), rs.getString(2))));
   }
 
   /** Open rows of dead servers become ended {@code lost}; returns their ids. */
@@ -263,13 +251,8 @@ final class SessionRows {
         db.read(
             "SELECT tenant, id, instance_id FROM sessions WHERE state <> 'closed'",
             ps -> {},
-            rs -> {
-              List<String[]> out = new ArrayList<>();
-              while (rs.next()) {
-                out.add(new String[] {rs.getString(1), rs.getString(2), rs.getString(3)});
-              }
-              return out;
-            });
+            ColumnValues.rows(
+                rs -> new String[] {rs.getString(1), rs.getString(2), rs.getString(3)}));
     List<String> changed = new ArrayList<>();
     for (String[] s : open) {
       if (!instanceAlive.test(s[2])) {

@@ -6,7 +6,6 @@ import static dev.pysandbox.store.jdbc.ColumnValues.parse;
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.pysandbox.api.SessionStep;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -46,17 +45,12 @@ final class SessionStepRows {
           ps.setString(2, sessionId);
           ps.setInt(3, limit);
         },
-        rs -> {
-          List<SessionStep> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(
+        ColumnValues.rows(
+            rs ->
                 new SessionStep(
                     rs.getString(1),
                     Instant.ofEpochMilli(rs.getLong(2)).toString(),
                     rs.getString(3),
-                    parse(rs.getString(4), new TypeReference<Map<String, Object>>() {})));
-          }
-          return out;
-        });
+                    parse(rs.getString(4), new TypeReference<Map<String, Object>>() {}))));
   }
 }

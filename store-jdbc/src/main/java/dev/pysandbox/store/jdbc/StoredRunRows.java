@@ -5,7 +5,6 @@ import dev.pysandbox.store.StoredRun;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 
@@ -58,13 +57,7 @@ final class StoredRunRows {
           }
           ps.setInt(i, limit);
         },
-        rs -> {
-          List<StoredRun> out = new ArrayList<>();
-          while (rs.next()) {
-            out.add(storedRun(rs));
-          }
-          return out;
-        });
+        ColumnValues.rows(StoredRunRows::storedRun));
   }
 
   long keptBytes(String tenant) {
