@@ -179,6 +179,51 @@ class FloorsTest {
   }
 
   @Test
+  void theFloorsCoverEveryModuleOfTheBuild() throws IOException {
+    Matcher m =
+        Pattern.compile("<module>([^<]+)</module>").matcher(Files.readString(Path.of("pom.xml")));
+    List<String> modules = new ArrayList<>();
+    while (m.find()) {
+      modules.add(m.group(1));
+    }
+    assertThat(modules).as("pom.xml's modules, as this test reads them").isEqualTo(MODULES);
+  }
+
+  /** Module → the modules its pom may name: the floors of CONTRIBUTING.md as the build has them. */
+  private static final Map<String, Set<String>> MODULE_MAY_DEPEND =
+      Map.of(
+          "api", Set.of(),
+          "sandbox", Set.of("api"),
+          "backend-bwrap", Set.of("sandbox"),
+          "backend-docker", Set.of("sandbox"),
+          "store-jdbc", Set.of("api"),
+          "egress", Set.of(),
+          "core", Set.of("sandbox", "egress"),
+          "faces", Set.of("api"),
+          "app", Set.of("core", "faces", "backend-bwrap", "backend-docker", "store-jdbc"));
+
+  /**
+   * The build is what keeps the floors: a core class importing a backend, a store or the egress
+   * proxy must not compile, which holds only while the core's pom does not name those modules.
+   */
+  @Test
+  void eachModuleDependsOnlyOnTheModulesBelowIt() throws IOException {
+    Pattern dependency = Pattern.compile("<artifactId>pysandbox-([a-z-]+)</artifactId>");
+    for (String module : MODULES) {
+      String pom = Files.readString(Path.of(module, "pom.xml"));
+      String deps = pom.substring(pom.indexOf("<dependencies>"));
+      Set<String> named = new TreeSet<>();
+      Matcher m = dependency.matcher(deps);
+      while (m.find()) {
+        named.add(m.group(1));
+      }
+      assertThat(named)
+          .as("the modules %s's pom depends on", module)
+          .isEqualTo(MODULE_MAY_DEPEND.get(module));
+    }
+  }
+
+  @Test
   void noPackageIsInACircle() {
     Map<String, Set<String>> graph = new TreeMap<>();
     USES.forEach(
