@@ -1,10 +1,14 @@
 #!/usr/bin/env bash
 # Installs what pysandbox needs (Debian/Ubuntu packages, the sandbox user) and builds it.
-# Idempotent: what is already there is left alone. Usage: scripts/setup.sh [--bench] [--containers]
+# Idempotent: what is already there is left alone.
+# Usage: scripts/setup.sh [--bench] [--containers] [--no-build]
 #   --bench       also installs what the benchmark compares against (hyperfine, Jupyter).
 #   --containers  also installs what the container backend's tests need: Podman (its Docker API,
 #                 scripts/podman-service.sh) with runc, and debootstrap and curl
 #                 (scripts/build-image.sh, which needs no docker CLI). scripts/test.sh uses it.
+#   --no-build    installs only: no jar, no class-data archive. scripts/test.sh passes it, as its
+#                 `mvn verify` builds both (package phase, before the integration tests), and a
+#                 build here as well shaded and recorded everything twice (about 25 s of 2 cores).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -30,8 +34,10 @@ packages+=(diffutils patch)
 packages+=(python3-venv python3-pip ca-certificates)
 # Node runs the real-client tests with the MCP TypeScript SDK (app/src/test/node).
 command -v node >/dev/null 2>&1 || packages+=(nodejs npm)
+build=yes
 for arg in "$@"; do
   case $arg in
+    --no-build) build=no ;;
     --bench) packages+=(hyperfine python3-ipykernel python3-jupyter-client) ;;
     # runc, not crun: crun refuses this kind of host's cgroup v1/v2 hybrid. uidmap (newuidmap)
     # is a dependency Podman needs for user namespaces. Not slirp4netns or fuse-overlayfs: the
@@ -75,14 +81,14 @@ fi
 
 jar=app/target/pysandbox.jar
 newest_source=$(find pom.xml ./*/pom.xml ./*/src/main -type f -newer "$jar" 2>/dev/null | head -n 1 || true)
-if [[ ! -f "$jar" || -n "$newest_source" ]]; then
+if [[ $build == yes && ( ! -f "$jar" || -n "$newest_source" ) ]]; then
   say "building $jar"
   mvn -B -q -DskipTests -Dspotless.check.skip=true package
 fi
 
 # The build records a class-data archive of the jar (scripts/record-cds-archive.sh, run by
 # `mvn package`) that makes every start faster; record it here if it is missing or stale.
-if [[ ! -f app/target/pysandbox.jsa || ! app/target/pysandbox.jsa -nt "$jar" ]]; then
+if [[ $build == yes && ( ! -f app/target/pysandbox.jsa || ! app/target/pysandbox.jsa -nt "$jar" ) ]]; then
   say "recording a class-data archive for faster start-up"
   scripts/record-cds-archive.sh
 fi
@@ -99,4 +105,8 @@ if [[ ! -f $node_dir/node_modules/.package-lock.json \
     exit 1
   fi
 fi
-say "ready: $(bin/pysandbox --version), node $(node --version)"
+if [[ $build == yes ]]; then
+  say "ready: $(bin/pysandbox --version), node $(node --version)"
+else
+  say "ready (no build asked for): node $(node --version)"
+fi

@@ -25,7 +25,9 @@ if [[ ${1:-} == --fast ]]; then
   exec mvn -B -Dgroups=fast -DskipITs -Dspotless.check.skip=true test "$@"
 fi
 
-scripts/setup.sh --containers
+# --no-build: `mvn verify` below builds the jar and its class-data archive (package phase, after
+# the unit tests, which need neither); a build in setup.sh as well did all of that twice.
+scripts/setup.sh --containers --no-build
 
 run_dir=$(mktemp -d "${TMPDIR:-/tmp}/pysandbox-test.XXXXXX")
 service_dir=$run_dir/engine

@@ -27,9 +27,19 @@ public final class Await {
   /** As {@link #until(String, Supplier, Predicate)}, for a look that may throw. */
   public static <T> T untilChecked(String what, Look<T> look, Predicate<? super T> ok)
       throws InterruptedException {
+    return untilChecked(what, DEFAULT, look, ok);
+  }
+
+  /**
+   * As {@link #untilChecked(String, Look, Predicate)}, at most {@code limit} (for looks that take
+   * long themselves, such as one that starts a JVM).
+   */
+  public static <T> T untilChecked(
+      String what, Duration limit, Look<T> look, Predicate<? super T> ok)
+      throws InterruptedException {
     return until(
         what,
-        DEFAULT,
+        limit,
         () -> {
           try {
             return look.get();

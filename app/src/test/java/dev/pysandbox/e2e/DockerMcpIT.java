@@ -36,6 +36,7 @@ import org.junit.jupiter.api.io.TempDir;
  * started by the MCP SDK's client over stdio from a directory of the client's, on a real engine
  * (Podman's Docker API). A second server on another data directory comes and goes beside it, and a
  * server killed with SIGKILL leaves containers that the next server of its data directory removes.
+ * A run of more than a minute is in {@link LongRunIT}, beside the bubblewrap one.
  */
 @Timeout(value = 120, unit = TimeUnit.SECONDS)
 @Docker
@@ -67,6 +68,14 @@ class DockerMcpIT {
   }
 
   static McpSyncClient connect(Path data, List<String> stderr) {
+    return connect(data, workDir, wheels, stderr);
+  }
+
+  /**
+   * A docker server on {@code data}, started from {@code work}, that builds packages from the
+   * wheels in {@code findLinks} (no index).
+   */
+  static McpSyncClient connect(Path data, Path work, Path findLinks, List<String> stderr) {
     TestEngine engine = TestEngine.get();
     ServerParameters params =
         ServerParameters.builder(TestServices.launcher().toString())
@@ -85,13 +94,13 @@ class DockerMcpIT {
                 "--set",
                 "index_url=",
                 "--set",
-                "find_links=" + wheels)
+                "find_links=" + findLinks)
             .build();
     StdioClientTransport transport =
         new StdioClientTransport(params, McpJsonDefaults.getMapper()) {
           @Override
           protected ProcessBuilder getProcessBuilder() {
-            return super.getProcessBuilder().directory(workDir.toFile());
+            return super.getProcessBuilder().directory(work.toFile());
           }
         };
     transport.setStdErrorHandler(stderr::add);
@@ -205,42 +214,6 @@ class DockerMcpIT {
     JsonNode out = call("read_artifact", Map.of("session_id", id, "path", "out.txt"));
     assertThat(out.path("content").asText()).hasSize(3 << 20);
     call("close_session", Map.of("session_id", id));
-  }
-
-  /**
-   * A run of more than a minute, with no call to the engine meanwhile (its pooled HTTP connections
-   * sit idle as long), then the session's end: the container is killed and removed all the same.
-   */
-  @Test
-  @Timeout(value = 180, unit = TimeUnit.SECONDS)
-  void aRunOfMoreThanAMinute_andTheSessionsEnd_afterTheEngineSatIdle() {
-    String id = call("create_session", Map.of()).path("session_id").asText();
-    long t0 = System.nanoTime();
-    JsonNode r =
-        call(
-            "run_python",
-            Map.of(
-                "session_id",
-                id,
-                "code",
-                "import time\nfor i in range(65):\n    time.sleep(1)\nprint('after', i + 1)",
-                "timeout_seconds",
-                120));
-    assertThat(r.path("status").asText()).as(r.toString()).isEqualTo("succeeded");
-    assertThat(r.path("stdout").asText()).isEqualTo("after 65\n");
-    assertThat(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - t0)).isGreaterThanOrEqualTo(65);
-    String identity = new DataLayout(dataDir).identity();
-    int before = containers(identity).size();
-    call("close_session", Map.of("session_id", id));
-    try {
-      Await.until(
-          "the session's container removed after the engine sat idle",
-          Duration.ofSeconds(20),
-          () -> containers(identity).size(),
-          n -> n < before);
-    } catch (InterruptedException e) {
-      throw new AssertionError(e);
-    }
   }
 
   @Test

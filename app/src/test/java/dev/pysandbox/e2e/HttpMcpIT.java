@@ -2,6 +2,7 @@ package dev.pysandbox.e2e;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
@@ -45,6 +46,9 @@ class HttpMcpIT {
   @TempDir static Path dataDir;
   @TempDir static Path workDir;
   static HttpServerProcess server;
+
+  /** The client of the tests' own looks at a server (REST, health), shared by the polls. */
+  private static final HttpClient LOOKS = HttpClient.newHttpClient();
 
   @BeforeAll
   static void start() throws Exception {
@@ -260,7 +264,7 @@ class HttpMcpIT {
                       client,
                       "run_python",
                       Map.of("code", "import time\n" + marker + " = 1\ntime.sleep(30)")));
-      Thread.sleep(2000);
+      Await.until("the long run running", () -> runningRuns(s.uri()), n -> n == 1);
       McpSyncClient other = client(s.uri());
       CompletableFuture<CallToolResult> shortRun =
           CompletableFuture.supplyAsync(
@@ -269,7 +273,7 @@ class HttpMcpIT {
                       other,
                       "run_python",
                       Map.of("code", "import time\ntime.sleep(1.5)\nprint('finished')")));
-      Thread.sleep(300);
+      Await.until("both runs running", () -> runningRuns(s.uri()), n -> n == 2);
       s.process.destroy();
       assertThat(s.process.waitFor(grace + 10, TimeUnit.SECONDS)).isTrue();
       assertThat(s.process.exitValue()).as(String.join("\n", s.stderr)).isZero();
@@ -328,20 +332,40 @@ class HttpMcpIT {
       stdio.closeGracefully();
     }
     URI base = url.get();
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-    boolean stopped = false;
-    while (!stopped && System.nanoTime() < deadline) {
-      try {
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(base.resolve("/health")).build(),
-                HttpResponse.BodyHandlers.ofString());
-        Thread.sleep(200);
-      } catch (java.io.IOException e) {
-        stopped = true;
-      }
+    Await.until(
+        "the HTTP face stops when stdin ends",
+        Duration.ofSeconds(20),
+        () -> answers(base.resolve("/health")),
+        answers -> !answers);
+  }
+
+  /** How many runs the server records as running, read over REST. */
+  private static int runningRuns(URI base) {
+    try {
+      HttpResponse<String> r =
+          LOOKS.send(
+              HttpRequest.newBuilder(base.resolve("/api/v1/runs?status=running")).build(),
+              HttpResponse.BodyHandlers.ofString());
+      return dev.pysandbox.api.Json.mapper().readTree(r.body()).path("runs").size();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
     }
-    assertThat(stopped).as("the HTTP face stops when stdin ends").isTrue();
+  }
+
+  /** Whether anything answers at {@code uri}; false once nothing listens there. */
+  private static boolean answers(URI uri) {
+    try {
+      LOOKS.send(HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.discarding());
+      return true;
+    } catch (java.io.IOException e) {
+      return false;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test

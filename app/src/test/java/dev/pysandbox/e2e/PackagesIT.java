@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.sun.net.httpserver.HttpServer;
+import dev.pysandbox.Await;
 import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.packages.SimpleIndex;
@@ -405,16 +406,11 @@ class PackagesIT {
    * environment go as it is torn down, which may come just after the run's answer.
    */
   static JsonNode awaitReleased(String key) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    JsonNode listed;
-    do {
-      listed = call("list_environments", Map.of());
-      if (!environment(listed, key).path("in_use").asBoolean()) {
-        return listed;
-      }
-      Thread.sleep(50);
-    } while (System.nanoTime() < deadline);
-    throw new AssertionError("environment " + key + " still in use after 10 s: " + listed);
+    return Await.until(
+        "environment " + key + " no longer in use",
+        Duration.ofSeconds(10),
+        () -> call("list_environments", Map.of()),
+        listed -> !environment(listed, key).path("in_use").asBoolean());
   }
 
   static JsonNode environment(JsonNode list, String key) {
@@ -574,22 +570,28 @@ class PackagesIT {
 
   /** The newest event of {@code kind} in {@code session} whose detail names {@code host}. */
   static JsonNode awaitEvents(String kind, String session, String host) throws Exception {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-    JsonNode events;
-    do {
-      events =
-          call("list_security_events", Map.of("kind", kind, "session_id", session)).path("events");
-      for (JsonNode e : events) {
-        if (e.path("detail").path("host").asText().equals(host)) {
-          assertThat(e.path("kind").asText()).isEqualTo(kind);
-          assertThat(e.path("session_id").asText()).isEqualTo(session);
-          return e;
-        }
+    JsonNode events =
+        Await.until(
+            "a " + kind + " event for " + host + " in " + session,
+            Duration.ofSeconds(10),
+            () ->
+                call("list_security_events", Map.of("kind", kind, "session_id", session))
+                    .path("events"),
+            found -> naming(found, host) != null);
+    JsonNode e = naming(events, host);
+    assertThat(e.path("kind").asText()).isEqualTo(kind);
+    assertThat(e.path("session_id").asText()).isEqualTo(session);
+    return e;
+  }
+
+  /** The first of {@code events} whose detail names {@code host}, or null. */
+  private static JsonNode naming(JsonNode events, String host) {
+    for (JsonNode e : events) {
+      if (e.path("detail").path("host").asText().equals(host)) {
+        return e;
       }
-      Thread.sleep(100);
-    } while (System.nanoTime() < deadline);
-    throw new AssertionError(
-        "no " + kind + " event for " + host + " in " + session + ": " + events);
+    }
+    return null;
   }
 
   /** {@code s} as a Python string literal. */

@@ -3,12 +3,14 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Await;
 import dev.pysandbox.Client;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.backend.ProcessTable;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +27,9 @@ import org.junit.jupiter.api.io.TempDir;
 @Timeout(value = 240, unit = TimeUnit.SECONDS)
 @Client
 class TwoServersIT {
+  /** How long a poll of `runs list` may take: each look starts a JVM, slow on a loaded machine. */
+  private static final Duration LOOKS = Duration.ofSeconds(30);
+
   @TempDir Path dirA;
   @TempDir Path dirB;
 
@@ -45,7 +50,7 @@ class TwoServersIT {
                   "busy",
                   "code",
                   "import time\ntime.sleep(12)\nprint('session done')"));
-      Thread.sleep(2000);
+      Await.untilChecked("both slow runs running", LOOKS, () -> runningCount(dirA), n -> n == 2);
       for (int i = 0; i < 4; i++) {
         ServerProcess.Result r = ServerProcess.run(dirB, null, "run", "-c", "print(" + i + ")");
         assertThat(r.exit()).as(r.stderr()).isZero();
@@ -87,11 +92,7 @@ class TwoServersIT {
     server.getOutputStream().write(requests.getBytes(StandardCharsets.UTF_8));
     server.getOutputStream().flush();
     try {
-      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-      while (!runningRecorded(dirA)) {
-        assertThat(System.nanoTime()).as("the run started").isLessThan(deadline);
-        Thread.sleep(200);
-      }
+      Await.untilChecked("the run started", LOOKS, () -> runningCount(dirA), n -> n > 0);
     } finally {
       server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
     }
@@ -154,9 +155,14 @@ class TwoServersIT {
   }
 
   private static boolean runningRecorded(Path dataDir) throws Exception {
+    return runningCount(dataDir) > 0;
+  }
+
+  /** How many runs the data directory records as running, read with the CLI (a look only). */
+  private static int runningCount(Path dataDir) throws Exception {
     ServerProcess.Result r =
         ServerProcess.run(dataDir, null, "runs", "list", "--status", "running", "--json");
-    return r.stdout().contains("\"status\" : \"running\"");
+    return r.stdout().split("\"status\" : \"running\"", -1).length - 1;
   }
 
   /** The per-server cgroups of this data directory (memory hierarchy, v1). */
