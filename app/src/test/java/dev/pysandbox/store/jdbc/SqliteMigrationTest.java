@@ -64,9 +64,16 @@ class SqliteMigrationTest {
 
   @Test
   void latestVersion_isTheHighestMigrationShipped() throws Exception {
-    Path dir = Path.of(SqliteDatabase.class.getResource("/db/migration").toURI());
+    // The migrations as the build ships them: in store-jdbc's jar when the reactor packaged it
+    // (mvn verify), in its classes directory otherwise.
+    java.net.URI uri = SqliteDatabase.class.getResource("/db/migration").toURI();
     int highest;
-    try (var files = java.nio.file.Files.list(dir)) {
+    try (java.nio.file.FileSystem jar =
+            uri.getScheme().equals("jar")
+                ? java.nio.file.FileSystems.newFileSystem(uri, java.util.Map.of())
+                : null;
+        var files =
+            java.nio.file.Files.list(jar == null ? Path.of(uri) : jar.provider().getPath(uri))) {
       highest =
           files
               .map(p -> p.getFileName().toString())
