@@ -20,6 +20,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Function;
 
 /**
  * The server's side of every way out of a sandbox: one egress proxy (started on first use), the
@@ -34,7 +35,7 @@ final class EgressWays implements AutoCloseable {
   private final SecurityEventLog events;
   private final Path socketDir;
   private final EgressPolicy network;
-  private final java.util.function.Function<Path, EgressGate> gates;
+  private final Function<Path, EgressGate> gates;
   private EgressGate proxy;
   private boolean closed;
 
@@ -47,7 +48,7 @@ final class EgressWays implements AutoCloseable {
       PysandboxConfig config,
       SecurityEventLog events,
       String instanceId,
-      java.util.function.Function<Path, EgressGate> gates) {
+      Function<Path, EgressGate> gates) {
     this.config = config;
     this.gates = gates;
     this.events = events;
