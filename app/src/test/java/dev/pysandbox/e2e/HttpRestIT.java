@@ -313,7 +313,11 @@ class HttpRestIT {
               r -> !r.path("status").asText().equals("running"));
       assertThat(run.path("status").asText()).as(run.toString()).isEqualTo("cancelled");
       assertThat(run.path("message").asText()).contains("the client disconnected");
-      assertThat(server.stderr).anyMatch(l -> l.contains("its client disconnected"));
+      // The record is written before the log line is read off the server's stderr.
+      Await.until(
+          "the server logs that the run's client disconnected",
+          () -> server.stderr,
+          lines -> lines.stream().anyMatch(l -> l.contains("its client disconnected")));
     }
   }
 

@@ -36,6 +36,7 @@ final class RawMcpClient implements AutoCloseable {
   final List<String> stderrLines = new CopyOnWriteArrayList<>();
   private final AtomicInteger ids = new AtomicInteger(1000);
   private final Thread reader;
+  private final Thread err;
 
   RawMcpClient(Path dataDir, String... settings) throws IOException {
     List<String> cmd = new ArrayList<>();
@@ -52,7 +53,7 @@ final class RawMcpClient implements AutoCloseable {
     reader = new Thread(this::readStdout, "raw-mcp-stdout");
     reader.setDaemon(true);
     reader.start();
-    Thread err =
+    err =
         new Thread(
             () -> {
               try (BufferedReader r =
@@ -192,10 +193,15 @@ final class RawMcpClient implements AutoCloseable {
   /**
    * Waits until the server's stdout is closed and every line it wrote is in {@link #stdoutLines}.
    */
+  /** Waits until the server has closed stdout and stderr and both have been read to the end. */
   void awaitOutputClosed(int timeoutSeconds) throws InterruptedException {
     reader.join(TimeUnit.SECONDS.toMillis(timeoutSeconds));
     if (reader.isAlive()) {
       throw new AssertionError("the server's stdout is still open after " + timeoutSeconds + " s");
+    }
+    err.join(TimeUnit.SECONDS.toMillis(timeoutSeconds));
+    if (err.isAlive()) {
+      throw new AssertionError("the server's stderr is still open after " + timeoutSeconds + " s");
     }
   }
 
