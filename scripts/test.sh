@@ -19,6 +19,12 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '[test] %s\n' "$*" >&2; }
 
+# The class times that order the forks' queue (runOrder=balanced, pom.xml): the last run's where
+# this checkout has them, else the ones kept in git (app/test-times/, from a full run here).
+for times in unit-times it-times; do
+  [[ -s app/.surefire-$times ]] || cp "app/test-times/$times" "app/.surefire-$times"
+done
+
 if [[ ${1:-} == --fast ]]; then
   shift
   say "fast lane: the tests tagged fast, surefire only"
