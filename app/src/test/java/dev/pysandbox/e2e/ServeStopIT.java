@@ -63,9 +63,12 @@ class ServeStopIT {
     assertThat(r.exit()).as(why).isZero();
     JsonNode report = r.report();
     assertThat(report.path("process").path("signal").isNull())
-        .as("the server exited by itself, before the SDK's SIGTERM or SIGKILL: " + why)
+        .as("the server exited by itself, never killed by the SDK's SIGKILL: " + why)
         .isTrue();
-    assertThat(report.path("process").path("code").asInt(-1)).as(why).isZero();
+    // 0: it ended within the SDK's 2 s grace; 143: the SDK's SIGTERM came first (a loaded
+    // machine) and the server ended through its shutdown hook. Either way what stopped the runs
+    // was the end of stdin (their messages below): how fast is the benchmark's business.
+    assertThat(report.path("process").path("code").asInt(-1)).as(why).isIn(0, 143);
     assertThat(report.path("http_answer").path("run_status").asText())
         .as("the HTTP request was answered: " + why)
         .isEqualTo("interrupted");
