@@ -59,7 +59,20 @@ final class SessionCloser {
               .findFirst();
       if (still.isEmpty()) {
         return new SessionInfo(
-            sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null, null, null, null);
+            sessionId,
+            SessionState.CLOSED,
+            null,
+            null,
+            0,
+            0,
+            0,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null);
       }
       Pause.millis(POLL_MILLIS);
     }

@@ -173,7 +173,20 @@ class TrajectoryLogTest {
     // a session made without an id: the result names it
     SessionInfo made =
         new SessionInfo(
-            "sess_0123456789ab", null, null, null, 0, 0, 0, null, null, null, null, null);
+            "sess_0123456789ab",
+            null,
+            null,
+            null,
+            0,
+            0,
+            0,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null,
+            null);
     log.record(
         "local", CallRecord.answered(Face.MCP_STDIO, "create_session", args(), made, null, 0));
     // a one-shot run and an id that is no id go to the day's file

@@ -295,7 +295,9 @@ final class SessionRows {
             null,
             rs.getString("tier"),
             ColumnValues.parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
-            rs.getString("environment"));
+            rs.getString("environment"),
+            null,
+            null);
     String as = rs.getString("ended_as");
     if (as != null && s.state() == SessionState.CLOSED) {
       long at = rs.getLong("closed_at");
