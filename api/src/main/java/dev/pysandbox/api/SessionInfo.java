@@ -49,6 +49,15 @@ public record SessionInfo(
     packages = packages == null ? java.util.List.of() : java.util.List.copyOf(packages);
   }
 
+  /**
+   * A session known by its id and state alone (no times, counts or limits): what a caller is told
+   * of one another server process closed for it.
+   */
+  public static SessionInfo of(String sessionId, SessionState state) {
+    return new SessionInfo(
+        sessionId, state, null, null, 0, 0, 0, null, null, null, null, null, null, null);
+  }
+
   /** This session, ended as {@code end} (state {@code closed}). */
   public SessionInfo withEnded(SessionEnd end) {
     return with(SessionState.CLOSED, end, tenant);
