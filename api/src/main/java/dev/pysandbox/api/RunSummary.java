@@ -18,30 +18,4 @@ public record RunSummary(
     String errorName,
     @com.fasterxml.jackson.annotation.JsonInclude(
             com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-        String tenant) {
-  /** A run as its own tenant sees it listed. */
-  public RunSummary(
-      String runId,
-      String sessionId,
-      RunStatus status,
-      String description,
-      String codePreview,
-      String codeHash,
-      String createdAt,
-      Long durationMs,
-      Integer exitCode,
-      String errorName) {
-    this(
-        runId,
-        sessionId,
-        status,
-        description,
-        codePreview,
-        codeHash,
-        createdAt,
-        durationMs,
-        exitCode,
-        errorName,
-        null);
-  }
-}
+        String tenant) {}

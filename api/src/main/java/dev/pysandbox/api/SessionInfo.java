@@ -49,61 +49,29 @@ public record SessionInfo(
     packages = packages == null ? java.util.List.of() : java.util.List.copyOf(packages);
   }
 
-  /** A session that has not ended, as its own tenant sees it. */
-  public SessionInfo(
-      String sessionId,
-      SessionState state,
-      String createdAt,
-      String lastUsedAt,
-      int runCount,
-      long workspaceBytes,
-      int ttlMinutes,
-      String deadReason,
-      java.util.Map<String, Object> limits,
-      String tier,
-      java.util.List<String> packages,
-      String environment) {
-    this(
-        sessionId,
-        state,
-        createdAt,
-        lastUsedAt,
-        runCount,
-        workspaceBytes,
-        ttlMinutes,
-        deadReason,
-        limits,
-        tier,
-        packages,
-        environment,
-        null,
-        null);
+  /**
+   * A session known by its id and state alone (no times, counts or limits): what a caller is told
+   * of one another server process closed for it.
+   */
+  public static SessionInfo of(String sessionId, SessionState state) {
+    return new SessionInfo(
+        sessionId, state, null, null, 0, 0, 0, null, null, null, null, null, null, null);
   }
 
   /** This session, ended as {@code end} (state {@code closed}). */
   public SessionInfo withEnded(SessionEnd end) {
-    return new SessionInfo(
-        sessionId,
-        SessionState.CLOSED,
-        createdAt,
-        lastUsedAt,
-        runCount,
-        workspaceBytes,
-        ttlMinutes,
-        deadReason,
-        limits,
-        tier,
-        packages,
-        environment,
-        end,
-        tenant);
+    return with(SessionState.CLOSED, end, tenant);
   }
 
   /** This session with its owner named (for an operator's listing of every tenant). */
   public SessionInfo withTenant(String owner) {
+    return with(state, ended, owner);
+  }
+
+  private SessionInfo with(SessionState newState, SessionEnd newEnded, String newTenant) {
     return new SessionInfo(
         sessionId,
-        state,
+        newState,
         createdAt,
         lastUsedAt,
         runCount,
@@ -114,7 +82,7 @@ public record SessionInfo(
         tier,
         packages,
         environment,
-        ended,
-        owner);
+        newEnded,
+        newTenant);
   }
 }

@@ -96,16 +96,12 @@ final class TiersFile {
       int timeoutMax,
       List<String> warn) {
     Tier over(Tier base) {
-      if (!node.isObject()) {
-        throw bad("", "must be a JSON object");
-      }
-      node.fieldNames()
-          .forEachRemaining(
-              f -> {
-                if (!FIELDS.contains(f)) {
-                  throw bad(f, "is not a field of a tier (fields: " + sorted(FIELDS) + ")");
-                }
-              });
+      requireObject(
+          node,
+          "",
+          "must be a JSON object",
+          FIELDS,
+          "is not a field of a tier (fields: " + sorted(FIELDS) + ")");
       String description = base.description();
       if (node.has("description")) {
         JsonNode d = node.get("description");
@@ -135,16 +131,12 @@ final class TiersFile {
       List<String> allow = base.importAllow();
       if (node.has("imports")) {
         JsonNode i = node.get("imports");
-        if (!i.isObject()) {
-          throw bad("imports", "must be an object with deny and/or allow");
-        }
-        i.fieldNames()
-            .forEachRemaining(
-                f -> {
-                  if (!IMPORTS.contains(f)) {
-                    throw bad("imports." + f, "is not known (fields: allow, deny)");
-                  }
-                });
+        requireObject(
+            i,
+            "imports",
+            "must be an object with deny and/or allow",
+            IMPORTS,
+            "is not known (fields: allow, deny)");
         if (i.has("deny")) {
           deny = modules("imports.deny", i.get("deny"));
         }
@@ -215,25 +207,19 @@ final class TiersFile {
     }
 
     private Limits limits(JsonNode l, Limits base) {
-      if (!l.isObject()) {
-        throw bad("limits", "must be an object");
-      }
-      l.fieldNames()
-          .forEachRemaining(
-              f -> {
-                if (!LIMITS.contains(f)) {
-                  throw bad("limits." + f, "is not a limit (limits: " + sorted(LIMITS) + ")");
-                }
-              });
+      requireObject(
+          l,
+          "limits",
+          "must be an object",
+          LIMITS,
+          "is not a limit (limits: " + sorted(LIMITS) + ")");
       long memory =
-          l.has("memory_limit_mb")
-              ? whole(
-                      l,
-                      "memory_limit_mb",
-                      LimitRequest.MIN_MEMORY_MB,
-                      max.memoryBytes() / Limits.MIB)
-                  * Limits.MIB
-              : base.memoryBytes();
+          mebibytes(
+              l,
+              "memory_limit_mb",
+              LimitRequest.MIN_MEMORY_MB,
+              max.memoryBytes(),
+              base.memoryBytes());
       int pids =
           l.has("pids_limit")
               ? (int) whole(l, "pids_limit", LimitRequest.MIN_PIDS, max.pids())
@@ -247,15 +233,18 @@ final class TiersFile {
         cpus = clamp("limits.cpu_limit", c.asDouble(), max.cpus());
       }
       long disk =
-          l.has("disk_quota_mb")
-              ? whole(
-                      l,
-                      "disk_quota_mb",
-                      LimitRequest.MIN_DISK_QUOTA_MB,
-                      max.diskBytes() / Limits.MIB)
-                  * Limits.MIB
-              : base.diskBytes();
+          mebibytes(
+              l,
+              "disk_quota_mb",
+              LimitRequest.MIN_DISK_QUOTA_MB,
+              max.diskBytes(),
+              base.diskBytes());
       return new Limits(memory, pids, cpus, disk, base.tmpBytes());
+    }
+
+    /** A limit the file gives in MiB, in bytes; {@code baseBytes} when the file leaves it out. */
+    private long mebibytes(JsonNode l, String key, long min, long maxBytes, long baseBytes) {
+      return l.has(key) ? whole(l, key, min, maxBytes / Limits.MIB) * Limits.MIB : baseBytes;
     }
 
     private long whole(JsonNode l, String key, long min, long maximum) {
@@ -286,6 +275,24 @@ final class TiersFile {
 
     private static String trim(double v) {
       return v == Math.rint(v) ? Long.toString((long) v) : Double.toString(v);
+    }
+
+    /**
+     * Refuses {@code node} unless it is an object all of whose fields are {@code known}: {@code
+     * notObject} names the first failure, {@code unknown} the second (at {@code field.name}).
+     */
+    private void requireObject(
+        JsonNode node, String field, String notObject, Set<String> known, String unknown) {
+      if (!node.isObject()) {
+        throw bad(field, notObject);
+      }
+      node.fieldNames()
+          .forEachRemaining(
+              f -> {
+                if (!known.contains(f)) {
+                  throw bad(field.isEmpty() ? f : field + "." + f, unknown);
+                }
+              });
     }
 
     private IllegalArgumentException bad(String field, String why) {

@@ -1,5 +1,6 @@
 package dev.pysandbox.store;
 
+import dev.pysandbox.util.Ascii;
 import dev.pysandbox.util.Sha256;
 import java.security.SecureRandom;
 import java.util.Base64;
@@ -44,12 +45,7 @@ public final class ApiKeyFormat {
     }
     for (int i = PREFIX.length(); i < LENGTH; i++) {
       char c = presented.charAt(i);
-      boolean ok =
-          (c >= 'A' && c <= 'Z')
-              || (c >= 'a' && c <= 'z')
-              || (c >= '0' && c <= '9')
-              || c == '_'
-              || c == '-';
+      boolean ok = Ascii.isLetterOrDigit(c) || c == '_' || c == '-';
       if (!ok) {
         return false;
       }

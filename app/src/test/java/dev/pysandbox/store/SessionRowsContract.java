@@ -60,7 +60,9 @@ public abstract class SessionRowsContract {
             null,
             "data_science",
             java.util.List.of("tinypkg==1.0"),
-            "e0123456789abcdef");
+            "e0123456789abcdef",
+            null,
+            null);
     store.saveSession("local", s1, "11111111");
     store.saveSession(
         "local",
@@ -73,6 +75,8 @@ public abstract class SessionRowsContract {
             0,
             30,
             "timeout: ...",
+            null,
+            null,
             null,
             null,
             null,
@@ -112,6 +116,8 @@ public abstract class SessionRowsContract {
             null,
             "data_science",
             null,
+            null,
+            null,
             null),
         "11111111");
     assertThat(store.openSessions("local", i -> true)).isEmpty();
@@ -133,6 +139,8 @@ public abstract class SessionRowsContract {
         0,
         0,
         30,
+        null,
+        null,
         null,
         null,
         null,

@@ -122,7 +122,9 @@ final class Session {
         limits.describe(),
         tier.name(),
         env == null ? List.of() : env.requirements(),
-        env == null ? null : env.key());
+        env == null ? null : env.key(),
+        null,
+        null);
   }
 
   Instant lastUsedAt() {

@@ -58,8 +58,7 @@ final class SessionCloser {
               .filter(s -> s.sessionId().equals(sessionId) && s.ended() == null)
               .findFirst();
       if (still.isEmpty()) {
-        return new SessionInfo(
-            sessionId, SessionState.CLOSED, null, null, 0, 0, 0, null, null, null, null, null);
+        return SessionInfo.of(sessionId, SessionState.CLOSED);
       }
       Pause.millis(POLL_MILLIS);
     }

@@ -90,6 +90,8 @@ final class SessionEnds {
                 null,
                 tier,
                 packages,
+                null,
+                null,
                 null)
             .withEnded(failure(e, now));
     ended(key, session);

@@ -13,6 +13,7 @@ import dev.pysandbox.core.files.UploadFolder;
 import dev.pysandbox.core.files.WorkspaceFileWriter;
 import dev.pysandbox.core.files.WorkspaceFiles;
 import dev.pysandbox.store.SessionKey;
+import dev.pysandbox.util.Ascii;
 import dev.pysandbox.util.DurableFiles;
 import java.io.IOException;
 import java.io.InputStream;
@@ -283,13 +284,7 @@ final class Uploads {
     for (int i = 0; i < b64.length(); i++) {
       char c = b64.charAt(i);
       boolean ok =
-          (c >= 'A' && c <= 'Z')
-              || (c >= 'a' && c <= 'z')
-              || (c >= '0' && c <= '9')
-              || c == '+'
-              || c == '/'
-              || c == '='
-              || Character.isWhitespace(c);
+          Ascii.isLetterOrDigit(c) || c == '+' || c == '/' || c == '=' || Character.isWhitespace(c);
       if (!ok) {
         throw new IllegalArgumentException("character '" + c + "' at index " + i);
       }

@@ -1068,14 +1068,7 @@ class Analysis:
                 return "decoded at run time (.%s())" % n.func.attr
             if t is _Subscript and type(n.slice) is _ast.Slice and n.slice.step is not None:
                 return "reversed or sliced at run time"
-            for field in n._fields:
-                if field == "ctx":
-                    continue
-                v = getattr(n, field, None)
-                if type(v) is list:
-                    stack.extend(x for x in v if isinstance(x, _AST))
-                elif isinstance(v, _AST):
-                    stack.append(v)
+            _push_children(stack, n, ("ctx",))
         return None
 
     def analyse_nested(self, node, text, name):
@@ -1350,13 +1343,21 @@ def _nodes(node, limit):
     while stack and len(out) < limit:
         n = stack.pop()
         out.append(n)
-        for field in n._fields:
-            v = getattr(n, field, None)
-            if type(v) is list:
-                stack.extend(x for x in v if isinstance(x, _AST))
-            elif isinstance(v, _AST):
-                stack.append(v)
+        _push_children(stack, n, ())
     return out
+
+
+def _push_children(stack, n, skip):
+    """Pushes the nodes right under n (a field's node, or the nodes of a field's list) on stack,
+    but for the fields named in skip."""
+    for field in n._fields:
+        if field in skip:
+            continue
+        v = getattr(n, field, None)
+        if type(v) is list:
+            stack.extend(x for x in v if isinstance(x, _AST))
+        elif isinstance(v, _AST):
+            stack.append(v)
 
 
 def _pair(target, value, bindings):

@@ -171,9 +171,7 @@ class TrajectoryLogTest {
         "alice",
         CallRecord.answered(Face.REST, "get_context", args("session_id", "s1"), null, null, 0));
     // a session made without an id: the result names it
-    SessionInfo made =
-        new SessionInfo(
-            "sess_0123456789ab", null, null, null, 0, 0, 0, null, null, null, null, null);
+    SessionInfo made = SessionInfo.of("sess_0123456789ab", null);
     log.record(
         "local", CallRecord.answered(Face.MCP_STDIO, "create_session", args(), made, null, 0));
     // a one-shot run and an id that is no id go to the day's file

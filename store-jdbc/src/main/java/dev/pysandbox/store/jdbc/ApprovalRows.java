@@ -1,6 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
 import static dev.pysandbox.store.jdbc.ColumnValues.getLong;
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
 import static dev.pysandbox.store.jdbc.ColumnValues.parse;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -43,17 +44,16 @@ final class ApprovalRows {
           tx.write(
               "INSERT INTO approvals (approval_id, run_id, tenant, session_id, instance_id, state,"
                   + " why, requested_at, expires_at) VALUES (?,?,?,?,?,?,?,?,?)",
-              ps -> {
-                ps.setString(1, approval.approvalId());
-                ps.setString(2, approval.runId());
-                ps.setString(3, Objects.requireNonNull(approval.tenant()));
-                ps.setString(4, approval.sessionId());
-                ps.setString(5, instanceId);
-                ps.setString(6, Approval.PENDING);
-                ps.setString(7, approval.why());
-                ps.setLong(8, Instant.parse(approval.requestedAt()).toEpochMilli());
-                ps.setLong(9, Instant.parse(approval.expiresAt()).toEpochMilli());
-              });
+              params(
+                  approval.approvalId(),
+                  approval.runId(),
+                  Objects.requireNonNull(approval.tenant()),
+                  approval.sessionId(),
+                  instanceId,
+                  Approval.PENDING,
+                  approval.why(),
+                  Instant.parse(approval.requestedAt()).toEpochMilli(),
+                  Instant.parse(approval.expiresAt()).toEpochMilli()));
           tx.write(RunColumns.INSERT, ps -> RunColumns.bindInsert(ps, run, instanceId));
           return null;
         });
@@ -109,15 +109,7 @@ final class ApprovalRows {
     return db.write(
             "UPDATE approvals SET state=?, decided_at=?, decided_by=?, decided_via=?,"
                 + " decision_reason=? WHERE approval_id=? AND state='pending' AND expires_at > ?",
-            ps -> {
-              ps.setString(1, state);
-              ps.setLong(2, at.toEpochMilli());
-              ps.setString(3, decidedBy);
-              ps.setString(4, via);
-              ps.setString(5, reason);
-              ps.setString(6, approvalId);
-              ps.setLong(7, at.toEpochMilli());
-            })
+            params(state, at.toEpochMilli(), decidedBy, via, reason, approvalId, at.toEpochMilli()))
         == 1;
   }
 
@@ -135,11 +127,7 @@ final class ApprovalRows {
   boolean claimApproval(String approvalId, String from, String to) {
     return db.write(
             "UPDATE approvals SET instance_id=? WHERE approval_id=? AND instance_id=?",
-            ps -> {
-              ps.setString(1, to);
-              ps.setString(2, approvalId);
-              ps.setString(3, from);
-            })
+            params(to, approvalId, from))
         == 1;
   }
 
@@ -147,10 +135,7 @@ final class ApprovalRows {
     return db.write(
             "UPDATE runs SET status='running', instance_id=?, message=NULL WHERE id=?"
                 + " AND status='awaiting_approval'",
-            ps -> {
-              ps.setString(1, instanceId);
-              ps.setString(2, runId);
-            })
+            params(instanceId, runId))
         == 1;
   }
 
@@ -170,10 +155,7 @@ final class ApprovalRows {
           db.write(
               "UPDATE approvals SET state='expired', decided_at=?, decided_via='ttl'"
                   + " WHERE approval_id=? AND state='pending'",
-              ps -> {
-                ps.setLong(1, now.toEpochMilli());
-                ps.setString(2, h.approval().approvalId());
-              });
+              params(now.toEpochMilli(), h.approval().approvalId()));
       if (n == 1) {
         expired.add(h.approval());
       }

@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
+
 import dev.pysandbox.store.BlobIndex;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -35,22 +37,17 @@ final class BlobRows implements BlobIndex {
           tx.write(
               "INSERT INTO blobs (sha256, size_bytes, created_at) VALUES (?,?,?)"
                   + " ON CONFLICT (sha256) DO NOTHING",
-              ps -> {
-                ps.setString(1, sha256);
-                ps.setLong(2, sizeBytes);
-                ps.setLong(3, clock.millis());
-              });
+              params(sha256, sizeBytes, clock.millis()));
           tx.write(
               "INSERT INTO run_files (run_id, path, tenant, sha256, size_bytes) VALUES (?,?,?,?,?)"
                   + " ON CONFLICT (run_id, path) DO UPDATE SET tenant=excluded.tenant,"
                   + " sha256=excluded.sha256, size_bytes=excluded.size_bytes",
-              ps -> {
-                ps.setString(1, Objects.requireNonNull(runId));
-                ps.setString(2, Objects.requireNonNull(path));
-                ps.setString(3, Objects.requireNonNull(tenant));
-                ps.setString(4, sha256);
-                ps.setLong(5, sizeBytes);
-              });
+              params(
+                  Objects.requireNonNull(runId),
+                  Objects.requireNonNull(path),
+                  Objects.requireNonNull(tenant),
+                  sha256,
+                  sizeBytes));
           return null;
         });
   }
@@ -59,10 +56,7 @@ final class BlobRows implements BlobIndex {
   public boolean tenantHolds(String tenant, String sha256) {
     return db.read(
         "SELECT 1 FROM run_files WHERE tenant=? AND sha256=? LIMIT 1",
-        ps -> {
-          ps.setString(1, tenant);
-          ps.setString(2, sha256);
-        },
+        params(tenant, sha256),
         ResultSet::next);
   }
 
@@ -78,10 +72,7 @@ final class BlobRows implements BlobIndex {
   public Optional<BlobRef> file(String runId, String path) {
     return db.read(
         "SELECT path, sha256, size_bytes FROM run_files WHERE run_id=? AND path=?",
-        ps -> {
-          ps.setString(1, runId);
-          ps.setString(2, path);
-        },
+        params(runId, path),
         rs -> rs.next() ? Optional.of(ref(rs)) : Optional.<BlobRef>empty());
   }
 

@@ -1,6 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
 import static dev.pysandbox.store.jdbc.ColumnValues.getLong;
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
 
 import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.StoredRun;
@@ -76,11 +77,7 @@ final class ChainRows {
 
   private static void saveHead(CachedConnection.Tx tx, Head head) throws SQLException {
     tx.write(
-        "UPDATE run_chain_head SET seq=?, record_sha256=? WHERE id=1",
-        ps -> {
-          ps.setLong(1, head.seq);
-          ps.setString(2, head.link);
-        });
+        "UPDATE run_chain_head SET seq=?, record_sha256=? WHERE id=1", params(head.seq, head.link));
   }
 
   /** Seals one finished run after {@code head}; false when it is sealed already or not final. */
@@ -101,21 +98,15 @@ final class ChainRows {
     tx.write(
         "INSERT INTO run_chain (seq, run_id, tenant, hash_version, prev_sha256, record_sha256,"
             + " sealed_at) VALUES (?,?,?,?,?,?,?)",
-        ps -> {
-          ps.setLong(1, seq);
-          ps.setString(2, runId);
-          ps.setString(3, (String) record.get("tenant"));
-          ps.setInt(4, RecordHash.VERSION);
-          ps.setString(5, prev);
-          ps.setString(6, link);
-          ps.setLong(7, clock.millis());
-        });
-    tx.write(
-        "UPDATE runs SET record_sha256=? WHERE id=?",
-        ps -> {
-          ps.setString(1, link);
-          ps.setString(2, runId);
-        });
+        params(
+            seq,
+            runId,
+            (String) record.get("tenant"),
+            RecordHash.VERSION,
+            prev,
+            link,
+            clock.millis()));
+    tx.write("UPDATE runs SET record_sha256=? WHERE id=?", params(link, runId));
     head.seq = seq;
     head.link = link;
     return true;
@@ -202,10 +193,7 @@ final class ChainRows {
                   StoredRunRows.SELECT
                       + " AND id=? AND finished_at IS NOT NULL AND"
                       + RunColumns.FINAL,
-                  ps -> {
-                    ps.setString(1, tenant);
-                    ps.setString(2, runId);
-                  },
+                  params(tenant, runId),
                   rs ->
                       rs.next()
                           ? Optional.of(StoredRunRows.storedRun(rs))
@@ -218,11 +206,7 @@ final class ChainRows {
           }
           tx.write(
               "UPDATE run_chain SET deleted_at=?, deleted_reason=? WHERE run_id=?",
-              ps -> {
-                ps.setLong(1, clock.millis());
-                ps.setString(2, reason);
-                ps.setString(3, runId);
-              });
+              params(clock.millis(), reason, runId));
           tx.write("DELETE FROM runs WHERE id=?", ps -> ps.setString(1, runId));
           return run;
         });

@@ -77,6 +77,20 @@ final class ColumnValues {
     }
   }
 
+  /**
+   * Binds {@code values} to a statement's parameters in order ({@code ?} 1, 2 …). The values are
+   * strings, boxed whole numbers or {@code null} (SQL NULL): the driver binds each as its own
+   * setter ({@code setString}, {@code setLong}, {@code setInt}) would, so one call replaces a block
+   * of setters numbered by hand.
+   */
+  static CachedConnection.SqlConsumer<PreparedStatement> params(Object... values) {
+    return ps -> {
+      for (int i = 0; i < values.length; i++) {
+        ps.setObject(i + 1, values[i]);
+      }
+    };
+  }
+
   /** The first column of every row. */
   static List<String> strings(ResultSet rs) throws SQLException {
     return rows(r -> r.getString(1)).apply(rs);

@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
+
 import dev.pysandbox.api.ApiKeyInfo;
 import dev.pysandbox.api.ApiPrincipal;
 import dev.pysandbox.api.CreatedApiKey;
@@ -98,14 +100,7 @@ public final class JdbcApiKeys implements ApiKeys {
     db.write(
         "INSERT INTO api_keys (key_id, tenant, label, key_sha256, created_at, role)"
             + " VALUES (?,?,?,?,?,?)",
-        ps -> {
-          ps.setString(1, keyId);
-          ps.setString(2, tenant);
-          ps.setString(3, checkedLabel);
-          ps.setString(4, ApiKeyFormat.hash(key));
-          ps.setLong(5, now);
-          ps.setString(6, role);
-        });
+        params(keyId, tenant, checkedLabel, ApiKeyFormat.hash(key), now, role));
     return new CreatedApiKey(
         new ApiKeyInfo(keyId, tenant, checkedLabel, instant(now), null, null, role), key);
   }
@@ -123,10 +118,7 @@ public final class JdbcApiKeys implements ApiKeys {
     Ids.requireKeyId(keyId);
     db.write(
         "UPDATE api_keys SET revoked_at=? WHERE key_id=? AND revoked_at IS NULL",
-        ps -> {
-          ps.setLong(1, time.millis());
-          ps.setString(2, keyId);
-        });
+        params(time.millis(), keyId));
     // Answers this process kept say yes to the key until they expire: forget them now.
     answers.clear();
     return db.read(

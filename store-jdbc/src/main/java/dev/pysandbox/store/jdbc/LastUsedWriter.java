@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
+
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.util.DaemonThreads;
 import dev.pysandbox.util.TimeSource;
@@ -79,11 +81,7 @@ final class LastUsedWriter {
       db.write(
           "UPDATE api_keys SET last_used_at=? WHERE key_id=?"
               + " AND (last_used_at IS NULL OR last_used_at < ?)",
-          ps -> {
-            ps.setLong(1, at);
-            ps.setString(2, keyId);
-            ps.setLong(3, at);
-          });
+          params(at, keyId, at));
     } catch (java.sql.SQLException | PysandboxException e) {
       log.warn("could not record that API key {} was used: {}", keyId, e.getMessage());
     }

@@ -1,6 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
 import static dev.pysandbox.store.jdbc.ColumnValues.json;
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
 import static dev.pysandbox.store.jdbc.ColumnValues.setInt;
 import static dev.pysandbox.store.jdbc.ColumnValues.setLong;
 
@@ -147,16 +148,15 @@ final class RunRows {
                 + " stdout_bytes=?, stderr_bytes=?, message=coalesce(message, '') || ?"
                 + " WHERE id=? AND status='interrupted' AND record_sha256 IS NULL"
                 + " AND coalesce(length(stdout), 0) = 0 AND coalesce(length(stderr), 0) = 0",
-            ps -> {
-              ps.setString(1, out.stdout());
-              ps.setString(2, out.stderr());
-              ps.setInt(3, out.stdoutTruncated() ? 1 : 0);
-              ps.setInt(4, out.stderrTruncated() ? 1 : 0);
-              ps.setLong(5, out.stdoutBytes());
-              ps.setLong(6, out.stderrBytes());
-              ps.setString(7, out.note());
-              ps.setString(8, runId);
-            })
+            params(
+                out.stdout(),
+                out.stderr(),
+                out.stdoutTruncated() ? 1 : 0,
+                out.stderrTruncated() ? 1 : 0,
+                out.stdoutBytes(),
+                out.stderrBytes(),
+                out.note(),
+                runId))
         == 1;
   }
 
@@ -165,11 +165,7 @@ final class RunRows {
         // rowid: the order runs were recorded in, when two have the same millisecond (SQLite's
         // implicit row id; a PostgreSQL store needs an identity column for the same).
         "SELECT * FROM runs WHERE tenant=? AND session_id=? ORDER BY created_at, rowid LIMIT ?",
-        ps -> {
-          ps.setString(1, Objects.requireNonNull(tenant));
-          ps.setString(2, sessionId);
-          ps.setInt(3, limit);
-        },
+        params(Objects.requireNonNull(tenant), sessionId, limit),
         ColumnValues.rows(rs -> RunColumns.full(rs, true)));
   }
 

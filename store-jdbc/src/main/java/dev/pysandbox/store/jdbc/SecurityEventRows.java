@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
+
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -42,15 +44,14 @@ final class SecurityEventRows {
         "INSERT INTO security_events ("
             + COLUMNS
             + ") VALUES (?,?,?,?,?,?,?) ON CONFLICT (event_id) DO NOTHING",
-        ps -> {
-          ps.setString(1, Objects.requireNonNull(e.eventId(), "eventId"));
-          ps.setString(2, Objects.requireNonNull(e.tenant(), "tenant"));
-          ps.setString(3, Objects.requireNonNull(e.kind(), "kind"));
-          ps.setString(4, e.sessionId());
-          ps.setString(5, e.runId());
-          ps.setLong(6, Instant.parse(e.at()).toEpochMilli());
-          ps.setString(7, detail);
-        });
+        params(
+            Objects.requireNonNull(e.eventId(), "eventId"),
+            Objects.requireNonNull(e.tenant(), "tenant"),
+            Objects.requireNonNull(e.kind(), "kind"),
+            e.sessionId(),
+            e.runId(),
+            Instant.parse(e.at()).toEpochMilli(),
+            detail));
   }
 
   static List<SecurityEvent> page(

@@ -1,5 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
+
 import com.fasterxml.jackson.core.type.TypeReference;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
@@ -131,13 +133,7 @@ final class SessionRows {
         "UPDATE sessions SET state='closed', closed_at=?, ended_as='lost', end_code=NULL,"
             + " end_detail=?, close_requested=0 WHERE tenant=? AND id=? AND instance_id=?"
             + " AND state <> 'closed'",
-        ps -> {
-          ps.setLong(1, clock.millis());
-          ps.setString(2, lostDetail(deadInstance));
-          ps.setString(3, tenant);
-          ps.setString(4, id);
-          ps.setString(5, deadInstance);
-        });
+        params(clock.millis(), lostDetail(deadInstance), tenant, id, deadInstance));
   }
 
   private static String lostDetail(String instance) {
@@ -162,10 +158,7 @@ final class SessionRows {
   private Optional<Row> row(String tenant, String id) {
     return db.read(
         "SELECT * FROM sessions WHERE tenant=? AND id=?",
-        ps -> {
-          ps.setString(1, Objects.requireNonNull(tenant));
-          ps.setString(2, id);
-        },
+        params(Objects.requireNonNull(tenant), id),
         rs ->
             rs.next()
                 ? Optional.of(new Row(rs.getString("instance_id"), info(rs, false)))
@@ -230,10 +223,7 @@ final class SessionRows {
   boolean requestClose(SessionKey session) {
     return db.write(
             "UPDATE sessions SET close_requested=1 WHERE tenant=? AND id=? AND state <> 'closed'",
-            ps -> {
-              ps.setString(1, session.tenant());
-              ps.setString(2, session.id());
-            })
+            params(session.tenant(), session.id()))
         == 1;
   }
 
@@ -305,7 +295,9 @@ final class SessionRows {
             null,
             rs.getString("tier"),
             ColumnValues.parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}),
-            rs.getString("environment"));
+            rs.getString("environment"),
+            null,
+            null);
     String as = rs.getString("ended_as");
     if (as != null && s.state() == SessionState.CLOSED) {
       long at = rs.getLong("closed_at");

@@ -1,6 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
 import static dev.pysandbox.store.jdbc.ColumnValues.json;
+import static dev.pysandbox.store.jdbc.ColumnValues.params;
 import static dev.pysandbox.store.jdbc.ColumnValues.parse;
 
 import com.fasterxml.jackson.core.type.TypeReference;
@@ -26,25 +27,20 @@ final class SessionStepRows {
     db.write(
         "INSERT INTO session_steps (tenant, session_id, kind, at, after_run_id, detail_json)"
             + " VALUES (?,?,?,?,?,?)",
-        ps -> {
-          ps.setString(1, Objects.requireNonNull(tenant));
-          ps.setString(2, Objects.requireNonNull(sessionId));
-          ps.setString(3, step.kind());
-          ps.setLong(4, Instant.parse(step.at()).toEpochMilli());
-          ps.setString(5, step.afterRunId());
-          ps.setString(6, json(step.detail()));
-        });
+        params(
+            Objects.requireNonNull(tenant),
+            Objects.requireNonNull(sessionId),
+            step.kind(),
+            Instant.parse(step.at()).toEpochMilli(),
+            step.afterRunId(),
+            json(step.detail())));
   }
 
   List<SessionStep> list(String tenant, String sessionId, int limit) {
     return db.read(
         "SELECT kind, at, after_run_id, detail_json FROM session_steps"
             + " WHERE tenant=? AND session_id=? ORDER BY step_id LIMIT ?",
-        ps -> {
-          ps.setString(1, tenant);
-          ps.setString(2, sessionId);
-          ps.setInt(3, limit);
-        },
+        params(tenant, sessionId, limit),
         ColumnValues.rows(
             rs ->
                 new SessionStep(
