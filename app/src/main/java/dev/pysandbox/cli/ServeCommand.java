@@ -6,7 +6,7 @@ import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
 import dev.pysandbox.core.DefaultSandboxService;
-import dev.pysandbox.core.ProtocolStdout;
+import dev.pysandbox.core.host.ProtocolStdout;
 import dev.pysandbox.http.Caller;
 import dev.pysandbox.http.HttpFace;
 import dev.pysandbox.http.KeyCheck;

@@ -19,6 +19,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.ValidationReport;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.config.DataLayout;
+import dev.pysandbox.core.analysis.CodeAnalysis;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

@@ -7,6 +7,7 @@ import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.RunRecord;
+import dev.pysandbox.core.requests.RequestIds;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;

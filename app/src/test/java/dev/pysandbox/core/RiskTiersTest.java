@@ -9,6 +9,7 @@ import dev.pysandbox.TestServices;
 import dev.pysandbox.api.ExecutionRequest;
 import dev.pysandbox.api.RiskFinding;
 import dev.pysandbox.api.ValidationReport;
+import dev.pysandbox.core.approvals.ApprovalPolicy;
 import java.io.IOException;
 import java.util.ArrayList;
 import java.util.List;

@@ -17,6 +17,7 @@ import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.app.Assembly;
+import dev.pysandbox.core.audit.SecurityEventLog;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -7,6 +7,7 @@ import dev.pysandbox.Fast;
 import dev.pysandbox.ManualTime;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.core.host.StoreHandle;
 import dev.pysandbox.store.RunStore;
 import java.lang.reflect.Proxy;
 import java.time.Duration;

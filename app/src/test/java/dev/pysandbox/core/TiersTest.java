@@ -18,6 +18,7 @@ import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SetupReport;
+import dev.pysandbox.core.audit.SecurityEventLog;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

@@ -12,6 +12,7 @@ import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.Tenants;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.core.environments.Environments;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -42,7 +43,7 @@ public final class DefaultSandboxService extends TenantView implements OperatorS
   }
 
   /** The parts, for tests in this package. */
-  ServiceWiring core() {
+  public ServiceWiring core() {
     return core;
   }
 

@@ -3,9 +3,57 @@ package dev.pysandbox.core;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.core.analysis.CodeAnalysis;
+import dev.pysandbox.core.approvals.ApprovalPolicy;
+import dev.pysandbox.core.approvals.Approvals;
+import dev.pysandbox.core.audit.AuditReview;
+import dev.pysandbox.core.audit.AuditTrail;
+import dev.pysandbox.core.audit.Provenance;
+import dev.pysandbox.core.audit.SecurityEventLog;
+import dev.pysandbox.core.blobs.BlobMigration;
+import dev.pysandbox.core.blobs.KeptBlobs;
+import dev.pysandbox.core.blobs.TenantStorage;
+import dev.pysandbox.core.environments.EnvironmentListing;
+import dev.pysandbox.core.environments.Environments;
+import dev.pysandbox.core.environments.RunEnvironments;
+import dev.pysandbox.core.events.EventSpill;
+import dev.pysandbox.core.events.LiveRuns;
 import dev.pysandbox.core.files.CollectBudget;
 import dev.pysandbox.core.files.NativeFs;
+import dev.pysandbox.core.host.CorePools;
+import dev.pysandbox.core.host.DeadServerCleanup;
+import dev.pysandbox.core.host.HubSockets;
+import dev.pysandbox.core.host.InstanceRegistry;
+import dev.pysandbox.core.host.StoreHandle;
+import dev.pysandbox.core.network.EgressWays;
+import dev.pysandbox.core.requests.RequestValidator;
+import dev.pysandbox.core.runs.ApprovedRuns;
+import dev.pysandbox.core.runs.FileCollection;
+import dev.pysandbox.core.runs.InFlightRuns;
+import dev.pysandbox.core.runs.OneShotRun;
+import dev.pysandbox.core.runs.RunExecutor;
+import dev.pysandbox.core.runs.Runs;
+import dev.pysandbox.core.runs.SessionOpener;
+import dev.pysandbox.core.runs.SessionRun;
+import dev.pysandbox.core.runs.StartedRuns;
+import dev.pysandbox.core.runs.StoredRuns;
+import dev.pysandbox.core.sandboxes.BackendGate;
+import dev.pysandbox.core.sandboxes.SandboxSpecs;
+import dev.pysandbox.core.sandboxes.SpareSandboxes;
+import dev.pysandbox.core.sandboxes.WarmPool;
+import dev.pysandbox.core.sandboxes.WorkspaceDisposal;
+import dev.pysandbox.core.sessions.ContextCalls;
+import dev.pysandbox.core.sessions.Session;
+import dev.pysandbox.core.sessions.SessionCloser;
+import dev.pysandbox.core.sessions.SessionEnds;
+import dev.pysandbox.core.sessions.SessionExpiry;
+import dev.pysandbox.core.sessions.SessionJournal;
+import dev.pysandbox.core.sessions.SessionManager;
+import dev.pysandbox.core.sessions.SessionSteps;
 import dev.pysandbox.core.trajectories.TrajectoryLog;
+import dev.pysandbox.core.workspace.Artifacts;
+import dev.pysandbox.core.workspace.Downloads;
+import dev.pysandbox.core.workspace.Uploads;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.TimeSource;
 import dev.pysandbox.worker.WorkerHub;
@@ -19,7 +67,7 @@ import org.slf4j.LoggerFactory;
  * The core's parts, built in dependency order: which parts exist, and what a read-only core leaves
  * out, is decided here and nowhere else ({@link CoreLifecycle} starts and stops them).
  */
-final class ServiceWiring {
+public final class ServiceWiring {
   private static final Logger log = LoggerFactory.getLogger(ServiceWiring.class);
 
   final PysandboxConfig config;
@@ -47,7 +95,7 @@ final class ServiceWiring {
   final SessionEnds ends;
   final SessionManager sessions;
   final SessionExpiry expiry;
-  final LiveRuns live;
+  public final LiveRuns live;
   final AuditTrail audit;
   final AuditReview review;
   final SecurityEventLog securityEvents;

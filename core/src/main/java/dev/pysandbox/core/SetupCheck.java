@@ -5,6 +5,7 @@ import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.PysandboxConfig;
+import dev.pysandbox.core.sandboxes.WarmPool;
 import dev.pysandbox.util.TimeSource;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;

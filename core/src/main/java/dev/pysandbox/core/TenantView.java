@@ -29,7 +29,10 @@ import dev.pysandbox.api.Tenants;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
 import dev.pysandbox.api.ValidationReport;
+import dev.pysandbox.core.analysis.DryRuns;
+import dev.pysandbox.core.audit.Provenance;
 import dev.pysandbox.core.diffs.RunDiffs;
+import dev.pysandbox.core.requests.RequestValidator;
 import dev.pysandbox.store.SessionKey;
 import java.io.InputStream;
 import java.util.List;
@@ -38,12 +41,12 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The core as one tenant sees it: every call names its tenant to the part whose job it is (runs to
- * {@link Runs}, sessions to {@link SessionOpener} and {@link SessionManager}, decisions to {@link
- * ApprovedRuns} …), so that sessions are looked up by (tenant, id), runs are listed by tenant, and
- * a run or session of another tenant answers exactly as one that does not exist ({@code not_found},
- * the same message, the same path through the code). Cheap: a view holds no state but its tenant's
- * name. The server's own service is the view of the tenant {@code local}, with the server's own
- * calls added.
+ * {@link dev.pysandbox.core.runs.Runs}, sessions to {@link dev.pysandbox.core.runs.SessionOpener}
+ * and {@link dev.pysandbox.core.sessions.SessionManager}, decisions to {@link ApprovedRuns} …), so
+ * that sessions are looked up by (tenant, id), runs are listed by tenant, and a run or session of
+ * another tenant answers exactly as one that does not exist ({@code not_found}, the same message,
+ * the same path through the code). Cheap: a view holds no state but its tenant's name. The server's
+ * own service is the view of the tenant {@code local}, with the server's own calls added.
  */
 class TenantView implements SandboxService {
   private static final org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(TenantView.class);
@@ -62,7 +65,10 @@ class TenantView implements SandboxService {
 
   // -- runs --------------------------------------------------------------------------------------
 
-  /** A dry run is answered here (nothing runs); every other run is {@link Runs}'. */
+  /**
+   * A dry run is answered here (nothing runs); every other run is {@link
+   * dev.pysandbox.core.runs.Runs}'.
+   */
   @Override
   public RunRecord run(ExecutionRequest request, RunListener listener) {
     if (request.dryRun()) {
