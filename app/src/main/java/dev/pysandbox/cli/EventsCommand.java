@@ -2,7 +2,6 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.Json;
 import dev.pysandbox.api.OperatorService;
-import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventList;
 import dev.pysandbox.api.op.Arguments;
@@ -42,11 +41,6 @@ final class EventsCommand extends ListingCommand<SecurityEventList> {
   @Override
   SecurityEventList ofEveryTenant(OperatorService service, Arguments args) {
     return service.allSecurityEvents(OperationCalls.securityEventQuery(args));
-  }
-
-  @Override
-  SecurityEventList ofTenant(SandboxService tenant, Arguments args) {
-    return OperationCalls.call(Operations.LIST_SECURITY_EVENTS, tenant, args);
   }
 
   @Override

@@ -33,9 +33,7 @@ final class KeysCommand extends CommandGroup {
         "Make a key for a tenant. The key alone is printed on stdout, once: it is not stored,"
             + " only its hash is."
       })
-  static final class CreateKey implements Callable<Integer> {
-    @ParentCommand KeysCommand keys;
-
+  static final class CreateKey extends KeyCommand {
     @Option(
         names = "--tenant",
         required = true,
@@ -59,22 +57,20 @@ final class KeysCommand extends CommandGroup {
     String role;
 
     @Override
-    public Integer call() {
-      try (ApiKeys store = keys.main.openApiKeys()) {
-        CreatedApiKey created = store.create(tenant, label, role);
-        // stdout holds the key and nothing else, so that `KEY=$(pysandbox keys create ...)` works.
-        System.out.println(created.key());
-        System.err.println(
-            "pysandbox: key "
-                + created.keyId()
-                + " for tenant '"
-                + tenant
-                + "' created; store it now, it is shown once"
-                + " (revoke it with: pysandbox keys revoke "
-                + created.keyId()
-                + ")");
-        return 0;
-      }
+    int call(ApiKeys store) {
+      CreatedApiKey created = store.create(tenant, label, role);
+      // stdout holds the key and nothing else, so that `KEY=$(pysandbox keys create ...)` works.
+      System.out.println(created.key());
+      System.err.println(
+          "pysandbox: key "
+              + created.keyId()
+              + " for tenant '"
+              + tenant
+              + "' created; store it now, it is shown once"
+              + " (revoke it with: pysandbox keys revoke "
+              + created.keyId()
+              + ")");
+      return 0;
     }
   }
 
@@ -82,37 +78,33 @@ final class KeysCommand extends CommandGroup {
       name = "list",
       mixinStandardHelpOptions = true,
       description = "List every key, revoked ones too, oldest first (never the keys themselves).")
-  static final class ListKeys implements Callable<Integer> {
-    @ParentCommand KeysCommand keys;
-
+  static final class ListKeys extends KeyCommand {
     @Option(names = "--json", description = "Print JSON.")
     boolean json;
 
     @Override
-    public Integer call() {
-      try (ApiKeys store = keys.main.openApiKeys()) {
-        List<ApiKeyInfo> all = store.list();
-        if (json) {
-          System.out.println(Json.writePretty(all));
-          return 0;
-        }
-        String row = "%-16s  %-20s  %-8s  %-24s  %-24s  %-24s  %s%n";
-        System.out.printf(row, "KEY", "TENANT", "ROLE", "CREATED", "LAST USED", "REVOKED", "LABEL");
-        for (ApiKeyInfo k : all) {
-          System.out.printf(
-              row,
-              k.keyId(),
-              k.tenant(),
-              k.role(),
-              k.createdAt(),
-              dash(k.lastUsedAt()),
-              dash(k.revokedAt()),
-              // Checked when made; escaped anyway, as it may come from another version.
-              k.label() == null ? "" : TerminalText.escape(k.label()));
-        }
-        System.out.printf("(%d keys)%n", all.size());
+    int call(ApiKeys store) {
+      List<ApiKeyInfo> all = store.list();
+      if (json) {
+        System.out.println(Json.writePretty(all));
         return 0;
       }
+      String row = "%-16s  %-20s  %-8s  %-24s  %-24s  %-24s  %s%n";
+      System.out.printf(row, "KEY", "TENANT", "ROLE", "CREATED", "LAST USED", "REVOKED", "LABEL");
+      for (ApiKeyInfo k : all) {
+        System.out.printf(
+            row,
+            k.keyId(),
+            k.tenant(),
+            k.role(),
+            k.createdAt(),
+            dash(k.lastUsedAt()),
+            dash(k.revokedAt()),
+            // Checked when made; escaped anyway, as it may come from another version.
+            k.label() == null ? "" : TerminalText.escape(k.label()));
+      }
+      System.out.printf("(%d keys)%n", all.size());
+      return 0;
     }
 
     private static String dash(String value) {
@@ -124,19 +116,33 @@ final class KeysCommand extends CommandGroup {
       name = "revoke",
       mixinStandardHelpOptions = true,
       description = "Revoke a key: servers sharing this data directory refuse it within 2 s.")
-  static final class RevokeKey implements Callable<Integer> {
-    @ParentCommand KeysCommand keys;
-
+  static final class RevokeKey extends KeyCommand {
     @Parameters(paramLabel = "KEY_ID")
     String keyId;
 
     @Override
-    public Integer call() {
+    int call(ApiKeys store) {
+      ApiKeyInfo revoked = store.revoke(keyId);
+      System.out.println("key " + revoked.keyId() + " revoked at " + revoked.revokedAt());
+      return 0;
+    }
+  }
+
+  /**
+   * A subcommand that works on the data directory's API keys alone (no core is opened): the store
+   * opened and closed here once, the subcommand says what it does with it.
+   */
+  abstract static class KeyCommand implements Callable<Integer> {
+    @ParentCommand KeysCommand keys;
+
+    @Override
+    public final Integer call() {
       try (ApiKeys store = keys.main.openApiKeys()) {
-        ApiKeyInfo revoked = store.revoke(keyId);
-        System.out.println("key " + revoked.keyId() + " revoked at " + revoked.revokedAt());
-        return 0;
+        return call(store);
       }
     }
+
+    /** Does the subcommand's work; its exit code. */
+    abstract int call(ApiKeys store);
   }
 }

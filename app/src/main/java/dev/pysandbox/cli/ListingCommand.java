@@ -3,6 +3,7 @@ package dev.pysandbox.cli;
 import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
+import dev.pysandbox.api.op.OperationCalls;
 import picocli.CommandLine.Mixin;
 
 /**
@@ -39,8 +40,13 @@ abstract class ListingCommand<T> extends ReportCommand<T> {
   /** Every tenant's records, each naming its tenant. */
   abstract T ofEveryTenant(OperatorService service, Arguments args);
 
-  /** The named tenant's records. */
-  abstract T ofTenant(SandboxService tenant, Arguments args);
+  /**
+   * The named tenant's records: by default the operation the listing is, called as MCP and REST
+   * call it ({@link OperationCalls}); a listing that is no operation says how.
+   */
+  T ofTenant(SandboxService tenant, Arguments args) {
+    return OperationCalls.call(options().operation(), tenant, args);
+  }
 
   /** Prints a row of {@code format} (ending with %n), after the TENANT column when there is one. */
   final void row(String format, String tenant, Object... cells) {

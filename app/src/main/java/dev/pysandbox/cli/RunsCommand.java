@@ -4,7 +4,6 @@ import dev.pysandbox.api.OperatorService;
 import dev.pysandbox.api.RunPage;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunSummary;
-import dev.pysandbox.api.SandboxService;
 import dev.pysandbox.api.op.Arguments;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.api.op.Operations;
@@ -45,11 +44,6 @@ final class RunsCommand extends CommandGroup {
     @Override
     RunPage ofEveryTenant(OperatorService service, Arguments args) {
       return service.allRuns(OperationCalls.runQuery(args));
-    }
-
-    @Override
-    RunPage ofTenant(SandboxService tenant, Arguments args) {
-      return OperationCalls.call(Operations.LIST_RUNS, tenant, args);
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.pysandbox.core;
 
 import dev.pysandbox.api.MetricsRecorder;
 import dev.pysandbox.api.RunStatus;
+import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -22,41 +23,30 @@ final class MetricsRelay implements MetricsRecorder {
 
   @Override
   public void runEnded(RunStatus status, String tier, Long durationMs) {
-    try {
-      to.runEnded(status, tier, durationMs);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    relay(r -> r.runEnded(status, tier, durationMs));
   }
 
   @Override
   public void sandboxStarted(boolean ok, long nanos) {
-    try {
-      to.sandboxStarted(ok, nanos);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    relay(r -> r.sandboxStarted(ok, nanos));
   }
 
   @Override
   public void sandboxTaken(PoolTake how, long waitNanos) {
-    try {
-      to.sandboxTaken(how, waitNanos);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    relay(r -> r.sandboxTaken(how, waitNanos));
   }
 
   @Override
   public void environmentEnsured(EnvironmentOutcome outcome, long nanos) {
-    try {
-      to.environmentEnsured(outcome, nanos);
-    } catch (RuntimeException e) {
-      dropped(e);
-    }
+    relay(r -> r.environmentEnsured(outcome, nanos));
   }
 
-  private static void dropped(RuntimeException e) {
-    log.debug("a metrics recorder failed: {}", e.toString());
+  /** Passes one event on; a recorder that throws costs the event, never its caller. */
+  private void relay(Consumer<MetricsRecorder> event) {
+    try {
+      event.accept(to);
+    } catch (RuntimeException e) {
+      log.debug("a metrics recorder failed: {}", e.toString());
+    }
   }
 }

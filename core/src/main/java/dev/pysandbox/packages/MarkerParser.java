@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
  * double-quoted rendering is always faithful, and nothing a shell or a requirements file reads
  * specially). Whitespace is spaces; tabs never get here (the requirement is refused first).
  */
-final class MarkerParser {
+final class MarkerParser extends TextCursor {
   static final List<String> VARIABLES =
       List.of(
           "python_version",
@@ -43,11 +43,8 @@ final class MarkerParser {
   /** A rendered sub-expression and whether it is an {@code or} (needs parentheses in an and). */
   private record Node(String text, boolean isOr) {}
 
-  private final String text;
-  private int pos;
-
   private MarkerParser(String text) {
-    this.text = text;
+    super(text);
   }
 
   /**
@@ -71,10 +68,7 @@ final class MarkerParser {
   }
 
   private Node or() throws Refusal {
-    List<Node> nodes = new ArrayList<>();
-    do {
-      nodes.add(and());
-    } while (keyword("or"));
+    List<Node> nodes = joined(this::and, "or");
     if (nodes.size() == 1) {
       return nodes.get(0); // keeps whether it is an or, for the and around it
     }
@@ -82,10 +76,7 @@ final class MarkerParser {
   }
 
   private Node and() throws Refusal {
-    List<Node> nodes = new ArrayList<>();
-    do {
-      nodes.add(atom());
-    } while (keyword("and"));
+    List<Node> nodes = joined(this::atom, "and");
     if (nodes.size() == 1) {
       return nodes.get(0); // a parenthesised or stays an or: a or (b or c) is a or b or c
     }
@@ -94,6 +85,21 @@ final class MarkerParser {
       parts.add(n.isOr() ? "(" + n.text() + ")" : n.text());
     }
     return new Node(String.join(" and ", parts), false);
+  }
+
+  /** One sub-expression or more, {@code keyword} between each two. */
+  private List<Node> joined(Part part, String keyword) throws Refusal {
+    List<Node> nodes = new ArrayList<>();
+    do {
+      nodes.add(part.parse());
+    } while (keyword(keyword));
+    return nodes;
+  }
+
+  /** A rule of the grammar below the one joining it. */
+  @FunctionalInterface
+  private interface Part {
+    Node parse() throws Refusal;
   }
 
   private Node atom() throws Refusal {
@@ -145,7 +151,7 @@ final class MarkerParser {
       pos = close + 1;
       return "\"" + content + "\"";
     }
-    String word = word();
+    String word = takeWhile(MarkerParser::isWordChar);
     if (word.isEmpty()) {
       throw expected("a marker variable or a quoted string");
     }
@@ -158,11 +164,9 @@ final class MarkerParser {
 
   private String comparison() throws Refusal {
     spaces();
-    for (String op : COMPARISONS) {
-      if (text.startsWith(op, pos)) {
-        pos += op.length();
-        return op;
-      }
+    String op = takeFirstOf(COMPARISONS);
+    if (op != null) {
+      return op;
     }
     if (keyword("in")) {
       return "in";
@@ -188,26 +192,8 @@ final class MarkerParser {
     return false;
   }
 
-  private String word() {
-    int start = pos;
-    while (pos < text.length() && isWordChar(text.charAt(pos))) {
-      pos++;
-    }
-    return text.substring(start, pos);
-  }
-
   private static boolean isWordChar(char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-  }
-
-  private void spaces() {
-    while (pos < text.length() && text.charAt(pos) == ' ') {
-      pos++;
-    }
-  }
-
-  private char peek() {
-    return pos < text.length() ? text.charAt(pos) : '\0';
   }
 
   private Refusal expected(String what) {

@@ -19,7 +19,7 @@ import java.util.regex.Pattern;
  * space starting with {@code -} (an option), and a name or version ending like an archive ({@code
  * x.whl}, {@code x.tar.gz}: pip installs a local file of that name).
  */
-final class RequirementParser {
+final class RequirementParser extends TextCursor {
   static final int MAX_LENGTH = 200;
 
   static final Pattern NAME = Pattern.compile("[A-Za-z0-9]|[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]");
@@ -61,11 +61,8 @@ final class RequirementParser {
   private static final String ARBITRARY_ALONE =
       "'===' (arbitrary equality) must be the only version specifier, without a marker";
 
-  private final String text;
-  private int pos;
-
   private RequirementParser(String text) {
-    this.text = text;
+    super(text);
   }
 
   /** {@code spec} read into a requirement in canonical form. */
@@ -208,11 +205,7 @@ final class RequirementParser {
   }
 
   private String name() throws Refusal {
-    int start = pos;
-    while (pos < text.length() && isNameChar(peek())) {
-      pos++;
-    }
-    String name = text.substring(start, pos);
+    String name = takeWhile(RequirementParser::isNameChar);
     if (name.isEmpty()) {
       throw new Refusal("it does not start with a package name");
     }
@@ -234,10 +227,7 @@ final class RequirementParser {
     while (true) {
       spaces();
       int start = pos;
-      while (pos < text.length() && isNameChar(peek())) {
-        pos++;
-      }
-      String extra = text.substring(start, pos);
+      String extra = takeWhile(RequirementParser::isNameChar);
       if (!NAME.matcher(extra).matches()) {
         throw new Refusal(
             "the extras are malformed: expected an extra's name at " + quote(rest(start)));
@@ -262,11 +252,7 @@ final class RequirementParser {
       spaces();
       String op = operator();
       spaces();
-      int start = pos;
-      while (pos < text.length() && VERSION_CHARS.indexOf(peek()) >= 0) {
-        pos++;
-      }
-      String version = text.substring(start, pos);
+      String version = takeWhile(c -> VERSION_CHARS.indexOf(c) >= 0);
       if (version.isEmpty()) {
         throw new Refusal("the operator '" + op + "' has no version after it");
       }
@@ -283,11 +269,9 @@ final class RequirementParser {
   }
 
   private String operator() throws Refusal {
-    for (String op : OPERATORS) {
-      if (text.startsWith(op, pos)) {
-        pos += op.length();
-        return op;
-      }
+    String op = takeFirstOf(OPERATORS);
+    if (op != null) {
+      return op;
     }
     throw new Refusal(
         "expected a version operator ("
@@ -345,24 +329,6 @@ final class RequirementParser {
         || c == '.'
         || c == '_'
         || c == '-';
-  }
-
-  private boolean consume(char c) {
-    if (peek() == c && pos < text.length()) {
-      pos++;
-      return true;
-    }
-    return false;
-  }
-
-  private void spaces() {
-    while (pos < text.length() && text.charAt(pos) == ' ') {
-      pos++;
-    }
-  }
-
-  private char peek() {
-    return pos < text.length() ? text.charAt(pos) : '\0';
   }
 
   private String rest(int from) {

@@ -155,10 +155,10 @@ final class HttpMetrics implements MetricsRecorder {
   }
 
   private Counter sandboxStarts(boolean ok) {
-    return Counter.builder("pysandbox.sandbox.starts")
-        .description("Sandboxes started for runs and sessions (pool and on demand), by outcome")
-        .tag("outcome", ok ? "started" : "failed")
-        .register(registry);
+    return outcomes(
+        "pysandbox.sandbox.starts",
+        "Sandboxes started for runs and sessions (pool and on demand), by outcome",
+        ok ? "started" : "failed");
   }
 
   @Override
@@ -186,9 +186,17 @@ final class HttpMetrics implements MetricsRecorder {
   }
 
   private Counter environmentBuilds(EnvironmentOutcome outcome) {
-    return Counter.builder("pysandbox.environment.builds")
-        .description("Package environments asked for, by outcome: reused, built, failed")
-        .tag("outcome", outcome.label())
+    return outcomes(
+        "pysandbox.environment.builds",
+        "Package environments asked for, by outcome: reused, built, failed",
+        outcome.label());
+  }
+
+  /** The counter {@code name} of one outcome (registered the first time, then found). */
+  private Counter outcomes(String name, String description, String outcome) {
+    return Counter.builder(name)
+        .description(description)
+        .tag("outcome", outcome)
         .register(registry);
   }
 

@@ -256,42 +256,38 @@ final class SlowPeerGuard extends HttpFilter {
 
     @Override
     public void write(int b) throws IOException {
-      x.beforeWrite();
-      try {
-        out.write(b);
-      } finally {
-        x.afterWrite();
-      }
+      timed(() -> out.write(b));
     }
 
     @Override
     public void write(byte[] b, int off, int len) throws IOException {
-      x.beforeWrite();
-      try {
-        out.write(b, off, len);
-      } finally {
-        x.afterWrite();
-      }
+      timed(() -> out.write(b, off, len));
     }
 
     @Override
     public void flush() throws IOException {
+      timed(out::flush);
+    }
+
+    @Override
+    public void close() throws IOException {
+      timed(out::close);
+    }
+
+    /** One write to the peer, between the exchange's marks (a write that blocks is seen). */
+    private void timed(Write write) throws IOException {
       x.beforeWrite();
       try {
-        out.flush();
+        write.run();
       } finally {
         x.afterWrite();
       }
     }
 
-    @Override
-    public void close() throws IOException {
-      x.beforeWrite();
-      try {
-        out.close();
-      } finally {
-        x.afterWrite();
-      }
+    /** A write, flush or close of the stream underneath. */
+    @FunctionalInterface
+    private interface Write {
+      void run() throws IOException;
     }
 
     @Override

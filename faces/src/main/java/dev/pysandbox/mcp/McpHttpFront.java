@@ -305,15 +305,11 @@ final class McpHttpFront extends HttpServlet {
   // -- DELETE: the client ends its session --------------------------------------------------
 
   private void delete(HttpServletRequest request, HttpServletResponse response) throws IOException {
-    String id = request.getHeader(SESSION_HEADER);
-    if (id == null || id.isBlank()) {
-      error(
-          response,
-          400,
-          null,
-          McpSchema.ErrorCodes.INVALID_REQUEST,
-          "Bad Request: " + SESSION_HEADER + " header required");
-    } else if (transport.end(id)) {
+    String id = sessionId(request, response, null, "");
+    if (id == null) {
+      return;
+    }
+    if (transport.end(id)) {
       response.setStatus(HttpServletResponse.SC_OK);
     } else {
       notFound(response, null);
@@ -326,14 +322,8 @@ final class McpHttpFront extends HttpServlet {
   private HttpMcpSession session(
       HttpServletRequest request, HttpServletResponse response, Object requestId)
       throws IOException {
-    String id = request.getHeader(SESSION_HEADER);
-    if (id == null || id.isBlank()) {
-      error(
-          response,
-          400,
-          requestId,
-          McpSchema.ErrorCodes.INVALID_REQUEST,
-          "Bad Request: " + SESSION_HEADER + " header required (send initialize first)");
+    String id = sessionId(request, response, requestId, " (send initialize first)");
+    if (id == null) {
       return null;
     }
     HttpMcpSession session = transport.session(id);
@@ -341,6 +331,23 @@ final class McpHttpFront extends HttpServlet {
       notFound(response, requestId);
     }
     return session;
+  }
+
+  /** The session id the request names, or null once a 400 says it names none ({@code more}). */
+  private String sessionId(
+      HttpServletRequest request, HttpServletResponse response, Object requestId, String more)
+      throws IOException {
+    String id = request.getHeader(SESSION_HEADER);
+    if (id == null || id.isBlank()) {
+      error(
+          response,
+          400,
+          requestId,
+          McpSchema.ErrorCodes.INVALID_REQUEST,
+          "Bad Request: " + SESSION_HEADER + " header required" + more);
+      return null;
+    }
+    return id;
   }
 
   private void notFound(HttpServletResponse response, Object requestId) throws IOException {

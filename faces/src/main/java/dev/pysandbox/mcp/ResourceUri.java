@@ -1,10 +1,8 @@
 package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.Ids;
+import dev.pysandbox.util.StrictUtf8;
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -110,15 +108,10 @@ record ResourceUri(Kind kind, String runId, String sessionId, String path, int i
       bytes.write(hi << 4 | lo);
       i += 2;
     }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(bytes.toByteArray()))
-          .toString();
-    } catch (CharacterCodingException e) {
+    String text = StrictUtf8.decode(bytes.toByteArray());
+    if (text == null) {
       throw new BadPath("the path in the URI is not UTF-8 once percent-decoded");
     }
+    return text;
   }
 }

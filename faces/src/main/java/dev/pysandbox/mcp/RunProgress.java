@@ -270,12 +270,14 @@ final class RunProgress implements RunListener, AutoCloseable {
         droppedLines = 0;
       }
       sentInWindow++;
-      try {
-        exchange.loggingNotification(
-            McpSchema.LoggingMessageNotification.builder(level, data).logger(logger).build());
-      } catch (RuntimeException e) {
-        log.debug("log notification not sent: {}", e.toString());
-      }
+      String sent = data;
+      send(
+          "log",
+          () ->
+              exchange.loggingNotification(
+                  McpSchema.LoggingMessageNotification.builder(level, sent)
+                      .logger(logger)
+                      .build()));
     }
   }
 
@@ -293,11 +295,19 @@ final class RunProgress implements RunListener, AutoCloseable {
 
   private void tick() {
     double seconds = Math.floor((System.nanoTime() - startedNanos) / 1e9);
+    send(
+        "progress",
+        () ->
+            exchange.progressNotification(
+                McpSchema.ProgressNotification.builder(token, seconds).message(lastLine).build()));
+  }
+
+  /** Sends a notification; one the client cannot take (it went away) costs only itself. */
+  private static void send(String kind, Runnable notification) {
     try {
-      exchange.progressNotification(
-          McpSchema.ProgressNotification.builder(token, seconds).message(lastLine).build());
+      notification.run();
     } catch (RuntimeException e) {
-      log.debug("progress notification not sent: {}", e.toString());
+      log.debug("{} notification not sent: {}", kind, e.toString());
     }
   }
 

@@ -20,7 +20,6 @@ import java.util.List;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executor;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.locks.ReentrantLock;
@@ -241,16 +240,7 @@ public final class CodeAnalysis implements AutoCloseable {
       sandbox = null;
     }
     log.warn("code analysis: sandbox {} is replaced: {}", s.id(), why);
-    Runnable end =
-        () -> {
-          KillOutcome.kill(s, "code analysis: " + why);
-          WorkspaceDisposal.discard(s);
-        };
-    try {
-      disposal.execute(end);
-    } catch (RejectedExecutionException e) {
-      s.kill("code analysis: " + why); // stopping: the backend releases the rest
-    }
+    WorkspaceDisposal.killAndDiscard(s, "code analysis: " + why, disposal);
   }
 
   /** The sandbox in use, if any (for tests). */

@@ -57,12 +57,7 @@ public final class TreeDeletion {
       outcome =
           TreeWalk.walk(
               top,
-              new TreeWalk.Visitor() {
-                @Override
-                public boolean wantsPaths() {
-                  return false;
-                }
-
+              new TreeWalk.PathlessVisitor() {
                 @Override
                 public boolean entry(Descriptor dir, byte[] name, String path, Stat st, int depth)
                     throws IOException {

@@ -1,10 +1,9 @@
 package dev.pysandbox.core.files;
 
+import dev.pysandbox.util.StrictUtf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -74,6 +73,14 @@ public final class TreeWalk {
 
     /** Asked before each entry: true ends the walk. */
     default boolean stop() {
+      return false;
+    }
+  }
+
+  /** A walk that acts on what it meets (counts, deletes) and needs no entry's path. */
+  abstract static class PathlessVisitor implements Visitor {
+    @Override
+    public final boolean wantsPaths() {
       return false;
     }
   }
@@ -338,15 +345,6 @@ public final class TreeWalk {
     if (ascii) {
       return new String(name, StandardCharsets.ISO_8859_1);
     }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(name))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    return StrictUtf8.decode(name);
   }
 }

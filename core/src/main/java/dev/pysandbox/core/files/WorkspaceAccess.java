@@ -6,10 +6,9 @@ import dev.pysandbox.api.FileInfo;
 import dev.pysandbox.api.FileStream;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.util.Sha256;
+import dev.pysandbox.util.StrictUtf8;
 import java.io.IOException;
 import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -284,16 +283,7 @@ public final class WorkspaceAccess {
         return null;
       }
     }
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(data))
-          .toString();
-    } catch (CharacterCodingException e) {
-      return null;
-    }
+    return StrictUtf8.decode(data);
   }
 
   private static PysandboxException notFound(String path, String where) {

@@ -243,12 +243,7 @@ public final class WorkspaceFiles {
       TreeWalk.Outcome o =
           TreeWalk.walk(
               top,
-              new TreeWalk.Visitor() {
-                @Override
-                public boolean wantsPaths() {
-                  return false;
-                }
-
+              new TreeWalk.PathlessVisitor() {
                 @Override
                 public boolean entry(Descriptor dir, byte[] name, String path, Stat st, int depth) {
                   total[0] += st.allocated();

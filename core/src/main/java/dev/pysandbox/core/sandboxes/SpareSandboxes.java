@@ -221,16 +221,7 @@ public final class SpareSandboxes implements AutoCloseable {
   }
 
   private void discard(Sandbox s, String why) {
-    Runnable end =
-        () -> {
-          KillOutcome.kill(s, "spare sandbox: " + why);
-          WorkspaceDisposal.discard(s);
-        };
-    try {
-      blocking.execute(end);
-    } catch (RejectedExecutionException e) {
-      s.kill("spare sandbox: " + why);
-    }
+    WorkspaceDisposal.killAndDiscard(s, "spare sandbox: " + why, blocking);
   }
 
   private static void release(AutoCloseable held) {

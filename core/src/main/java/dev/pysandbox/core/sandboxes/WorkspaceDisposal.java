@@ -9,6 +9,8 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -32,6 +34,24 @@ public final class WorkspaceDisposal {
       keep(sandbox);
     } else {
       discard(sandbox);
+    }
+  }
+
+  /**
+   * Kills a sandbox no longer wanted and discards its workspace on {@code executor}, off the
+   * caller's thread; when the executor takes no more work (the server is stopping), only kills it
+   * here: the backend's shutdown releases the rest.
+   */
+  static void killAndDiscard(Sandbox sandbox, String reason, Executor executor) {
+    Runnable end =
+        () -> {
+          KillOutcome.kill(sandbox, reason);
+          discard(sandbox);
+        };
+    try {
+      executor.execute(end);
+    } catch (RejectedExecutionException e) {
+      sandbox.kill(reason);
     }
   }
 

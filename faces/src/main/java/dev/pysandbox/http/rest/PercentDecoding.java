@@ -1,10 +1,8 @@
 package dev.pysandbox.http.rest;
 
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.util.StrictUtf8;
 import java.io.ByteArrayOutputStream;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 
 /**
@@ -48,16 +46,11 @@ final class PercentDecoding {
       plain = i + 1;
     }
     out.writeBytes(raw.substring(plain).getBytes(StandardCharsets.UTF_8));
-    try {
-      return StandardCharsets.UTF_8
-          .newDecoder()
-          .onMalformedInput(CodingErrorAction.REPORT)
-          .onUnmappableCharacter(CodingErrorAction.REPORT)
-          .decode(ByteBuffer.wrap(out.toByteArray()))
-          .toString();
-    } catch (CharacterCodingException e) {
+    String text = StrictUtf8.decode(out.toByteArray());
+    if (text == null) {
       throw PysandboxException.invalid(
           PysandboxException.quote(raw) + " is not percent-encoded UTF-8");
     }
+    return text;
   }
 }
