@@ -11,7 +11,6 @@ import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.backend.SandboxSpec;
 import dev.pysandbox.config.PysandboxConfig;
-import dev.pysandbox.core.sandboxes.KillOutcome;
 import dev.pysandbox.core.sandboxes.WorkspaceDisposal;
 import dev.pysandbox.util.Futures;
 import dev.pysandbox.worker.WorkerLostException;

@@ -42,7 +42,7 @@ public final class WorkspaceDisposal {
    * caller's thread; when the executor takes no more work (the server is stopping), only kills it
    * here: the backend's shutdown releases the rest.
    */
-  static void killAndDiscard(Sandbox sandbox, String reason, Executor executor) {
+  public static void killAndDiscard(Sandbox sandbox, String reason, Executor executor) {
     Runnable end =
         () -> {
           KillOutcome.kill(sandbox, reason);
