@@ -68,6 +68,27 @@ class StreamableHttpTransportTest {
     assertThat(transport.sessionCount()).as("idle: ended").isZero();
   }
 
+  /**
+   * Regression (a full run, 2026-11-28): a call cancelled before its stream carried anything but
+   * the priming event was forgotten by the next sweep, so the client's resume from that event was
+   * "gone" (410) or "ended" (204) depending on whether the sweep had run in between.
+   */
+  @Test
+  void aCancelledCallsStream_withNothingKept_isAnsweredEnded_untilTheAgeBound() {
+    HttpMcpSession s = session();
+    CallHandle call = new CallHandle(Runnable::run);
+    SseStream stream = s.callStream(11, call);
+    String primed = stream.eventId(0);
+    assertThat(s.cancel(11)).isTrue();
+    stream.close();
+    transport.tidy();
+    assertThat(s.streamOf(primed)).as("swept at once").isSameAs(stream);
+    assertThat(stream.resume(0, () -> null, 1_000)).isEqualTo(SseStream.Resume.ENDED);
+    time.advance(Duration.ofMillis(StreamableHttpTransport.REPLAY_MAX_AGE_MILLIS + 1));
+    transport.tidy();
+    assertThat(s.streamOf(primed)).as("past the age bound").isNull();
+  }
+
   @Test
   void aCallInFlight_keepsItsSessionFromBeingEndedAsIdle() {
     HttpMcpSession s = session();

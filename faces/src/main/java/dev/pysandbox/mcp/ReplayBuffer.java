@@ -128,6 +128,16 @@ final class ReplayBuffer {
     lostUpTo.remove(stream);
   }
 
+  /** Now, on the buffer's clock. */
+  long now() {
+    return time.nanoTime();
+  }
+
+  /** True when {@code atNanos} (of {@link #now}) is older than the age bound. */
+  boolean outlived(long atNanos) {
+    return time.nanoTime() - atNanos > maxAgeNanos;
+  }
+
   /** Drops the events older than the age bound. */
   synchronized void expire() {
     long now = time.nanoTime();
