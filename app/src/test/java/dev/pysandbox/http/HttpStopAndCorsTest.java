@@ -2,6 +2,7 @@ package dev.pysandbox.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.pysandbox.Await;
 import dev.pysandbox.Fast;
 import dev.pysandbox.TestServices;
 import dev.pysandbox.api.Tenants;
@@ -12,6 +13,8 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.net.ConnectException;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -99,6 +102,16 @@ class HttpStopAndCorsTest {
         HttpRequest.newBuilder(uri).build(), HttpResponse.BodyHandlers.ofString());
   }
 
+  /** Whether a new TCP connection to the server is refused. */
+  static boolean refuses(URI base) throws IOException {
+    try (Socket s = new Socket()) {
+      s.connect(new InetSocketAddress(base.getHost(), base.getPort()));
+      return false;
+    } catch (ConnectException e) {
+      return true;
+    }
+  }
+
   @Test
   void stop_letsARequestInFlightFinishWithinTheGrace_andTakesNoNewConnection() throws Exception {
     start("shutdown_grace", "10");
@@ -109,6 +122,9 @@ class HttpStopAndCorsTest {
     CompletableFuture<Void> stopping =
         CompletableFuture.runAsync(
             () -> face.stop(() -> endedTheRest.complete(release.getCount() == 0)));
+    // The stop runs on another thread: a connection made before it closed the connector is
+    // still taken. Wait until one is refused, then ask as a client would.
+    Await.untilChecked("the stopping server refuses new connections", () -> refuses(base), r -> r);
     HttpClient fresh = HttpClient.newHttpClient();
     CompletableFuture<HttpResponse<String>> refused =
         fresh.sendAsync(

@@ -318,7 +318,9 @@ class RunEventsTest {
       RunRecord a = s.start(ExecutionRequest.of("import time\ntime.sleep(60)"), RunListener.NONE);
       Taker watching = Taker.attach(s, a.runId(), 0);
       assertThat(s.drain(0, "the test stops the server")).containsExactly(a.runId());
-      RunRecord cancelled = s.getRun(a.runId(), false);
+      // The drain waits 5 s for the cancelled run to end; on a loaded machine its sandbox may
+      // still be starting then, and the run ends cancelled a little later: wait for that end.
+      RunRecord cancelled = s.getRun(a.runId(), false, 60);
       assertThat(cancelled.status()).isEqualTo(RunStatus.CANCELLED);
       assertThat(cancelled.message()).contains("the test stops the server");
       List<RunEvent> seen = watching.takeAll(10, 0);
