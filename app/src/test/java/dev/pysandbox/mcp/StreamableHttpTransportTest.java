@@ -71,7 +71,8 @@ class StreamableHttpTransportTest {
   /**
    * Regression (a full run, 2026-11-28): a call cancelled before its stream carried anything but
    * the priming event was forgotten by the next sweep, so the client's resume from that event was
-   * "gone" (410) or "ended" (204) depending on whether the sweep had run in between.
+   * "gone" (410) or "ended" (204) depending on whether the sweep had run in between. The end is now
+   * kept as the stream's last event, under the replay buffer's bounds (age, count, bytes).
    */
   @Test
   void aCancelledCallsStream_withNothingKept_isAnsweredEnded_untilTheAgeBound() {
@@ -87,6 +88,20 @@ class StreamableHttpTransportTest {
     time.advance(Duration.ofMillis(StreamableHttpTransport.REPLAY_MAX_AGE_MILLIS + 1));
     transport.tidy();
     assertThat(s.streamOf(primed)).as("past the age bound").isNull();
+  }
+
+  /** The ends remembered are bounded by the buffer's count, not kept for the age bound whatever. */
+  @Test
+  void endedStreams_areRememberedWithinTheBuffersBounds() {
+    HttpMcpSession s = session();
+    String first = null;
+    for (int i = 0; i <= StreamableHttpTransport.REPLAY_MAX_EVENTS; i++) {
+      SseStream stream = s.callStream(i, new CallHandle(Runnable::run));
+      first = first == null ? stream.eventId(0) : first;
+      stream.close();
+    }
+    transport.tidy();
+    assertThat(s.streamOf(first)).as("its end pushed out by the newer ones").isNull();
   }
 
   @Test

@@ -138,8 +138,8 @@ final class HttpMcpSession {
   }
 
   /**
-   * Drops what is no longer needed: events past the age bound, and streams that ended longer ago
-   * than that and none of whose events is kept.
+   * Drops what is no longer needed: events past the age bound, and ended streams none of whose
+   * events is kept.
    */
   void tidy() {
     buffer.expire();
@@ -147,7 +147,7 @@ final class HttpMcpSession {
         .values()
         .removeIf(
             s -> {
-              if (s.endedLongAgo() && !buffer.holds(s.number())) {
+              if (s.ended() && !buffer.holds(s.number())) {
                 buffer.forget(s.number());
                 return true;
               }

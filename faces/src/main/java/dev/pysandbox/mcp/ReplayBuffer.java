@@ -53,6 +53,9 @@ final class ReplayBuffer {
 
   private record Event(int stream, long seq, byte[] frame, long atNanos) {}
 
+  /** The frame of a stream's end ({@link #addEnd}): nothing to replay. */
+  private static final byte[] END = new byte[0];
+
   private final int maxEvents;
   private final long maxBytes;
   private final long maxAgeNanos;
@@ -71,6 +74,18 @@ final class ReplayBuffer {
     this.maxAgeNanos = maxAgeMillis * 1_000_000L;
     this.budget = budget;
     this.time = time;
+  }
+
+  /**
+   * Keeps the end of {@code stream} as an event without a frame, under the same bounds as its
+   * events: while it is kept ({@link #holds}) the stream is remembered, so that a resume from any
+   * of its ids is answered "ended" also when none of its events was kept (a call cancelled before
+   * it sent anything but the priming event); {@link #after} never replays it.
+   *
+   * @param seq one past the stream's last event
+   */
+  void addEnd(int stream, long seq) {
+    add(stream, seq, END);
   }
 
   /** Keeps event {@code seq} of {@code stream} (its whole SSE frame), dropping what it must. */
@@ -98,7 +113,7 @@ final class ReplayBuffer {
     }
     List<byte[]> frames = new ArrayList<>();
     for (Event e : events) {
-      if (e.stream() == stream && e.seq() > seq) {
+      if (e.stream() == stream && e.seq() > seq && e.frame() != END) {
         frames.add(e.frame());
       }
     }
@@ -126,16 +141,6 @@ final class ReplayBuffer {
       }
     }
     lostUpTo.remove(stream);
-  }
-
-  /** Now, on the buffer's clock. */
-  long now() {
-    return time.nanoTime();
-  }
-
-  /** True when {@code atNanos} (of {@link #now}) is older than the age bound. */
-  boolean outlived(long atNanos) {
-    return time.nanoTime() - atNanos > maxAgeNanos;
   }
 
   /** Drops the events older than the age bound. */

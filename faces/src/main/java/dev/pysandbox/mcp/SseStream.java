@@ -44,7 +44,6 @@ final class SseStream implements McpStreamableServerTransport {
   private long seq;
   private SseConnection connection;
   private boolean ended;
-  private long endedAtNanos;
 
   /**
    * @param call the call a POST's stream answers (its answer is dropped once cancelled), or null
@@ -127,13 +126,8 @@ final class SseStream implements McpStreamableServerTransport {
     }
   }
 
-  /**
-   * True when the stream ended longer ago than the replay buffer keeps events: until then a resume
-   * from one of its ids is answered "ended" (204), also when none of its events was kept (a
-   * cancelled call whose stream carried only the priming event), not "gone" (410).
-   */
-  synchronized boolean endedLongAgo() {
-    return ended && buffer.outlived(endedAtNanos);
+  synchronized boolean ended() {
+    return ended;
   }
 
   synchronized boolean connected() {
@@ -200,7 +194,7 @@ final class SseStream implements McpStreamableServerTransport {
         return;
       }
       ended = true;
-      endedAtNanos = buffer.now();
+      buffer.addEnd(number, seq + 1);
       c = connection;
       connection = null;
     }
