@@ -19,17 +19,19 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 say() { printf '[test] %s\n' "$*" >&2; }
 
-# The class times that order the forks' queue (runOrder=balanced, pom.xml): the last run's where
-# this checkout has them, else the ones kept in git (app/test-times/, from a full run here).
-for times in unit-times it-times; do
-  [[ -s app/.surefire-$times ]] || cp "app/test-times/$times" "app/.surefire-$times"
-done
-
 if [[ ${1:-} == --fast ]]; then
   shift
   say "fast lane: the tests tagged fast, surefire only"
   exec mvn -B -Dgroups=fast -DskipITs -Dspotless.check.skip=true test "$@"
 fi
+
+# The class times that order the forks' queue (runOrder=balanced, pom.xml): always the ones kept in
+# git (app/test-times/, from a full run here), as on a clean checkout. Each run rewrites the files
+# it reads with the classes it ran only, so a fast-lane or one-class run in between would leave a
+# later full run ordered by a fraction of the suite.
+for times in unit-times it-times; do
+  cp "app/test-times/$times" "app/.surefire-$times"
+done
 
 # --no-build: `mvn verify` below builds the jar and its class-data archive (package phase, after
 # the unit tests, which need neither); a build in setup.sh as well did all of that twice.
