@@ -116,7 +116,7 @@ public abstract class SandboxBackendContract {
     return send(s, code).get(30, TimeUnit.SECONDS);
   }
 
-  private static String result(WorkerReply r) {
+  protected static String result(WorkerReply r) {
     return r.frame().path("result").path("text/plain").asText();
   }
 

@@ -37,7 +37,16 @@ abstract class DockerContractBase extends SandboxBackendContract {
   protected List<String> leftOf(String instanceId) {
     TestEngine e = TestEngine.get();
     try (DockerEngine engine = new DockerEngine(e.dockerHost(), 2)) {
-      return engine.withLabels(Map.of(DockerBackend.LABEL_INSTANCE, instanceId)).stream()
+      // Scoped to this class's data directory: the other contract classes on the same engine use
+      // the same instance ids, and may run at the same time in another fork.
+      return engine
+          .withLabels(
+              Map.of(
+                  DockerBackend.LABEL_INSTANCE,
+                  instanceId,
+                  DockerBackend.LABEL_DATA_DIR,
+                  new DataLayout(dataDir).identity()))
+          .stream()
           .map(c -> c.getLabels().get(DockerBackend.LABEL_SANDBOX) + " " + c.getState())
           .toList();
     }

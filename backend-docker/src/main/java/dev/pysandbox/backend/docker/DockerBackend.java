@@ -311,6 +311,11 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
     return removed;
   }
 
+  /** The labels of every container this server started: its instance, on its data directory. */
+  private Map<String, String> ownLabels() {
+    return Map.of(LABEL_INSTANCE, instanceId, LABEL_DATA_DIR, layout.identity());
+  }
+
   /**
    * Kills and removes every container this backend started, in parallel, waiting a little; then
    * removes whatever the engine still lists under this server's label (a container whose kill timed
@@ -335,7 +340,9 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
     try {
       int left = 0;
       if (instanceId != null) {
-        for (Container c : s.engine().withLabels(Map.of(LABEL_INSTANCE, instanceId))) {
+        // This server's: its instance id on its data directory. Another server on the same engine
+        // (another data directory) may carry the same id: its containers are not ours to remove.
+        for (Container c : s.engine().withLabels(ownLabels())) {
           if (s.engine().remove(c.getId()) != null) {
             left++;
           }
