@@ -10,8 +10,12 @@ import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.config.Setting;
 import dev.pysandbox.store.ApiKeys;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -23,21 +27,30 @@ import picocli.CommandLine.ScopeType;
     mixinStandardHelpOptions = true,
     version = "pysandbox " + Version.VALUE,
     modelTransformer = OperationOptions.Install.class,
-    description = "Run Python for AI agents: sandboxed, stateful, recorded.",
-    subcommands = {
-      ServeCommand.class,
-      RunCommand.class,
-      RunsCommand.class,
-      SessionsCommand.class,
-      LogsCommand.class,
-      KeysCommand.class,
-      ApprovalsCommand.class,
-      DoctorCommand.class,
-      ConfigCommand.class,
-      EventsCommand.class,
-      EnvsCommand.class
-    })
+    description = "Run Python for AI agents: sandboxed, stateful, recorded.")
 public final class Main implements Runnable {
+  /**
+   * The subcommands, in the order help lists them. Not in the annotation: picocli builds every
+   * command it is given up front, and the whole tree (about 60 commands, their options from the
+   * operations) was more than half of a CLI call's CPU; {@link #commandLine} builds the one named.
+   */
+  private static final List<Class<?>> SUBCOMMANDS =
+      List.of(
+          ServeCommand.class,
+          RunCommand.class,
+          RunsCommand.class,
+          SessionsCommand.class,
+          LogsCommand.class,
+          KeysCommand.class,
+          ApprovalsCommand.class,
+          DoctorCommand.class,
+          ConfigCommand.class,
+          EventsCommand.class,
+          EnvsCommand.class);
+
+  /** The options of this command that take a value as the next argument. */
+  private static final Set<String> VALUED = Set.of("--data-dir", "--python", "--config", "--set");
+
   @Option(
       names = "--data-dir",
       scope = ScopeType.INHERIT,
@@ -134,8 +147,7 @@ public final class Main implements Runnable {
   }
 
   static int execute(String... args) {
-    CommandLine cli = new CommandLine(new Main());
-    shareVersion(cli);
+    CommandLine cli = commandLine(args);
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           if (e instanceof PysandboxException p) {
@@ -145,6 +157,45 @@ public final class Main implements Runnable {
           throw e;
         });
     return cli.execute(args);
+  }
+
+  /**
+   * The command tree {@code args} need: the subcommand they name and its own subcommands, or every
+   * subcommand when they name none that exists (help, a typo picocli answers with suggestions).
+   * With no arguments, the whole tree.
+   */
+  public static CommandLine commandLine(String... args) {
+    CommandLine cli = new CommandLine(new Main());
+    List<Class<?>> wanted = named(args).map(List::<Class<?>>of).orElse(SUBCOMMANDS);
+    for (Class<?> type : wanted) {
+      CommandLine sub = new CommandLine(type);
+      cli.addSubcommand(sub);
+      OperationOptions.Install.install(sub.getCommandSpec());
+    }
+    shareVersion(cli);
+    return cli;
+  }
+
+  /** The subcommand the first argument that is not an option of this command names, if any. */
+  private static Optional<Class<?>> named(String[] args) {
+    for (int i = 0; i < args.length; i++) {
+      String arg = args[i];
+      if (VALUED.contains(arg)) {
+        i++;
+      } else if (!arg.startsWith("-")) {
+        return SUBCOMMANDS.stream().filter(type -> names(type).contains(arg)).findFirst();
+      } else if (VALUED.stream().noneMatch(option -> arg.startsWith(option + "="))) {
+        return Optional.empty(); // --help, --version, an unknown option: the whole tree
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static List<String> names(Class<?> type) {
+    Command command = type.getAnnotation(Command.class);
+    List<String> names = new ArrayList<>(List.of(command.aliases()));
+    names.add(command.name());
+    return names;
   }
 
   /** Every subcommand has --version (mixinStandardHelpOptions); it prints this command's. */

@@ -186,7 +186,7 @@ final class OperationOptions {
       return spec;
     }
 
-    private static void install(CommandSpec spec) {
+    static void install(CommandSpec spec) {
       if (spec.userObject() instanceof Bound bound && bound.options() != null) {
         bound.options().addTo(spec);
       }

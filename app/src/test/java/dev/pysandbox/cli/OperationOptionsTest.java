@@ -19,7 +19,7 @@ import picocli.CommandLine.Model.OptionSpec;
 @Fast
 class OperationOptionsTest {
   private static CommandLine command(String... path) {
-    CommandLine c = new CommandLine(new Main());
+    CommandLine c = Main.commandLine();
     for (String name : path) {
       c = c.getSubcommands().get(name);
     }
@@ -28,7 +28,7 @@ class OperationOptionsTest {
 
   /** The arguments of the command {@code argv} names, parsed from the root as the CLI parses. */
   private static Arguments parsed(String... argv) {
-    CommandLine.ParseResult r = new CommandLine(new Main()).parseArgs(argv);
+    CommandLine.ParseResult r = Main.commandLine().parseArgs(argv);
     while (r.hasSubcommand()) {
       r = r.subcommand();
     }

@@ -19,6 +19,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -216,8 +217,11 @@ class ProtocolAbuseTest {
     long cpuBefore = ioThreadsCpuMillis();
     // Past the limit the runner is told to stop every other process: the writer goes away
     // while the session is idle, and no run had to come to stop it.
+    // The writer's 64 MiB must pass through the socket first: on a loaded 2-core machine (three
+    // forks, other builds) that alone can take longer than Await.DEFAULT.
     Await.until(
         "the background writer " + marker + " stopped",
+        Duration.ofSeconds(60),
         () -> ProcessTable.withCommandLineContaining(marker),
         List::isEmpty);
     long cpu = ioThreadsCpuMillis() - cpuBefore;

@@ -396,7 +396,7 @@ class CliIT {
   void help_onEverySubcommand_printsItsUsage() throws Exception {
     // One tree for every call (building it is the slow part): picocli resets each command's
     // options before it parses.
-    CommandLine cli = new CommandLine(new Main());
+    CommandLine cli = Main.commandLine();
     List<List<String>> paths = new ArrayList<>();
     collectSubcommands(cli, List.of(), paths);
     assertThat(paths)

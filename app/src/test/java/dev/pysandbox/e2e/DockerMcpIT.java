@@ -104,7 +104,11 @@ class DockerMcpIT {
           }
         };
     transport.setStdErrorHandler(stderr::add);
-    McpSyncClient c = McpClient.sync(transport).requestTimeout(Duration.ofSeconds(90)).build();
+    McpSyncClient c =
+        McpClient.sync(transport)
+            .requestTimeout(Duration.ofSeconds(90))
+            .initializationTimeout(Duration.ofSeconds(90))
+            .build();
     c.initialize();
     return c;
   }
@@ -284,7 +288,7 @@ class DockerMcpIT {
       server.destroyForcibly().waitFor(10, TimeUnit.SECONDS);
       Await.until(
           "no process of the killed server's container left",
-          Duration.ofSeconds(10),
+          Duration.ofSeconds(60),
           () -> ProcessTable.withCommandLineContaining(marker),
           List::isEmpty);
       List<String> err = new CopyOnWriteArrayList<>();
@@ -295,7 +299,7 @@ class DockerMcpIT {
         // Start-up hygiene runs beside the first calls: give it a moment.
         Await.until(
             "only running containers of the data directory (the dead one's removed)",
-            Duration.ofSeconds(20),
+            Duration.ofSeconds(60),
             () -> containers(identity),
             states -> states.stream().allMatch(state -> state.equals("running")));
       } finally {
