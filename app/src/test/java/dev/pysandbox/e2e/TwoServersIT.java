@@ -51,14 +51,15 @@ class TwoServersIT {
                   "code",
                   "import time\ntime.sleep(12)\nprint('session done')"));
       Await.untilChecked("both slow runs running", LOOKS, () -> runningCount(dirA), n -> n == 2);
-      for (int i = 0; i < 4; i++) {
+      // Servers starting and stopping on another data directory (each one-shot run is one, with
+      // its start-up hygiene), and commands that look at this one's.
+      for (int i = 0; i < 2; i++) {
         ServerProcess.Result r = ServerProcess.run(dirB, null, "run", "-c", "print(" + i + ")");
         assertThat(r.exit()).as(r.stderr()).isZero();
         assertThat(r.stdout()).isEqualTo(i + "\n");
       }
       for (List<String> look :
           List.of(List.of("runs", "list"), List.of("sessions", "list"), List.of("doctor"))) {
-        ServerProcess.run(dirB, null, look.toArray(String[]::new));
         ServerProcess.run(dirA, null, look.toArray(String[]::new));
       }
       JsonNode first = a.answer(oneShot, 60).path("result").path("structuredContent");
