@@ -1,6 +1,5 @@
 package dev.pysandbox.api;
 
-import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Map;
 
 /**
@@ -34,16 +33,11 @@ public record CallRecord(
     long durationNanos) {
 
   /** The faces calls come through. */
-  public enum Face {
+  public enum Face implements WireEnum {
     MCP_STDIO,
     MCP_HTTP,
     REST,
     CLI;
-
-    @JsonValue
-    public String wireName() {
-      return WireNames.of(this);
-    }
 
     @Override
     public String toString() {
@@ -141,7 +135,7 @@ public record CallRecord(
         RunStatus status = null;
         if (run != null && json.get("status") instanceof String st) {
           try {
-            status = RunStatus.fromWire(st);
+            status = WireEnum.parse(RunStatus.class, st);
           } catch (PysandboxException e) {
             // not a run's status
           }

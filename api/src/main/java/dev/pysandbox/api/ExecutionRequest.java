@@ -64,22 +64,10 @@ public record ExecutionRequest(
     packages = packages == null ? List.of() : List.copyOf(packages);
   }
 
-  /** A request without packages of its own. */
-  public ExecutionRequest(
-      String code,
-      String sessionId,
-      String description,
-      Integer timeoutSeconds,
-      String tier,
-      Boolean requireApproval,
-      boolean dryRun) {
-    this(code, sessionId, description, timeoutSeconds, tier, requireApproval, dryRun, List.of());
-  }
-
   /** A request with the server's tier, approval policy, and no dry run. */
   public ExecutionRequest(
       String code, String sessionId, String description, Integer timeoutSeconds) {
-    this(code, sessionId, description, timeoutSeconds, null, null, false);
+    this(code, sessionId, description, timeoutSeconds, null, null, false, List.of());
   }
 
   public static ExecutionRequest of(String code) {

@@ -1,10 +1,7 @@
 package dev.pysandbox.api;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
-
 /** Why the server stopped a run's sandbox before the code ended. */
-public enum KillReason {
+public enum KillReason implements WireEnum {
   /** The run's wall-clock limit ({@code timeout_seconds}) passed. */
   TIMEOUT,
   /** The sandbox reached its memory limit (the kernel's OOM killer, or the server's check). */
@@ -17,16 +14,6 @@ public enum KillReason {
   OUTPUT_LIMIT,
   /** The sandbox broke the worker protocol (a frame too large, out of order or malformed). */
   PROTOCOL_VIOLATION;
-
-  @JsonValue
-  public String wireName() {
-    return WireNames.of(this);
-  }
-
-  @JsonCreator
-  public static KillReason fromWire(String name) {
-    return WireNames.parse(KillReason.class, "kill reason", name);
-  }
 
   @Override
   public String toString() {

@@ -1,7 +1,5 @@
 package dev.pysandbox.api;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.List;
 
 /**
@@ -66,7 +64,7 @@ public record RunDiff(
   }
 
   /** How {@code run_id} is related to {@code compare_to}; the first that holds, in this order. */
-  public enum Relationship {
+  public enum Relationship implements WireEnum {
     /** {@code compare_to} is {@code run_id}'s parent ({@code run_id} re-ran it). */
     PARENT_CHILD,
     /** {@code run_id} is {@code compare_to}'s parent. */
@@ -77,16 +75,6 @@ public record RunDiff(
     SAME_SESSION,
     /** None of the above. */
     UNRELATED;
-
-    @JsonValue
-    public String wireName() {
-      return WireNames.of(this);
-    }
-
-    @JsonCreator
-    public static Relationship fromWire(String name) {
-      return WireNames.parse(Relationship.class, "relationship", name);
-    }
 
     @Override
     public String toString() {

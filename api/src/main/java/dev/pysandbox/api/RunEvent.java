@@ -15,8 +15,22 @@ public sealed interface RunEvent {
   /** Position in the run's events, from 1; a resumed subscription continues after it. */
   long seq();
 
-  /** The wire name: {@code started}, {@code stdout}, … {@code done}. */
-  String type();
+  /** The wire name of each kind of event. */
+  Map<Class<? extends RunEvent>, String> TYPES =
+      Map.of(
+          Started.class, "started",
+          Stdout.class, "stdout",
+          Stderr.class, "stderr",
+          Display.class, "display",
+          Result.class, "result",
+          Failed.class, "error",
+          Lagged.class, "lagged",
+          Done.class, "done");
+
+  /** The wire name: {@code started}, {@code stdout}, … {@code done} (from {@link #TYPES}). */
+  default String type() {
+    return TYPES.get(getClass());
+  }
 
   /** True for the last event of a run ({@link Done}). */
   default boolean isDone() {
@@ -38,52 +52,22 @@ public sealed interface RunEvent {
   }
 
   /** The run is recorded and about to start. */
-  record Started(long seq, String runId, String sessionId) implements RunEvent {
-    @Override
-    public String type() {
-      return "started";
-    }
-  }
+  record Started(long seq, String runId, String sessionId) implements RunEvent {}
 
   /** Text the code wrote to standard output (UTF-8 decoded; one read's worth, not a line). */
-  record Stdout(long seq, String text) implements RunEvent {
-    @Override
-    public String type() {
-      return "stdout";
-    }
-  }
+  record Stdout(long seq, String text) implements RunEvent {}
 
   /** Text the code wrote to standard error. */
-  record Stderr(long seq, String text) implements RunEvent {
-    @Override
-    public String type() {
-      return "stderr";
-    }
-  }
+  record Stderr(long seq, String text) implements RunEvent {}
 
   /** A MIME bundle the code displayed ({@code display()}, a matplotlib figure). */
-  record Display(long seq, Map<String, Object> data) implements RunEvent {
-    @Override
-    public String type() {
-      return "display";
-    }
-  }
+  record Display(long seq, Map<String, Object> data) implements RunEvent {}
 
   /** The MIME bundle of the trailing expression's value. */
-  record Result(long seq, Map<String, Object> data) implements RunEvent {
-    @Override
-    public String type() {
-      return "result";
-    }
-  }
+  record Result(long seq, Map<String, Object> data) implements RunEvent {}
 
   /** The exception the run ended with (or the limit that stopped it), as the record has it. */
-  record Failed(long seq, String name, String value, String traceback) implements RunEvent {
-    @Override
-    public String type() {
-      return "error";
-    }
-  }
+  record Failed(long seq, String name, String value, String traceback) implements RunEvent {}
 
   /**
    * The subscriber fell behind: the events up to and including {@link #seq()} were dropped from the
@@ -92,18 +76,8 @@ public sealed interface RunEvent {
    *
    * @param skippedBytes the bytes of output (text and displays) it missed
    */
-  record Lagged(long seq, long skippedBytes) implements RunEvent {
-    @Override
-    public String type() {
-      return "lagged";
-    }
-  }
+  record Lagged(long seq, long skippedBytes) implements RunEvent {}
 
   /** The run ended: its record as {@code get_run} gives it (without the code). */
-  record Done(long seq, RunRecord run) implements RunEvent {
-    @Override
-    public String type() {
-      return "done";
-    }
-  }
+  record Done(long seq, RunRecord run) implements RunEvent {}
 }

@@ -1,10 +1,7 @@
 package dev.pysandbox.api;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
-
 /** The life of a run. {@code running} is the only state a finished run never returns to. */
-public enum RunStatus {
+public enum RunStatus implements WireEnum {
   PENDING,
   AWAITING_APPROVAL,
   RUNNING,
@@ -20,16 +17,6 @@ public enum RunStatus {
   EXPIRED,
   /** {@code run_python(dry_run=true)}: analysed, not run, never recorded. */
   DRY_RUN;
-
-  @JsonValue
-  public String wireName() {
-    return WireNames.of(this);
-  }
-
-  @JsonCreator
-  public static RunStatus fromWire(String name) {
-    return WireNames.parse(RunStatus.class, "run status", name);
-  }
 
   @Override
   public String toString() {

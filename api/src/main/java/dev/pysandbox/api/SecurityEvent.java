@@ -38,7 +38,7 @@ public record SecurityEvent(
   }
 
   /** The kinds of security event. */
-  public enum Kind {
+  public enum Kind implements WireEnum {
     APPROVAL_REQUESTED,
     APPROVAL_APPROVED,
     APPROVAL_DENIED,
@@ -48,21 +48,6 @@ public record SecurityEvent(
     NETWORK_DENIED,
     NETWORK_ALLOWED,
     SANDBOX_DIED;
-
-    @com.fasterxml.jackson.annotation.JsonValue
-    public String wireName() {
-      return WireNames.of(this);
-    }
-
-    /**
-     * The kind whose wire name is {@code name}.
-     *
-     * @throws PysandboxException {@code invalid_argument} naming the known kinds
-     */
-    @com.fasterxml.jackson.annotation.JsonCreator
-    public static Kind fromWire(String name) {
-      return WireNames.parse(Kind.class, "kind", name);
-    }
 
     @Override
     public String toString() {

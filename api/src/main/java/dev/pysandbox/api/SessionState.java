@@ -1,10 +1,7 @@
 package dev.pysandbox.api;
 
-import com.fasterxml.jackson.annotation.JsonCreator;
-import com.fasterxml.jackson.annotation.JsonValue;
-
 /** Where a session is in its life. */
-public enum SessionState {
+public enum SessionState implements WireEnum {
   /** Its sandbox is being made. */
   STARTING,
   /** Ready for the next run. */
@@ -15,16 +12,6 @@ public enum SessionState {
   DEAD,
   /** Closed: its sandbox and workspace are gone. */
   CLOSED;
-
-  @JsonValue
-  public String wireName() {
-    return WireNames.of(this);
-  }
-
-  @JsonCreator
-  public static SessionState fromWire(String name) {
-    return WireNames.parse(SessionState.class, "session state", name);
-  }
 
   @Override
   public String toString() {

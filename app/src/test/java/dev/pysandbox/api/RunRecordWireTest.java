@@ -57,11 +57,11 @@ class RunRecordWireTest {
 
   @Test
   void unknownWireNames_areRefusedNamingTheKnownOnes() {
-    assertThatThrownBy(() -> KillReason.fromWire("oom"))
+    assertThatThrownBy(() -> WireEnum.parse(KillReason.class, "oom"))
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("unknown kill reason 'oom'")
         .hasMessageContaining("memory_limit");
-    assertThat(SessionState.fromWire("idle")).isEqualTo(SessionState.IDLE);
+    assertThat(WireEnum.parse(SessionState.class, "idle")).isEqualTo(SessionState.IDLE);
     assertThat(ArtifactChange.DELETED.toString()).isEqualTo("deleted");
   }
 }

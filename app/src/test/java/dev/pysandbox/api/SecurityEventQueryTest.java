@@ -45,9 +45,9 @@ class SecurityEventQueryTest {
 
   @Test
   void kind_unknown_isInvalid_namingEveryKnownKind() {
-    assertThat(SecurityEvent.Kind.fromWire("limit_stopped_run"))
+    assertThat(WireEnum.parse(SecurityEvent.Kind.class, "limit_stopped_run"))
         .isEqualTo(SecurityEvent.Kind.LIMIT_STOPPED_RUN);
-    assertThatThrownBy(() -> SecurityEvent.Kind.fromWire("oom"))
+    assertThatThrownBy(() -> WireEnum.parse(SecurityEvent.Kind.class, "oom"))
         .isInstanceOfSatisfying(
             PysandboxException.class,
             e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_ARGUMENT))

@@ -110,13 +110,13 @@ class BackendCloseTest {
   }
 
   /** Launches in the background, blocking in create until {@link #release} opens. */
-  private static final class HeldBackend extends AbstractSandboxBackend<Object, HeldSandbox> {
+  private static final class HeldBackend extends AbstractSandboxBackend<BackendSetup, HeldSandbox> {
     final CountDownLatch creating = new CountDownLatch(1);
     final CountDownLatch release = new CountDownLatch(1);
     final List<HeldSandbox> made = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     HeldBackend(PysandboxConfig config, DataLayout layout, WorkerHub hub, ExecutorService e) {
-      super(config, layout, hub, "c105e000", e, false);
+      super(new BackendParts(config, layout, hub, "c105e000", e, false));
     }
 
     @Override
@@ -125,13 +125,18 @@ class BackendCloseTest {
     }
 
     @Override
-    protected Object setUp() {
-      return new Object();
-    }
+    protected BackendSetup setUp() {
+      return new BackendSetup() {
+        @Override
+        public InterpreterInfo python() {
+          return null;
+        }
 
-    @Override
-    protected InterpreterInfo python(Object setup) {
-      return null;
+        @Override
+        public String users() {
+          return "held";
+        }
+      };
     }
 
     @Override
@@ -140,7 +145,8 @@ class BackendCloseTest {
     }
 
     @Override
-    protected Launch<HeldSandbox> begin(Object setup, String id, SandboxSpec spec, Path workspace) {
+    protected Launch<HeldSandbox> begin(
+        BackendSetup setup, String id, SandboxSpec spec, Path workspace) {
       return new Launch<>() {
         @Override
         public HostUser user() {

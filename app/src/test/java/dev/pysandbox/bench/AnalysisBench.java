@@ -158,7 +158,9 @@ final class AnalysisBench {
   private static long dryRun(DefaultSandboxService s, String code) {
     long t = System.nanoTime();
     RunRecord r =
-        s.run(new ExecutionRequest(code, null, null, null, null, null, true), RunListener.NONE);
+        s.run(
+            new ExecutionRequest(code, null, null, null, null, null, true, List.of()),
+            RunListener.NONE);
     long took = System.nanoTime() - t;
     if (r.status() != RunStatus.DRY_RUN) {
       throw new IllegalStateException(r.message());

@@ -335,11 +335,13 @@ class CodeAnalysisTest {
                 null,
                 null,
                 null,
-                true),
+                true,
+                List.of()),
             RunListener.NONE);
     RunRecord started =
         service.start(
-            new ExecutionRequest("print(1)", null, null, null, null, null, true), RunListener.NONE);
+            new ExecutionRequest("print(1)", null, null, null, null, null, true, List.of()),
+            RunListener.NONE);
 
     assertThat(v.maxSeverity()).isEqualTo("critical");
     assertThat(dry.runId()).isNull();
@@ -364,7 +366,7 @@ class CodeAnalysisTest {
   void dryRun_ofCodeThatDoesNotCompile_hasTheSyntaxErrorAsItsError() {
     RunRecord dry =
         service.run(
-            new ExecutionRequest("x = 1\nreturn x", null, null, null, null, null, true),
+            new ExecutionRequest("x = 1\nreturn x", null, null, null, null, null, true, List.of()),
             RunListener.NONE);
 
     assertThat(dry.status()).isEqualTo(RunStatus.DRY_RUN);

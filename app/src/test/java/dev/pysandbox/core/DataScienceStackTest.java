@@ -9,6 +9,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SetupReport;
 import dev.pysandbox.backend.InterpreterProbe;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -55,7 +56,8 @@ class DataScienceStackTest extends SharedServiceTest {
             "print('seaborn', os.path.getsize('/mnt/data/s.png') > 0)");
 
     RunRecord r =
-        service.run(new ExecutionRequest(code, null, "stack", 180, "data_science", null, false));
+        service.run(
+            new ExecutionRequest(code, null, "stack", 180, "data_science", null, false, List.of()));
 
     assertThat(r.status()).as("%s\n%s", r.error(), r.stderr()).isEqualTo(RunStatus.SUCCEEDED);
     assertThat(r.stdout())
@@ -72,7 +74,8 @@ class DataScienceStackTest extends SharedServiceTest {
   void everyTierWithoutNetwork_importsTheWholeStack(String tier) {
     String code = "import seaborn, sklearn, statsmodels.api, openpyxl, plotly.express, reportlab";
 
-    RunRecord r = service.run(new ExecutionRequest(code, null, "imports", 180, tier, null, false));
+    RunRecord r =
+        service.run(new ExecutionRequest(code, null, "imports", 180, tier, null, false, List.of()));
 
     assertThat(r.status()).as("%s\n%s", r.error(), r.stderr()).isEqualTo(RunStatus.SUCCEEDED);
   }

@@ -11,6 +11,7 @@ import dev.pysandbox.api.RunStatus;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -37,7 +38,8 @@ class TierTimeoutTest extends SharedServiceTest {
   }
 
   private RunRecord run(String code, String session, Integer timeout, String tier) {
-    return service.run(new ExecutionRequest(code, session, null, timeout, tier, null, false));
+    return service.run(
+        new ExecutionRequest(code, session, null, timeout, tier, null, false, List.of()));
   }
 
   @Test

@@ -92,7 +92,7 @@ class TiersTest {
   }
 
   RunRecord run(String code, String session, String tier) {
-    return service.run(new ExecutionRequest(code, session, null, 60, tier, null, false));
+    return service.run(new ExecutionRequest(code, session, null, 60, tier, null, false, List.of()));
   }
 
   static ErrorCode codeOf(Throwable t) {
@@ -252,7 +252,7 @@ class TiersTest {
     assertThatThrownBy(
             () ->
                 service.start(
-                    new ExecutionRequest("1", null, null, 5, "gpu", null, false),
+                    new ExecutionRequest("1", null, null, 5, "gpu", null, false, List.of()),
                     dev.pysandbox.api.RunListener.NONE))
         .satisfies(e -> assertThat(codeOf(e)).isEqualTo(ErrorCode.INVALID_ARGUMENT));
     assertThat(service.listSessions()).hasSize(sessionsBefore);

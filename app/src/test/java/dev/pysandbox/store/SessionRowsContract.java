@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.pysandbox.api.SessionEnd;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.api.WireEnum;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -133,7 +134,7 @@ public abstract class SessionRowsContract {
   private static SessionInfo session(String id, String state) {
     return new SessionInfo(
         id,
-        SessionState.fromWire(state),
+        WireEnum.parse(SessionState.class, state),
         Instant.ofEpochMilli(1000).toString(),
         Instant.ofEpochMilli(2000).toString(),
         0,

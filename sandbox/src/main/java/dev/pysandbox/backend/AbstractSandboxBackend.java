@@ -36,7 +36,8 @@ import org.slf4j.LoggerFactory;
  * @param <S> what the backend found at set-up
  * @param <X> the backend's sandbox
  */
-public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements SandboxBackend {
+public abstract class AbstractSandboxBackend<S extends BackendSetup, X extends Sandbox>
+    implements SandboxBackend {
   private static final Logger log = LoggerFactory.getLogger(AbstractSandboxBackend.class);
 
   protected final PysandboxConfig config;
@@ -61,25 +62,13 @@ public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements Sa
 
   private int launching;
 
-  /**
-   * @param hub null only when {@code inspectOnly}
-   * @param instanceId this server process's id; it prefixes every sandbox id so that start-up
-   *     hygiene can tell whose sandboxes are whose (null when {@code inspectOnly})
-   * @param blocking runs the blocking parts of starting and killing
-   */
-  protected AbstractSandboxBackend(
-      PysandboxConfig config,
-      DataLayout layout,
-      WorkerHub hub,
-      String instanceId,
-      Executor blocking,
-      boolean inspectOnly) {
-    this.config = config;
-    this.layout = layout;
-    this.hub = hub;
-    this.instanceId = instanceId;
-    this.blocking = blocking;
-    this.inspectOnly = inspectOnly;
+  protected AbstractSandboxBackend(BackendParts parts) {
+    this.config = parts.config();
+    this.layout = parts.layout();
+    this.hub = parts.hub();
+    this.instanceId = parts.instanceId();
+    this.blocking = parts.blocking();
+    this.inspectOnly = parts.inspectOnly();
   }
 
   /**
@@ -88,9 +77,6 @@ public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements Sa
    * @throws PysandboxException (BACKEND_UNAVAILABLE) saying what is missing and how to fix it
    */
   protected abstract S setUp();
-
-  /** The interpreter sandboxes run, as found at set-up. */
-  protected abstract InterpreterInfo python(S setup);
 
   /**
    * Begins one sandbox: reserves what it runs as (a failure here is the caller's answer as it is,
@@ -155,7 +141,13 @@ public abstract class AbstractSandboxBackend<S, X extends Sandbox> implements Sa
   @Override
   public final Optional<InterpreterInfo> interpreter() {
     S s = setup;
-    return s == null ? Optional.empty() : Optional.of(python(s));
+    return s == null ? Optional.empty() : Optional.of(s.python());
+  }
+
+  @Override
+  public final Optional<String> sandboxUsers() {
+    S s = setup;
+    return s == null ? Optional.empty() : Optional.of(s.users());
   }
 
   @Override

@@ -12,6 +12,7 @@ import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionList;
 import dev.pysandbox.api.UploadRequest;
+import dev.pysandbox.api.WireEnum;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -73,7 +74,7 @@ public final class OperationCalls {
           String status = a.string("status");
           return s.purgeRuns(
               a.integer("older_than_days"),
-              status == null ? null : RunStatus.fromWire(status),
+              status == null ? null : WireEnum.parse(RunStatus.class, status),
               Boolean.TRUE.equals(a.bool("dry_run")));
         });
     bind(Operations.LIST_PENDING_APPROVALS, (s, a, l) -> s.listPendingApprovals());
@@ -162,7 +163,7 @@ public final class OperationCalls {
     return new RunQuery(
         a.integer("limit"),
         a.integer("offset"),
-        status == null ? null : RunStatus.fromWire(status),
+        status == null ? null : WireEnum.parse(RunStatus.class, status),
         a.string("session_id"));
   }
 
@@ -171,7 +172,7 @@ public final class OperationCalls {
     String kind = a.string("kind");
     return new SecurityEventQuery(
         a.string("since"),
-        kind == null ? null : SecurityEvent.Kind.fromWire(kind),
+        kind == null ? null : WireEnum.parse(SecurityEvent.Kind.class, kind),
         a.string("session_id"),
         a.integer("limit"),
         a.string("cursor"));

@@ -18,6 +18,7 @@ import dev.pysandbox.api.RunDiff.FieldChange;
 import dev.pysandbox.api.RunDiff.Relationship;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.WireEnum;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -142,7 +143,7 @@ class RunDiffsTest {
   @Test
   void relationship_wireNames_roundTrip() {
     for (Relationship r : Relationship.values()) {
-      assertThat(Relationship.fromWire(r.wireName())).isEqualTo(r);
+      assertThat(WireEnum.parse(Relationship.class, r.wireName())).isEqualTo(r);
     }
     assertThat(Relationship.PARENT_CHILD.wireName()).isEqualTo("parent_child");
     assertThat(Json.write(Relationship.SAME_SESSION)).isEqualTo("\"same_session\"");

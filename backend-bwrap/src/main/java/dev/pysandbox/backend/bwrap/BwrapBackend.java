@@ -1,8 +1,8 @@
 package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.backend.AbstractSandboxBackend;
+import dev.pysandbox.backend.BackendParts;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
@@ -65,17 +65,13 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false);
+    this(
+        new BackendParts(
+            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
   }
 
-  private BwrapBackend(
-      PysandboxConfig config,
-      DataLayout layout,
-      WorkerHub hub,
-      String instanceId,
-      Executor blocking,
-      boolean inspectOnly) {
-    super(config, layout, hub, instanceId, blocking, inspectOnly);
+  private BwrapBackend(BackendParts parts) {
+    super(parts);
     this.rlimits = new SandboxRlimits(config.maxSessions() + config.poolSize() + 4);
     this.launchers = new LauncherSupervisor(layout, instanceId, blocking);
   }
@@ -87,7 +83,7 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
    * installing scripts, or making or joining a cgroup. It starts no sandbox.
    */
   public static BwrapBackend inspectOnly(PysandboxConfig config, DataLayout layout) {
-    return new BwrapBackend(config, layout, null, null, Runnable::run, true);
+    return new BwrapBackend(BackendParts.inspecting(config, layout));
   }
 
   PysandboxConfig config() {
@@ -117,17 +113,6 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
   @Override
   public String name() {
     return "bwrap";
-  }
-
-  @Override
-  protected InterpreterInfo python(BwrapSetup setup) {
-    return setup.python();
-  }
-
-  @Override
-  public Optional<String> sandboxUsers() {
-    BwrapSetup s = setup();
-    return s == null ? Optional.empty() : Optional.of(s.users());
   }
 
   @Override

@@ -1,12 +1,11 @@
 package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.backend.AbstractSandbox;
 import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.KillReport;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.ResourceUsage;
-import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.util.Pause;
 import dev.pysandbox.worker.WorkerConnection;
@@ -17,7 +16,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Consumer;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -32,25 +30,18 @@ import org.slf4j.LoggerFactory;
  * workspace (with its file-system image, if it has one) and its host uid outlive it until the
  * server releases them.
  */
-final class BwrapSandbox implements Sandbox {
+final class BwrapSandbox extends AbstractSandbox {
   private static final Logger log = LoggerFactory.getLogger(BwrapSandbox.class);
   private static final long CHECK_MILLIS = 2000;
 
-  private final String id;
-  private final Path workspace;
-  private final WorkerConnection worker;
   private final LauncherClient.Child child;
   private final LauncherClient launcher;
-  private final Executor blocking;
-  private final Limits limits;
   private final Cgroups cgroups;
-  private final HostUser user;
   private final WorkspaceImages.Image image;
   private final Consumer<BwrapSandbox> releaser;
   private final AtomicBoolean released = new AtomicBoolean();
   private ResourceUsage lastUsage;
   private boolean cgroupRemoved;
-  private final AtomicReference<CompletableFuture<KillReport>> kill = new AtomicReference<>();
 
   BwrapSandbox(
       String id,
@@ -64,16 +55,11 @@ final class BwrapSandbox implements Sandbox {
       HostUser user,
       WorkspaceImages.Image image,
       Consumer<BwrapSandbox> releaser) {
-    this.id = id;
-    this.user = user;
+    super(id, workspace, worker, blocking, limits, user);
     this.image = image;
     this.releaser = releaser;
-    this.workspace = workspace;
-    this.worker = worker;
     this.child = child;
     this.launcher = launcher;
-    this.blocking = blocking;
-    this.limits = limits;
     this.cgroups = cgroups.available() ? cgroups : null;
     child.exited.whenComplete(
         (exit, err) -> {
@@ -94,11 +80,6 @@ final class BwrapSandbox implements Sandbox {
               }
             },
             blocking);
-  }
-
-  @Override
-  public Limits limits() {
-    return limits;
   }
 
   @Override
@@ -133,23 +114,8 @@ final class BwrapSandbox implements Sandbox {
   }
 
   @Override
-  public String id() {
-    return id;
-  }
-
-  @Override
-  public Path workspace() {
-    return workspace;
-  }
-
-  @Override
   public boolean diskQuotaEnforced() {
     return image != null;
-  }
-
-  @Override
-  public HostUser hostUser() {
-    return user;
   }
 
   /** Its file-system image, or {@code null} when its workspace is a plain directory. */
@@ -186,33 +152,15 @@ final class BwrapSandbox implements Sandbox {
   }
 
   @Override
-  public WorkerConnection worker() {
-    return worker;
-  }
-
-  @Override
   public CompletableFuture<SandboxExit> exited() {
     return child.exited;
   }
 
+  /** SIGKILL to the bwrap process group, through the launcher. */
   @Override
-  public CompletableFuture<KillReport> kill(String reason) {
-    CompletableFuture<KillReport> mine = new CompletableFuture<>();
-    if (!kill.compareAndSet(null, mine)) {
-      return kill.get();
-    }
+  protected void startKill(String reason) {
     log.debug("killing sandbox {}: {}", id, reason);
-    long started = System.nanoTime();
     launcher.kill(child);
-    blocking.execute(
-        () -> {
-          try {
-            mine.complete(killAndCheck(started));
-          } catch (RuntimeException e) {
-            mine.completeExceptionally(e);
-          }
-        });
-    return mine;
   }
 
   /**
@@ -220,7 +168,8 @@ final class BwrapSandbox implements Sandbox {
    * in its PID namespace; so the check is cheap: watch PID 1, and only if it will not die look
    * through the whole process table for what is left.
    */
-  private KillReport killAndCheck(long started) {
+  @Override
+  protected int finishKill(String reason) {
     try {
       child.exited.get(CHECK_MILLIS, TimeUnit.MILLISECONDS);
     } catch (Exception e) {
@@ -244,6 +193,6 @@ final class BwrapSandbox implements Sandbox {
       log.warn("sandbox {}: its PID namespace is unknown, so the kill could not be checked", id);
     }
     worker.close("the sandbox was killed");
-    return new KillReport(left, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - started));
+    return left;
   }
 }

@@ -2,6 +2,7 @@ package dev.pysandbox.backend.bwrap;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.BackendSetup;
 import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
@@ -41,7 +42,8 @@ record BwrapSetup(
     String launcherName,
     String forwarderName,
     Cgroups cgroups,
-    Path seccompFilter) {
+    Path seccompFilter)
+    implements BackendSetup {
   private static final Logger log = LoggerFactory.getLogger(BwrapSetup.class);
 
   Path visibleLib() {
@@ -52,8 +54,8 @@ record BwrapSetup(
     return visibleRoot.resolve("workspaces");
   }
 
-  /** Who sandboxes run as, for reports. */
-  String users() {
+  @Override
+  public String users() {
     return uids != null
         ? "a uid of its own per sandbox, from " + uids.range()
         : runAs.name() + " (uid " + runAs.uid() + "), shared by every sandbox";

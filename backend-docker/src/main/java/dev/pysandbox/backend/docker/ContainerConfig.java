@@ -18,9 +18,12 @@ import java.util.Map;
 /**
  * What the engine is told about every container, the set-up's probe and each sandbox alike: its
  * confinement (no network, no capabilities, a read-only root, limits from {@link Limits}), its
- * binds and its labels (whose it is).
+ * binds and its labels (whose it is). A value: all of it follows from the three components.
+ *
+ * @param instanceId this server's instance id, labelled on its containers; null when only
+ *     inspecting
  */
-final class ContainerConfig {
+record ContainerConfig(PysandboxConfig config, DataLayout layout, String instanceId) {
   /** Open files per process (as bwrap's sandboxes). */
   static final long OPEN_FILES = 1024;
 
@@ -29,16 +32,6 @@ final class ContainerConfig {
 
   /** Room in the pids limit for gVisor's own host threads (see {@link #runtimeThreads}). */
   static final long RUNSC_THREADS = 64;
-
-  private final PysandboxConfig config;
-  private final DataLayout layout;
-  private final String instanceId;
-
-  ContainerConfig(PysandboxConfig config, DataLayout layout, String instanceId) {
-    this.config = config;
-    this.layout = layout;
-    this.instanceId = instanceId;
-  }
 
   /** The confinement every container gets, with its limits and binds. */
   HostConfig confined(Limits limits, List<Bind> binds, String seccomp) {

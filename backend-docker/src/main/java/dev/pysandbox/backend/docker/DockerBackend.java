@@ -5,8 +5,8 @@ import com.github.dockerjava.api.model.Container;
 import com.github.dockerjava.api.model.HostConfig;
 import dev.pysandbox.api.Json;
 import dev.pysandbox.backend.AbstractSandboxBackend;
+import dev.pysandbox.backend.BackendParts;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.RunnerLaunch;
 import dev.pysandbox.backend.SandboxIds;
 import dev.pysandbox.backend.SandboxSpec;
@@ -77,17 +77,13 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false);
+    this(
+        new BackendParts(
+            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
   }
 
-  private DockerBackend(
-      PysandboxConfig config,
-      DataLayout layout,
-      WorkerHub hub,
-      String instanceId,
-      Executor blocking,
-      boolean inspectOnly) {
-    super(config, layout, hub, instanceId, blocking, inspectOnly);
+  private DockerBackend(BackendParts parts) {
+    super(parts);
     this.containers = new ContainerConfig(config, layout, instanceId);
   }
 
@@ -97,7 +93,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
    * seccomp profile and no sandbox.
    */
   public static DockerBackend inspectOnly(PysandboxConfig config, DataLayout layout) {
-    return new DockerBackend(config, layout, null, null, Runnable::run, true);
+    return new DockerBackend(BackendParts.inspecting(config, layout));
   }
 
   @Override
@@ -108,23 +104,6 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
   @Override
   protected DockerSetup setUp() {
     return DockerSetup.find(config, layout, containers, inspectOnly);
-  }
-
-  @Override
-  protected InterpreterInfo python(DockerSetup setup) {
-    return setup.python();
-  }
-
-  @Override
-  public Optional<String> sandboxUsers() {
-    DockerSetup s = setup();
-    return s == null
-        ? Optional.empty()
-        : Optional.of(
-            "uid "
-                + s.user().uid()
-                + " in a container of its own each (the same host uid for every container: the"
-                + " engine's user namespace, if any, decides)");
   }
 
   @Override

@@ -1,12 +1,11 @@
 package dev.pysandbox.backend.docker;
 
 import dev.pysandbox.api.Limits;
+import dev.pysandbox.backend.AbstractSandbox;
 import dev.pysandbox.backend.Cgroups;
 import dev.pysandbox.backend.HostUser;
-import dev.pysandbox.backend.KillReport;
 import dev.pysandbox.backend.ProcessTable;
 import dev.pysandbox.backend.ResourceUsage;
-import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.backend.SandboxExit;
 import dev.pysandbox.worker.WorkerConnection;
 import java.nio.file.Path;
@@ -14,7 +13,6 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicReference;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -25,19 +23,12 @@ import org.slf4j.LoggerFactory;
  * when its runner goes (its control channel closes): either way the container is then killed and
  * removed, which ends every process in its PID namespace.
  */
-final class DockerSandbox implements Sandbox {
+final class DockerSandbox extends AbstractSandbox {
   private static final Logger log = LoggerFactory.getLogger(DockerSandbox.class);
 
-  private final String id;
   private final String containerId;
-  private final Path workspace;
-  private final WorkerConnection worker;
   private final DockerEngine engine;
-  private final Executor blocking;
-  private final Limits limits;
-  private final HostUser user;
   private final CompletableFuture<SandboxExit> exited = new CompletableFuture<>();
-  private final AtomicReference<CompletableFuture<KillReport>> kill = new AtomicReference<>();
   private final AtomicBoolean released = new AtomicBoolean();
   private final AtomicBoolean ending = new AtomicBoolean();
   private volatile Cgroups.Member cgroup;
@@ -54,14 +45,9 @@ final class DockerSandbox implements Sandbox {
       Executor blocking,
       Limits limits,
       HostUser user) {
-    this.id = id;
+    super(id, workspace, worker, blocking, limits, user);
     this.containerId = containerId;
-    this.workspace = workspace;
-    this.worker = worker;
     this.engine = engine;
-    this.blocking = blocking;
-    this.limits = limits;
-    this.user = user;
     // The runner went (it exited, was killed, or was cut off for breaking the protocol): the
     // container is of no more use.
     worker.closed().thenAcceptAsync(reason -> end(false, reason), blocking);
@@ -82,16 +68,6 @@ final class DockerSandbox implements Sandbox {
 
   String containerId() {
     return containerId;
-  }
-
-  @Override
-  public String id() {
-    return id;
-  }
-
-  @Override
-  public Path workspace() {
-    return workspace;
   }
 
   @Override
@@ -116,33 +92,15 @@ final class DockerSandbox implements Sandbox {
   }
 
   @Override
-  public HostUser hostUser() {
-    return user;
-  }
-
-  @Override
-  public WorkerConnection worker() {
-    return worker;
-  }
-
-  @Override
-  public CompletableFuture<KillReport> kill(String reason) {
-    CompletableFuture<KillReport> mine = new CompletableFuture<>();
-    if (!kill.compareAndSet(null, mine)) {
-      return kill.get();
-    }
+  protected void startKill(String reason) {
     log.debug("killing sandbox {} (container {}): {}", id, containerId, reason);
-    long started = System.nanoTime();
-    blocking.execute(
-        () -> {
-          try {
-            end(true, reason);
-            mine.complete(new KillReport(leftBehind(), (System.nanoTime() - started) / 1_000_000));
-          } catch (RuntimeException e) {
-            mine.completeExceptionally(e);
-          }
-        });
-    return mine;
+  }
+
+  /** Ends the container (see {@link #end}) and counts what outlived its removal. */
+  @Override
+  protected int finishKill(String reason) {
+    end(true, reason);
+    return leftBehind();
   }
 
   /**
@@ -206,11 +164,6 @@ final class DockerSandbox implements Sandbox {
   @Override
   public CompletableFuture<SandboxExit> exited() {
     return exited;
-  }
-
-  @Override
-  public Limits limits() {
-    return limits;
   }
 
   @Override

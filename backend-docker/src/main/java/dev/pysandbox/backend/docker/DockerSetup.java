@@ -3,6 +3,7 @@ package dev.pysandbox.backend.docker;
 import com.github.dockerjava.api.model.Bind;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
+import dev.pysandbox.backend.BackendSetup;
 import dev.pysandbox.backend.HostUser;
 import dev.pysandbox.backend.InterpreterInfo;
 import dev.pysandbox.backend.InterpreterProbe;
@@ -40,8 +41,17 @@ record DockerSetup(
     HostUser user,
     List<Bind> files,
     Path doors,
-    Map<Boolean, String> seccomp) {
+    Map<Boolean, String> seccomp)
+    implements BackendSetup {
   private static final Logger log = LoggerFactory.getLogger(DockerSetup.class);
+
+  @Override
+  public String users() {
+    return "uid "
+        + user.uid()
+        + " in a container of its own each (the same host uid for every container: the"
+        + " engine's user namespace, if any, decides)";
+  }
 
   static PysandboxException unavailable(String message) {
     return new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, "docker: " + message);

@@ -14,6 +14,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.RunSummary;
 import dev.pysandbox.api.Tenants;
+import dev.pysandbox.api.WireEnum;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -82,7 +83,7 @@ final class RunColumns {
     return new RunSummary(
         rs.getString("id"),
         rs.getString("session_id"),
-        RunStatus.fromWire(rs.getString("status")),
+        WireEnum.parse(RunStatus.class, rs.getString("status")),
         rs.getString("description"),
         firstLine,
         rs.getString("code_hash"),
@@ -118,9 +119,9 @@ final class RunColumns {
         .sessionId(rs.getString("session_id"))
         .parentRunId(rs.getString("parent_run_id"))
         .description(rs.getString("description"))
-        .status(RunStatus.fromWire(rs.getString("status")))
+        .status(WireEnum.parse(RunStatus.class, rs.getString("status")))
         .message(rs.getString("message"))
-        .killReason(killReason == null ? null : KillReason.fromWire(killReason))
+        .killReason(killReason == null ? null : WireEnum.parse(KillReason.class, killReason))
         .limits(parse(rs.getString("limits_json"), new TypeReference<Map<String, Object>>() {}))
         .tier(rs.getString("tier"))
         .packages(parse(rs.getString("packages_json"), new TypeReference<List<String>>() {}))

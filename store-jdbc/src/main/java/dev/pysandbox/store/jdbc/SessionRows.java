@@ -8,6 +8,7 @@ import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SessionEnd;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionState;
+import dev.pysandbox.api.WireEnum;
 import dev.pysandbox.store.SessionClaim;
 import dev.pysandbox.store.SessionKey;
 import java.sql.PreparedStatement;
@@ -285,7 +286,7 @@ final class SessionRows {
     SessionInfo s =
         new SessionInfo(
             rs.getString("id"),
-            SessionState.fromWire(rs.getString("state")),
+            WireEnum.parse(SessionState.class, rs.getString("state")),
             Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
             Instant.ofEpochMilli(rs.getLong("last_used_at")).toString(),
             rs.getInt("run_count"),

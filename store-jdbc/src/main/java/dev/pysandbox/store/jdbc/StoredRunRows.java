@@ -1,6 +1,7 @@
 package dev.pysandbox.store.jdbc;
 
 import dev.pysandbox.api.RunStatus;
+import dev.pysandbox.api.WireEnum;
 import dev.pysandbox.store.StoredRun;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -35,7 +36,7 @@ final class StoredRunRows {
         rs.getString("id"),
         rs.getString("tenant"),
         rs.getString("session_id"),
-        RunStatus.fromWire(rs.getString("status")),
+        WireEnum.parse(RunStatus.class, rs.getString("status")),
         Instant.ofEpochMilli(rs.getLong("created_at")).toString(),
         rs.getString("artifacts_dir"),
         rs.getLong("record_bytes"));
