@@ -31,7 +31,6 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "logs",
-    mixinStandardHelpOptions = true,
     description = {
       "Show the calls agents made (MCP, REST, CLI), one line each: time, face, tool, session, run,"
           + " status, duration, the arguments' sizes. Never their content.",
