@@ -66,12 +66,8 @@ final class CallerSlots {
     if (!take(bucket, REQUESTS, perCaller)) {
       return new Refusal(
           ErrorCode.RATE_LIMITED,
-          who
-              + " has "
-              + perCaller
-              + " requests in flight, its most (http_max_requests_per_key "
-              + perCaller
-              + "); retry once one has ended");
+          atCap(who, perCaller, "requests in flight", "http_max_requests_per_key")
+              + "; retry once one has ended");
     }
     if (inFlight >= total) {
       release(bucket, REQUESTS);
@@ -103,13 +99,12 @@ final class CallerSlots {
       if (!take(bucket, LONG_CALLS, longPerCaller)) {
         throw new PysandboxException(
             ErrorCode.RATE_LIMITED,
-            who
-                + " has "
-                + longPerCaller
-                + " long calls in flight (waits, downloads, uploads), its most"
-                + " (http_max_long_calls_per_key "
-                + longPerCaller
-                + "), so this "
+            atCap(
+                    who,
+                    longPerCaller,
+                    "long calls in flight (waits, downloads, uploads)",
+                    "http_max_long_calls_per_key")
+                + ", so this "
                 + operation
                 + " ("
                 + kind.name().toLowerCase(java.util.Locale.ROOT)
@@ -125,6 +120,11 @@ final class CallerSlots {
         }
       }
     };
+  }
+
+  /** What a caller at one of its caps is told first: "who has 4 requests in flight, its most…". */
+  private static String atCap(String who, int cap, String what, String setting) {
+    return who + " has " + cap + " " + what + ", its most (" + setting + " " + cap + ")";
   }
 
   /**
