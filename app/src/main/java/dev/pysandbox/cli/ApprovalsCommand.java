@@ -17,7 +17,6 @@ import picocli.CommandLine.Option;
  */
 @Command(
     name = "approvals",
-    mixinStandardHelpOptions = true,
     description = "Decide the runs held for a person's approval.",
     subcommands = {
       ApprovalsCommand.ListApprovals.class,
@@ -28,7 +27,6 @@ import picocli.CommandLine.Option;
 final class ApprovalsCommand extends CommandGroup {
   @Command(
       name = "list",
-      mixinStandardHelpOptions = true,
       description = "The approvals waiting for a decision, oldest first (every tenant's).")
   static final class ListApprovals extends ReportCommand<ApprovalList> {
     @Override
@@ -55,7 +53,6 @@ final class ApprovalsCommand extends CommandGroup {
 
   @Command(
       name = "show",
-      mixinStandardHelpOptions = true,
       description = "One approval: why it waits, its findings and the code it would run.")
   static final class ShowApproval extends ReportCommand<Approval> {
     ShowApproval() {
@@ -136,7 +133,6 @@ final class ApprovalsCommand extends CommandGroup {
 
   @Command(
       name = "approve",
-      mixinStandardHelpOptions = true,
       description = "Approve a held run: the server holding it runs it within a second.")
   static final class Approve extends Decide {
     @Override
@@ -145,10 +141,7 @@ final class ApprovalsCommand extends CommandGroup {
     }
   }
 
-  @Command(
-      name = "deny",
-      mixinStandardHelpOptions = true,
-      description = "Deny a held run: it ends denied and never runs.")
+  @Command(name = "deny", description = "Deny a held run: it ends denied and never runs.")
   static final class Deny extends Decide {
     @Override
     boolean approve() {

@@ -9,10 +9,7 @@ import picocli.CommandLine.Option;
 import picocli.CommandLine.ParentCommand;
 
 /** {@code pysandbox config}: every setting, its value here and where that value came from. */
-@Command(
-    name = "config",
-    mixinStandardHelpOptions = true,
-    description = "Show every setting, its value and its source.")
+@Command(name = "config", description = "Show every setting, its value and its source.")
 final class ConfigCommand implements Callable<Integer> {
   @ParentCommand Main main;
 

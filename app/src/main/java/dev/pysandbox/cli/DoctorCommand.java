@@ -8,10 +8,7 @@ import java.util.Map;
 import picocli.CommandLine.Command;
 
 /** {@code pysandbox doctor}: what is installed, what is missing and how to install it. */
-@Command(
-    name = "doctor",
-    mixinStandardHelpOptions = true,
-    description = "Check what is installed and what is missing.")
+@Command(name = "doctor", description = "Check what is installed and what is missing.")
 final class DoctorCommand extends ReportCommand<SetupReport> {
   @Override
   SetupReport fetch(OperatorService service, Arguments args) {

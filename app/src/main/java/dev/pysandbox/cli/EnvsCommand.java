@@ -19,14 +19,10 @@ import picocli.CommandLine.Parameters;
  */
 @Command(
     name = "envs",
-    mixinStandardHelpOptions = true,
     description = "List, build and clean the cached package environments.",
     subcommands = {EnvsCommand.ListEnvs.class, EnvsCommand.Build.class, EnvsCommand.Clean.class})
 final class EnvsCommand extends CommandGroup {
-  @Command(
-      name = "list",
-      mixinStandardHelpOptions = true,
-      description = "Every environment: key, size, last use, runs, packages.")
+  @Command(name = "list", description = "Every environment: key, size, last use, runs, packages.")
   static final class ListEnvs extends ServiceCommand {
     @Option(names = "--json", description = "Print JSON (with each environment's pip freeze).")
     boolean json;
@@ -63,7 +59,6 @@ final class EnvsCommand extends CommandGroup {
 
   @Command(
       name = "build",
-      mixinStandardHelpOptions = true,
       description =
           "Build the environment for these packages now (PEP 508 requirements), showing pip's"
               + " output; an environment that exists already is only shown.")
@@ -102,7 +97,6 @@ final class EnvsCommand extends CommandGroup {
 
   @Command(
       name = "clean",
-      mixinStandardHelpOptions = true,
       description =
           "Remove environments unused for --older-than-days days; none a sandbox has. Without"
               + " --yes, only says what it would remove.")

@@ -20,7 +20,6 @@ import picocli.CommandLine.Command;
  */
 @Command(
     name = "events",
-    mixinStandardHelpOptions = true,
     description = {
       "List security events, newest first: approvals requested, approved, denied and expired;"
           + " runs stopped by a limit; denied imports and network attempts; sandboxes that died.",

@@ -2,7 +2,10 @@ package dev.pysandbox.cli;
 
 import dev.pysandbox.api.ApiKeyInfo;
 import dev.pysandbox.api.Tenants;
+import dev.pysandbox.http.PeriodicRead;
 import dev.pysandbox.store.ApiKeys;
+import dev.pysandbox.util.TimeSource;
+import java.time.Duration;
 import java.util.HashSet;
 import java.util.Set;
 import java.util.function.IntSupplier;
@@ -16,42 +19,36 @@ import org.slf4j.LoggerFactory;
  */
 final class KeyedTenants implements IntSupplier {
   private static final Logger log = LoggerFactory.getLogger(KeyedTenants.class);
-  private static final long REFRESH_NANOS = 10_000_000_000L;
-
-  private final ApiKeys keys;
-  private final boolean stdio;
-  private int count = 1;
-  private long readAt;
-  private boolean read;
+  private final PeriodicRead<Integer> count;
 
   KeyedTenants(ApiKeys keys, boolean stdio) {
-    this.keys = keys;
-    this.stdio = stdio;
+    this.count =
+        new PeriodicRead<>(
+            Duration.ofSeconds(10),
+            TimeSource.system(),
+            () -> count(keys, stdio),
+            (e, last) -> {
+              // The last count stands (the store answers again soon).
+              log.warn("could not count the tenants with keys: {}", e.toString());
+              return last == null ? 1 : last;
+            });
   }
 
   @Override
-  public synchronized int getAsInt() {
-    long now = System.nanoTime();
-    if (read && now - readAt < REFRESH_NANOS) {
-      return count;
-    }
-    try {
-      Set<String> tenants = new HashSet<>();
-      for (ApiKeyInfo k : keys.list()) {
-        if (k.revokedAt() == null) {
-          tenants.add(k.tenant());
-        }
+  public int getAsInt() {
+    return count.get();
+  }
+
+  private static int count(ApiKeys keys, boolean stdio) {
+    Set<String> tenants = new HashSet<>();
+    for (ApiKeyInfo k : keys.list()) {
+      if (k.revokedAt() == null) {
+        tenants.add(k.tenant());
       }
-      if (stdio) {
-        tenants.add(Tenants.LOCAL);
-      }
-      count = Math.max(1, tenants.size());
-    } catch (RuntimeException e) {
-      // The last count stands (the store answers again soon).
-      log.warn("could not count the tenants with keys: {}", e.toString());
     }
-    read = true;
-    readAt = now;
-    return count;
+    if (stdio) {
+      tenants.add(Tenants.LOCAL);
+    }
+    return Math.max(1, tenants.size());
   }
 }

@@ -18,7 +18,6 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "keys",
-    mixinStandardHelpOptions = true,
     description = "Create, list or revoke the API keys of the HTTP face.",
     subcommands = {
       KeysCommand.CreateKey.class,
@@ -28,7 +27,6 @@ import picocli.CommandLine.ParentCommand;
 final class KeysCommand extends CommandGroup {
   @Command(
       name = "create",
-      mixinStandardHelpOptions = true,
       description = {
         "Make a key for a tenant. The key alone is printed on stdout, once: it is not stored,"
             + " only its hash is."
@@ -76,7 +74,6 @@ final class KeysCommand extends CommandGroup {
 
   @Command(
       name = "list",
-      mixinStandardHelpOptions = true,
       description = "List every key, revoked ones too, oldest first (never the keys themselves).")
   static final class ListKeys extends KeyCommand {
     @Option(names = "--json", description = "Print JSON.")
@@ -114,7 +111,6 @@ final class KeysCommand extends CommandGroup {
 
   @Command(
       name = "revoke",
-      mixinStandardHelpOptions = true,
       description = "Revoke a key: servers sharing this data directory refuse it within 2 s.")
   static final class RevokeKey extends KeyCommand {
     @Parameters(paramLabel = "KEY_ID")

@@ -12,7 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Instant;
-import java.time.format.DateTimeParseException;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.LinkedHashMap;
@@ -31,7 +30,6 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "logs",
-    mixinStandardHelpOptions = true,
     description = {
       "Show the calls agents made (MCP, REST, CLI), one line each: time, face, tool, session, run,"
           + " status, duration, the arguments' sizes. Never their content.",
@@ -164,12 +162,10 @@ final class LogsCommand implements Callable<Integer> {
         if (raw.isBlank()) {
           continue;
         }
-        TrajectoryEvent e = parse(raw);
-        Instant time = e == null ? null : instant(e.time());
-        if (time == null) {
-          e = null;
-          time = lastTimes.getOrDefault(tail.file(), Instant.EPOCH);
-        }
+        TimedEvent read = parse(raw);
+        TrajectoryEvent e = read == null ? null : read.event();
+        Instant time =
+            read == null ? lastTimes.getOrDefault(tail.file(), Instant.EPOCH) : read.time();
         lastTimes.put(tail.file(), time);
         if (from == null || !time.isBefore(from)) {
           String owner = owners.get(tail.file());
@@ -240,19 +236,17 @@ final class LogsCommand implements Callable<Integer> {
     return out;
   }
 
-  private static TrajectoryEvent parse(String line) {
+  /** A call a line records, and when. */
+  private record TimedEvent(TrajectoryEvent event, Instant time) {}
+
+  /** The call {@code line} records, or null for a line that is none or whose time does not read. */
+  private static TimedEvent parse(String line) {
     try {
       TrajectoryEvent e = Json.mapper().readValue(line, TrajectoryEvent.class);
-      return e != null && e.tool() != null && e.status() != null ? e : null;
-    } catch (IOException | RuntimeException x) {
-      return null;
-    }
-  }
-
-  private static Instant instant(String s) {
-    try {
-      return s == null ? null : Instant.parse(s);
-    } catch (DateTimeParseException e) {
+      return e != null && e.tool() != null && e.status() != null && e.time() != null
+          ? new TimedEvent(e, Instant.parse(e.time()))
+          : null;
+    } catch (IOException | RuntimeException x) { // a DateTimeParseException too
       return null;
     }
   }

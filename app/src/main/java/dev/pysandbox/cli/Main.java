@@ -21,10 +21,15 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.ScopeType;
 
-/** {@code pysandbox}: the command line. Every subcommand shares the configuration options. */
+/**
+ * {@code pysandbox}: the command line. Every subcommand shares the configuration options, and
+ * inherits (picocli's {@code scope = INHERIT}) {@code --help} and {@code --version} with this
+ * command's version, so that no subcommand declares them again.
+ */
 @Command(
     name = "pysandbox",
     mixinStandardHelpOptions = true,
+    scope = ScopeType.INHERIT,
     version = "pysandbox " + Version.VALUE,
     modelTransformer = OperationOptions.Install.class,
     description = "Run Python for AI agents: sandboxed, stateful, recorded.")
@@ -172,7 +177,6 @@ public final class Main implements Runnable {
       cli.addSubcommand(sub);
       OperationOptions.Install.install(sub.getCommandSpec());
     }
-    shareVersion(cli);
     return cli;
   }
 
@@ -196,13 +200,5 @@ public final class Main implements Runnable {
     List<String> names = new ArrayList<>(List.of(command.aliases()));
     names.add(command.name());
     return names;
-  }
-
-  /** Every subcommand has --version (mixinStandardHelpOptions); it prints this command's. */
-  private static void shareVersion(CommandLine command) {
-    for (CommandLine sub : command.getSubcommands().values()) {
-      sub.getCommandSpec().version(command.getCommandSpec().version());
-      shareVersion(sub);
-    }
   }
 }

@@ -31,7 +31,6 @@ import picocli.CommandLine.Parameters;
  */
 @Command(
     name = "run",
-    mixinStandardHelpOptions = true,
     description = "Run a Python file or snippet in a fresh sandbox and record it.")
 final class RunCommand extends ServiceCommand {
   static final int EXIT_FAILED = 1;

@@ -25,7 +25,6 @@ final class RunNotebookCommands {
 
   @Command(
       name = "export",
-      mixinStandardHelpOptions = true,
       description =
           "Write a session's runs as one notebook and print its path (with --json: the content"
               + " too, when at most 5 MB).")
@@ -52,7 +51,6 @@ final class RunNotebookCommands {
 
   @Command(
       name = "open",
-      mixinStandardHelpOptions = true,
       description = {
         "Print the command that opens a run's notebook (marimo when installed, else Jupyter;"
             + " with neither, the notebook's path), or run it with --exec.",

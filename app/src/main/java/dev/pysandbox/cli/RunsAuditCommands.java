@@ -26,7 +26,6 @@ final class RunsAuditCommands {
 
   @Command(
       name = "rerun",
-      mixinStandardHelpOptions = true,
       description = {
         "Run a recorded run again as a new run linked to it (its parent), in a fresh sandbox with"
             + " the original's limits, or in --session.",
@@ -74,10 +73,7 @@ final class RunsAuditCommands {
     }
   }
 
-  @Command(
-      name = "diff",
-      mixinStandardHelpOptions = true,
-      description = "Compare a run with another (by default its parent).")
+  @Command(name = "diff", description = "Compare a run with another (by default its parent).")
   static final class Diff extends TenantOperationCommand<RunDiff> {
     Diff() {
       super(
@@ -117,7 +113,6 @@ final class RunsAuditCommands {
 
   @Command(
       name = "delete",
-      mixinStandardHelpOptions = true,
       description =
           "Delete a finished run's record (a tombstone keeps the hash chain whole) and its files.")
   static final class Delete extends TenantOperationCommand<DeleteResult> {
@@ -141,7 +136,6 @@ final class RunsAuditCommands {
 
   @Command(
       name = "purge",
-      mixinStandardHelpOptions = true,
       description = {
         "Delete finished runs older than some days, with their files.",
         "Counts only unless --execute is given."
@@ -172,7 +166,6 @@ final class RunsAuditCommands {
 
   @Command(
       name = "verify",
-      mixinStandardHelpOptions = true,
       description = {
         "Recompute the tamper-evident hash chain of every run from the records and kept files as"
             + " they are now, and name each run whose record or files changed, and the first"

@@ -13,7 +13,6 @@ import picocli.CommandLine.Mixin;
 /** {@code pysandbox runs list|show|watch|rerun|diff|...}: the run history. */
 @Command(
     name = "runs",
-    mixinStandardHelpOptions = true,
     description = "Show the run history.",
     subcommands = {
       RunsCommand.ListRuns.class,
@@ -28,7 +27,7 @@ import picocli.CommandLine.Mixin;
       RunsAuditCommands.Verify.class
     })
 final class RunsCommand extends CommandGroup {
-  @Command(name = "list", mixinStandardHelpOptions = true, description = "List runs, newest first.")
+  @Command(name = "list", description = "List runs, newest first.")
   static final class ListRuns extends ListingCommand<RunPage> {
     private static final String ROW = "%-24s  %-11s  %-24s  %8s  %s%n";
 
@@ -63,10 +62,7 @@ final class RunsCommand extends CommandGroup {
     }
   }
 
-  @Command(
-      name = "show",
-      mixinStandardHelpOptions = true,
-      description = "Show one run: code, outputs, error, files.")
+  @Command(name = "show", description = "Show one run: code, outputs, error, files.")
   static final class ShowRun extends TenantOperationCommand<RunRecord> {
     ShowRun() {
       super(RunsCommand.RUN_ID);
@@ -124,7 +120,6 @@ final class RunsCommand extends CommandGroup {
 
   @Command(
       name = "watch",
-      mixinStandardHelpOptions = true,
       description = {
         "Print a run's output and exit with its exit code (as 'pysandbox run' would).",
         "A run still running in a server is followed through the run history: its output is"

@@ -43,7 +43,6 @@ import picocli.CommandLine.ParentCommand;
  */
 @Command(
     name = "serve",
-    mixinStandardHelpOptions = true,
     description = {
       "Serve MCP over stdio (for Claude Code and other clients), or over HTTP with --http.",
     })

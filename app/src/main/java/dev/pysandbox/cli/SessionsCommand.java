@@ -17,13 +17,11 @@ import picocli.CommandLine.Mixin;
  */
 @Command(
     name = "sessions",
-    mixinStandardHelpOptions = true,
     description = "Show or close the sessions of servers using this data directory.",
     subcommands = {SessionsCommand.ListSessions.class, SessionsCommand.CloseSession.class})
 final class SessionsCommand extends CommandGroup {
   @Command(
       name = "list",
-      mixinStandardHelpOptions = true,
       description = {
         "List open sessions.",
         "A session whose server is gone shows as lost (the next server records it so)."
@@ -63,10 +61,7 @@ final class SessionsCommand extends CommandGroup {
     }
   }
 
-  @Command(
-      name = "close",
-      mixinStandardHelpOptions = true,
-      description = "Close a session (its server kills its sandbox).")
+  @Command(name = "close", description = "Close a session (its server kills its sandbox).")
   static final class CloseSession extends ServiceCommand {
 
     @Mixin TenantOption tenant;

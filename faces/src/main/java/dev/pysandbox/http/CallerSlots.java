@@ -24,6 +24,9 @@ final class CallerSlots {
   private final int perCaller;
   private final int longPerCaller;
   private final int total;
+  private static final int REQUESTS = 0;
+  private static final int LONG_CALLS = 1;
+
   private final Map<String, int[]> held = new HashMap<>(); // bucket -> {requests, long calls}
   private int inFlight;
 
@@ -60,20 +63,14 @@ final class CallerSlots {
    * @return null when it may go on (call {@link #exit} once it ends), else why not
    */
   synchronized Refusal enter(String bucket, String who) {
-    int[] h = held.computeIfAbsent(bucket, b -> new int[2]);
-    if (h[0] >= perCaller) {
-      forgetIfIdle(bucket, h);
+    if (!take(bucket, REQUESTS, perCaller)) {
       return new Refusal(
           ErrorCode.RATE_LIMITED,
-          who
-              + " has "
-              + h[0]
-              + " requests in flight, its most (http_max_requests_per_key "
-              + perCaller
-              + "); retry once one has ended");
+          atCap(who, perCaller, "requests in flight", "http_max_requests_per_key")
+              + "; retry once one has ended");
     }
     if (inFlight >= total) {
-      forgetIfIdle(bucket, h);
+      release(bucket, REQUESTS);
       return new Refusal(
           ErrorCode.BACKEND_UNAVAILABLE,
           "the server has "
@@ -81,17 +78,13 @@ final class CallerSlots {
               + " requests in flight, as many as it takes (http_max_requests_per_key keeps each"
               + " caller's share); retry shortly, or on another server");
     }
-    h[0]++;
     inFlight++;
     return null;
   }
 
   synchronized void exit(String bucket) {
-    int[] h = held.get(bucket);
-    if (h != null && h[0] > 0) {
-      h[0]--;
+    if (release(bucket, REQUESTS)) {
       inFlight--;
-      forgetIfIdle(bucket, h);
     }
   }
 
@@ -103,56 +96,80 @@ final class CallerSlots {
   private LongCalls.Slot enterLong(
       String bucket, String who, LongCalls.Kind kind, String operation) {
     synchronized (this) {
-      int[] h = held.computeIfAbsent(bucket, b -> new int[2]);
-      if (h[1] >= longPerCaller) {
-        forgetIfIdle(bucket, h);
+      if (!take(bucket, LONG_CALLS, longPerCaller)) {
         throw new PysandboxException(
             ErrorCode.RATE_LIMITED,
-            who
-                + " has "
-                + h[1]
-                + " long calls in flight (waits, downloads, uploads), its most"
-                + " (http_max_long_calls_per_key "
-                + longPerCaller
-                + "), so this "
+            atCap(
+                    who,
+                    longPerCaller,
+                    "long calls in flight (waits, downloads, uploads)",
+                    "http_max_long_calls_per_key")
+                + ", so this "
                 + operation
                 + " ("
                 + kind.name().toLowerCase(java.util.Locale.ROOT)
                 + ") was not started; retry once one has ended");
       }
-      h[1]++;
     }
     boolean[] closed = {false};
     return () -> {
       synchronized (this) {
-        if (closed[0]) {
-          return;
-        }
-        closed[0] = true;
-        int[] h = held.get(bucket);
-        if (h != null && h[1] > 0) {
-          h[1]--;
-          forgetIfIdle(bucket, h);
+        if (!closed[0]) {
+          closed[0] = true;
+          release(bucket, LONG_CALLS);
         }
       }
     };
   }
 
+  /** What a caller at one of its caps is told first: "who has 4 requests in flight, its most…". */
+  private static String atCap(String who, int cap, String what, String setting) {
+    return who + " has " + cap + " " + what + ", its most (" + setting + " " + cap + ")";
+  }
+
+  /**
+   * Counts one in of {@code bucket}'s counter {@code which} if it is under {@code cap}: a counter
+   * only grows under its cap, so one refused stands at the cap. A refused caller is not kept.
+   */
+  private boolean take(String bucket, int which, int cap) {
+    int[] h = held.computeIfAbsent(bucket, b -> new int[2]);
+    if (h[which] >= cap) {
+      forgetIfIdle(bucket, h);
+      return false;
+    }
+    h[which]++;
+    return true;
+  }
+
+  /** Counts one out of {@code bucket}'s counter {@code which}: false when it held none. */
+  private boolean release(String bucket, int which) {
+    int[] h = held.get(bucket);
+    if (h == null || h[which] == 0) {
+      return false;
+    }
+    h[which]--;
+    forgetIfIdle(bucket, h);
+    return true;
+  }
+
   private void forgetIfIdle(String bucket, int[] h) {
-    if (h[0] == 0 && h[1] == 0) {
+    if (h[REQUESTS] == 0 && h[LONG_CALLS] == 0) {
       held.remove(bucket);
     }
   }
 
   /** Requests in flight of {@code bucket} (for tests). */
   synchronized int requests(String bucket) {
-    int[] h = held.get(bucket);
-    return h == null ? 0 : h[0];
+    return held(bucket, REQUESTS);
   }
 
   synchronized int longCalls(String bucket) {
+    return held(bucket, LONG_CALLS);
+  }
+
+  private int held(String bucket, int which) {
     int[] h = held.get(bucket);
-    return h == null ? 0 : h[1];
+    return h == null ? 0 : h[which];
   }
 
   int perCaller() {

@@ -33,7 +33,7 @@ final class CountedBody extends HttpServletRequestWrapper {
   @Override
   public ServletInputStream getInputStream() throws IOException {
     if (stream == null) {
-      stream = new Counted(super.getInputStream(), counter);
+      stream = new Counted(super.getInputStream());
     }
     return stream;
   }
@@ -45,13 +45,12 @@ final class CountedBody extends HttpServletRequestWrapper {
     return new BufferedReader(new InputStreamReader(getInputStream(), charset));
   }
 
-  private static final class Counted extends ServletInputStream {
+  /** The body's stream, telling this request's counter. */
+  private final class Counted extends ServletInputStream {
     private final ServletInputStream in;
-    private final Counter counter;
 
-    Counted(ServletInputStream in, Counter counter) {
+    Counted(ServletInputStream in) {
       this.in = in;
-      this.counter = counter;
     }
 
     @Override

@@ -6,6 +6,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.function.BooleanSupplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -21,15 +22,18 @@ final class HealthServlet extends HttpServlet {
   private static final Logger log = LoggerFactory.getLogger(HealthServlet.class);
   static final long READY_CACHE_NANOS = 1_000_000_000L;
 
-  private final transient BooleanSupplier ready;
-  private final transient TimeSource time;
-  private boolean cached;
-  private long cachedAt;
-  private boolean haveCached;
+  private final transient PeriodicRead<Boolean> ready;
 
   HealthServlet(BooleanSupplier ready, TimeSource time) {
-    this.ready = ready;
-    this.time = time;
+    this.ready =
+        new PeriodicRead<>(
+            Duration.ofNanos(READY_CACHE_NANOS),
+            time,
+            ready::getAsBoolean,
+            (e, last) -> {
+              log.warn("the readiness check failed: {}", e.toString());
+              return false;
+            });
   }
 
   @Override
@@ -40,25 +44,8 @@ final class HealthServlet extends HttpServlet {
       write(response, 200, "{\"status\":\"ok\"}");
       return;
     }
-    boolean isReady = ready();
+    boolean isReady = ready.get();
     write(response, isReady ? 200 : 503, "{\"ready\":" + isReady + "}");
-  }
-
-  private synchronized boolean ready() {
-    long now = time.nanoTime();
-    if (!haveCached || now - cachedAt >= READY_CACHE_NANOS) {
-      boolean answer;
-      try {
-        answer = ready.getAsBoolean();
-      } catch (RuntimeException e) {
-        log.warn("the readiness check failed: {}", e.toString());
-        answer = false;
-      }
-      cached = answer;
-      cachedAt = now;
-      haveCached = true;
-    }
-    return cached;
   }
 
   private static void write(HttpServletResponse response, int status, String json)

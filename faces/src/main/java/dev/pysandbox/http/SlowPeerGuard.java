@@ -237,67 +237,66 @@ final class SlowPeerGuard extends HttpFilter {
         @Override
         public ServletOutputStream getOutputStream() throws IOException {
           if (out == null) {
-            out = new CountingOutput(super.getOutputStream(), Exchange.this);
+            out = new TimedOutput(super.getOutputStream());
           }
           return out;
         }
       };
     }
-  }
 
-  private static final class CountingOutput extends ServletOutputStream {
-    private final ServletOutputStream out;
-    private final Exchange x;
+    /** The answer's stream: each write between this exchange's marks. */
+    private final class TimedOutput extends ServletOutputStream {
+      private final ServletOutputStream out;
 
-    CountingOutput(ServletOutputStream out, Exchange x) {
-      this.out = out;
-      this.x = x;
-    }
-
-    @Override
-    public void write(int b) throws IOException {
-      timed(() -> out.write(b));
-    }
-
-    @Override
-    public void write(byte[] b, int off, int len) throws IOException {
-      timed(() -> out.write(b, off, len));
-    }
-
-    @Override
-    public void flush() throws IOException {
-      timed(out::flush);
-    }
-
-    @Override
-    public void close() throws IOException {
-      timed(out::close);
-    }
-
-    /** One write to the peer, between the exchange's marks (a write that blocks is seen). */
-    private void timed(Write write) throws IOException {
-      x.beforeWrite();
-      try {
-        write.run();
-      } finally {
-        x.afterWrite();
+      TimedOutput(ServletOutputStream out) {
+        this.out = out;
       }
-    }
 
-    /** A write, flush or close of the stream underneath. */
-    @FunctionalInterface
-    private interface Write {
-      void run() throws IOException;
-    }
+      @Override
+      public void write(int b) throws IOException {
+        timed(() -> out.write(b));
+      }
 
-    @Override
-    public boolean isReady() {
-      return out.isReady();
-    }
+      @Override
+      public void write(byte[] b, int off, int len) throws IOException {
+        timed(() -> out.write(b, off, len));
+      }
 
-    @Override
-    public void setWriteListener(WriteListener listener) {
-      out.setWriteListener(listener);
+      @Override
+      public void flush() throws IOException {
+        timed(out::flush);
+      }
+
+      @Override
+      public void close() throws IOException {
+        timed(out::close);
+      }
+
+      /** One write to the peer, between the exchange's marks (a write that blocks is seen). */
+      private void timed(Write write) throws IOException {
+        beforeWrite();
+        try {
+          write.run();
+        } finally {
+          afterWrite();
+        }
+      }
+
+      /** A write, flush or close of the stream underneath. */
+      @FunctionalInterface
+      private interface Write {
+        void run() throws IOException;
+      }
+
+      @Override
+      public boolean isReady() {
+        return out.isReady();
+      }
+
+      @Override
+      public void setWriteListener(WriteListener listener) {
+        out.setWriteListener(listener);
+      }
     }
   }
 }

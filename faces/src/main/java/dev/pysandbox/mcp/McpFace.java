@@ -73,9 +73,14 @@ public final class McpFace {
   private final LoggingAsked logging = new LoggingAsked();
   private final Function<McpTransportContext, SandboxService> services;
   private final int resultOutputLimit;
-  private final boolean agentMayApprove;
-  private final boolean httpElicitationApproves;
-  private final Set<String> enabled; // null: every tool
+  private final Choices choices;
+
+  /**
+   * The server's choices for its face: approve_run and deny_run offered, HTTP elicitation prompts
+   * deciding held runs, the tools offered (null: every tool).
+   */
+  private record Choices(
+      boolean agentMayApprove, boolean httpElicitationApproves, Set<String> enabled) {}
 
   /**
    * One service for every call: the stdio face, whose one client acts as the tenant {@code local}.
@@ -104,20 +109,16 @@ public final class McpFace {
   }
 
   private McpFace(Function<McpTransportContext, SandboxService> services, int resultOutputLimit) {
-    this(services, resultOutputLimit, false, false, null);
+    this(services, resultOutputLimit, new Choices(false, false, null));
   }
 
   private McpFace(
       Function<McpTransportContext, SandboxService> services,
       int resultOutputLimit,
-      boolean agentMayApprove,
-      boolean httpElicitationApproves,
-      Set<String> enabled) {
+      Choices choices) {
     this.services = services;
     this.resultOutputLimit = resultOutputLimit;
-    this.agentMayApprove = agentMayApprove;
-    this.httpElicitationApproves = httpElicitationApproves;
-    this.enabled = enabled;
+    this.choices = choices;
   }
 
   /**
@@ -125,7 +126,10 @@ public final class McpFace {
    * agent_may_approve}: the agent then decides its own runs, which is weaker).
    */
   public McpFace agentApprovals(boolean allow) {
-    return new McpFace(services, resultOutputLimit, allow, httpElicitationApproves, enabled);
+    return new McpFace(
+        services,
+        resultOutputLimit,
+        new Choices(allow, choices.httpElicitationApproves(), choices.enabled()));
   }
 
   /**
@@ -134,7 +138,10 @@ public final class McpFace {
    * person, not the agent's own client, answered). Over stdio the local client always may.
    */
   public McpFace httpElicitationApproves(boolean allow) {
-    return new McpFace(services, resultOutputLimit, agentMayApprove, allow, enabled);
+    return new McpFace(
+        services,
+        resultOutputLimit,
+        new Choices(choices.agentMayApprove(), allow, choices.enabled()));
   }
 
   /**
@@ -143,7 +150,10 @@ public final class McpFace {
    */
   public McpFace toolsEnabled(Set<String> names) {
     return new McpFace(
-        services, resultOutputLimit, agentMayApprove, httpElicitationApproves, Set.copyOf(names));
+        services,
+        resultOutputLimit,
+        new Choices(
+            choices.agentMayApprove(), choices.httpElicitationApproves(), Set.copyOf(names)));
   }
 
   /**
@@ -271,11 +281,11 @@ public final class McpFace {
             services,
             logging,
             face,
-            face == CallRecord.Face.MCP_HTTP ? httpElicitationApproves : true);
+            face == CallRecord.Face.MCP_HTTP ? choices.httpElicitationApproves() : true);
     List<SyncToolSpecification> all = new ArrayList<>(RunTools.specs(f, resultOutputLimit));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));
-    if (agentMayApprove) {
+    if (choices.agentMayApprove()) {
       for (var op : Operations.AGENT_APPROVALS) {
         all.add(
             f.tool(
@@ -284,8 +294,8 @@ public final class McpFace {
                     ToolResults.ok(r, r.runId() + ": " + r.status() + " — " + r.message())));
       }
     }
-    if (enabled != null) {
-      all.removeIf(t -> !enabled.contains(t.tool().name()));
+    if (choices.enabled() != null) {
+      all.removeIf(t -> !choices.enabled().contains(t.tool().name()));
     }
     return all;
   }
