@@ -52,6 +52,13 @@ static int get_name(JNIEnv *env, jbyteArray name, name_t *out) {
   return memchr(out->buf, 0, (size_t)n) == NULL && memchr(out->buf, '/', (size_t)n) == NULL;
 }
 
+/* Every call that takes one name starts so: the name into a local name_t called nm, or -EINVAL. */
+#define NAME_OR_EINVAL(env, name, nm) \
+  name_t nm;                          \
+  if (!get_name(env, name, &nm)) {    \
+    return -EINVAL;                   \
+  }
+
 static jint neg_errno(void) { return -errno; }
 
 /* A call that returns a count or a descriptor, as Java gets it: the value, or -errno. */
@@ -65,10 +72,7 @@ static jint zero_or_errno(long r) { return r == 0 ? 0 : neg_errno(); }
 
 /* openat of a name in dirfd, with flags (and mode where they create). */
 static jint open_name(JNIEnv *env, jint dirfd, jbyteArray name, int flags, mode_t mode) {
-  name_t nm;
-  if (!get_name(env, name, &nm)) {
-    return -EINVAL;
-  }
+  NAME_OR_EINVAL(env, name, nm);
   return count_or_errno(RETRY(openat(dirfd, nm.buf, flags, mode)));
 }
 
@@ -141,10 +145,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_createFile(JNIEnv 
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_mkdirAt(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name, jint mode) {
   (void)c;
-  name_t nm;
-  if (!get_name(env, name, &nm)) {
-    return -EINVAL;
-  }
+  NAME_OR_EINVAL(env, name, nm);
   return zero_or_errno(mkdirat(dirfd, nm.buf, (mode_t)(mode & 0777)));
 }
 
@@ -176,10 +177,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstat(JNIEnv *env,
 JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_fstatAt(JNIEnv *env, jclass c, jint dirfd,
                                                                  jbyteArray name, jlongArray out) {
   (void)c;
-  name_t nm;
-  if (!get_name(env, name, &nm)) {
-    return -EINVAL;
-  }
+  NAME_OR_EINVAL(env, name, nm);
   struct stat st;
   return stat_result(env, fstatat(dirfd, nm.buf, &st, AT_SYMLINK_NOFOLLOW), &st, out);
 }
@@ -248,10 +246,7 @@ JNIEXPORT jint JNICALL Java_dev_pysandbox_core_files_NativeFs_unlinkAt(JNIEnv *e
                                                                   jint dirfd, jbyteArray name,
                                                                   jboolean dir) {
   (void)c;
-  name_t nm;
-  if (!get_name(env, name, &nm)) {
-    return -EINVAL;
-  }
+  NAME_OR_EINVAL(env, name, nm);
   return zero_or_errno(unlinkat(dirfd, nm.buf, dir ? AT_REMOVEDIR : 0));
 }
 

@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.ApprovalDecision;
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.Ids;
 import dev.pysandbox.api.OperatorService;
@@ -163,8 +164,9 @@ public final class DefaultSandboxService extends TenantView implements OperatorS
    * the run starts it within a second.
    */
   public RunRecord decideAsOperator(String approvalId, boolean approve, String reason) {
+    String operator = "cli:" + System.getProperty("user.name", "?");
     return core.approvedRuns.decide(
-        null, approvalId, approve, "cli:" + System.getProperty("user.name", "?"), "cli", reason);
+        null, approvalId, new ApprovalDecision(approve, operator, reason), "cli");
   }
 
   /** Every tenant's: this is the server's own view. */

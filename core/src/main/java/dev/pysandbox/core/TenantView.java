@@ -1,5 +1,6 @@
 package dev.pysandbox.core;
 
+import dev.pysandbox.api.ApprovalDecision;
 import dev.pysandbox.api.ArtifactContent;
 import dev.pysandbox.api.ArtifactList;
 import dev.pysandbox.api.CallRecord;
@@ -180,7 +181,8 @@ class TenantView implements SandboxService {
   @Override
   public RunRecord decideApproval(
       String approvalId, boolean approve, String decidedBy, String via, String reason) {
-    return core.approvedRuns.decide(tenant, approvalId, approve, decidedBy, via, reason);
+    return core.approvedRuns.decide(
+        tenant, approvalId, new ApprovalDecision(approve, decidedBy, reason), via);
   }
 
   /**

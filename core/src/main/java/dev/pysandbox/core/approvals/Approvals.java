@@ -206,6 +206,8 @@ public final class Approvals {
    *
    * @param tenant the caller's tenant (another tenant's approval answers {@code not_found}), or
    *     null for the host's operator (the command line)
+   * @param decision the answer, who gave it and why (the one value a prompt, the command line and
+   *     the REST API all hand over)
    * @param via {@code cli}, {@code rest}, {@code elicitation} or {@code agent}
    * @return the approval as it was held (pending), with the server holding it; a denied run is
    *     ended here, an approved one is the run path's to start
@@ -213,12 +215,10 @@ public final class Approvals {
    *     when its time ran out, {@code invalid_argument} when it was decided already
    */
   public HeldApproval decide(
-      String tenant,
-      String approvalId,
-      boolean approve,
-      String decidedBy,
-      String via,
-      String reason) {
+      String tenant, String approvalId, ApprovalDecision decision, String via) {
+    boolean approve = decision.approved();
+    String decidedBy = decision.decidedBy();
+    String reason = decision.reason();
     HeldApproval held = require(tenant, approvalId);
     Approval a = held.approval();
     Instant now = time.instant();

@@ -13,6 +13,7 @@ import dev.pysandbox.api.SessionStep;
 import dev.pysandbox.api.VerifyReport;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.core.blobs.KeptBlobs;
+import dev.pysandbox.core.files.RegularFiles;
 import dev.pysandbox.core.files.TreeDeletion;
 import dev.pysandbox.core.files.WorkspaceAccess;
 import dev.pysandbox.notebook.Notebooks;
@@ -23,12 +24,9 @@ import dev.pysandbox.util.DurableFiles;
 import dev.pysandbox.util.TimeSource;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -181,22 +179,7 @@ public final class AuditReview {
     }
     long[] total = {0};
     try {
-      Files.walkFileTree(
-          dir,
-          new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-              if (attrs.isRegularFile()) {
-                total[0] += attrs.size();
-              }
-              return FileVisitResult.CONTINUE;
-            }
-
-            @Override
-            public FileVisitResult visitFileFailed(Path file, IOException e) {
-              return FileVisitResult.CONTINUE;
-            }
-          });
+      RegularFiles.each(dir, true, (file, attrs) -> total[0] += attrs.size());
     } catch (IOException e) {
       log.debug("could not measure {}: {}", dir, e.toString());
     }

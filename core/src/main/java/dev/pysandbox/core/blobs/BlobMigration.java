@@ -4,6 +4,7 @@ import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.core.files.Descriptor;
 import dev.pysandbox.core.files.FileContents;
+import dev.pysandbox.core.files.RegularFiles;
 import dev.pysandbox.core.files.Stat;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.DurableFiles;
@@ -14,7 +15,6 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.SimpleFileVisitor;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
@@ -135,17 +135,7 @@ public final class BlobMigration {
   /** The regular files under {@code dir}, relative, links not followed (nor listed). */
   private static List<String> regularFiles(Path dir) throws IOException {
     List<String> out = new ArrayList<>();
-    Files.walkFileTree(
-        dir,
-        new SimpleFileVisitor<>() {
-          @Override
-          public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) {
-            if (attrs.isRegularFile()) {
-              out.add(dir.relativize(file).toString());
-            }
-            return FileVisitResult.CONTINUE;
-          }
-        });
+    RegularFiles.each(dir, false, (file, attrs) -> out.add(dir.relativize(file).toString()));
     return out;
   }
 

@@ -8,6 +8,7 @@ import dev.pysandbox.api.RunStatus;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
 import java.util.TreeSet;
 
 /**
@@ -116,26 +117,24 @@ final class RunDiffSummary {
 
   /** How a run ended, as the sentence says it. */
   record Outcome(String present, String gerund, String still) {
+    /** The statuses said the same whatever else the run holds: a table, not a case each. */
+    private static final Map<RunStatus, Outcome> PLAIN =
+        Map.of(
+            RunStatus.SUCCEEDED, new Outcome("succeeds", "succeeding", null),
+            RunStatus.PENDING, new Outcome("is pending", "being pending", null),
+            RunStatus.AWAITING_APPROVAL, new Outcome("awaits approval", "awaiting approval", null),
+            RunStatus.RUNNING, new Outcome("is running", "running", null),
+            RunStatus.REJECTED, new Outcome("is rejected", "being rejected", null),
+            RunStatus.CANCELLED, new Outcome("is cancelled", "being cancelled", null));
+
     static Outcome of(RunRecord r) {
       RunStatus s = r.status();
       if (s == null) {
         return new Outcome("has no status", "having no status", null);
       }
-      switch (s) {
-        case SUCCEEDED:
-          return new Outcome("succeeds", "succeeding", null);
-        case PENDING:
-          return new Outcome("is pending", "being pending", null);
-        case AWAITING_APPROVAL:
-          return new Outcome("awaits approval", "awaiting approval", null);
-        case RUNNING:
-          return new Outcome("is running", "running", null);
-        case REJECTED:
-          return new Outcome("is rejected", "being rejected", null);
-        case CANCELLED:
-          return new Outcome("is cancelled", "being cancelled", null);
-        default:
-          break;
+      Outcome plain = PLAIN.get(s);
+      if (plain != null) {
+        return plain;
       }
       if (r.killReason() != null) {
         return killed(r.killReason());

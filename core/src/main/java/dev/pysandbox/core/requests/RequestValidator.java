@@ -128,14 +128,12 @@ public final class RequestValidator {
       return d;
     }
     long memory =
-        req.memoryMb() == null
-            ? d.memoryBytes()
-            : range(
-                    "memory_limit_mb",
-                    req.memoryMb(),
-                    LimitRequest.MIN_MEMORY_MB,
-                    max.memoryBytes() / Limits.MIB)
-                * Limits.MIB;
+        bytes(
+            "memory_limit_mb",
+            req.memoryMb(),
+            d.memoryBytes(),
+            LimitRequest.MIN_MEMORY_MB,
+            max.memoryBytes());
     int pids =
         req.pids() == null
             ? d.pids()
@@ -155,15 +153,24 @@ public final class RequestValidator {
       cpus = c;
     }
     long disk =
-        req.diskQuotaMb() == null
-            ? d.diskBytes()
-            : range(
-                    "disk_quota_mb",
-                    req.diskQuotaMb(),
-                    LimitRequest.MIN_DISK_QUOTA_MB,
-                    max.diskBytes() / Limits.MIB)
-                * Limits.MIB;
+        bytes(
+            "disk_quota_mb",
+            req.diskQuotaMb(),
+            d.diskBytes(),
+            LimitRequest.MIN_DISK_QUOTA_MB,
+            max.diskBytes());
     return new Limits(memory, pids, cpus, disk, d.tmpBytes());
+  }
+
+  /**
+   * A limit asked in MiB, in bytes: the default when not asked, else checked against the minimum
+   * and the server's maximum (memory and disk are asked and checked the same way).
+   */
+  private static long bytes(
+      String name, Integer requestedMb, long defaultBytes, long minMb, long maxBytes) {
+    return requestedMb == null
+        ? defaultBytes
+        : range(name, requestedMb, minMb, maxBytes / Limits.MIB) * Limits.MIB;
   }
 
   private static long range(String name, long value, long min, long max) {

@@ -1,6 +1,7 @@
 package dev.pysandbox.core.runs;
 
 import dev.pysandbox.api.Approval;
+import dev.pysandbox.api.ApprovalDecision;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.core.approvals.Approvals;
@@ -42,16 +43,10 @@ public final class ApprovedRuns {
    *
    * @return the run as it stands after the decision
    */
-  public RunRecord decide(
-      String tenant,
-      String approvalId,
-      boolean approve,
-      String decidedBy,
-      String via,
-      String reason) {
-    HeldApproval held = approvals.decide(tenant, approvalId, approve, decidedBy, via, reason);
+  public RunRecord decide(String tenant, String approvalId, ApprovalDecision decision, String via) {
+    HeldApproval held = approvals.decide(tenant, approvalId, decision, via);
     Approval a = held.approval();
-    if (approve && held.instanceId().equals(instanceId)) {
+    if (decision.approved() && held.instanceId().equals(instanceId)) {
       executeSoon(a.tenant(), a.runId());
     }
     return approvals.stored(a.runId());

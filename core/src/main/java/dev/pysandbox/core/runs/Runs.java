@@ -9,7 +9,6 @@ import dev.pysandbox.api.Limits;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RerunRequest;
 import dev.pysandbox.api.RiskFinding;
-import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
@@ -208,8 +207,7 @@ public final class Runs {
     ApprovalDecision d = held.decision();
     if (d != null) {
       try {
-        approvals.decide(
-            tenant, held.approvalId(), d.approved(), d.decidedBy(), "elicitation", d.reason());
+        approvals.decide(tenant, held.approvalId(), d, "elicitation");
         if (d.approved()) {
           return runApproved(tenant, approvals.withCode(runId), listener);
         }
@@ -274,21 +272,11 @@ public final class Runs {
   }
 
   /** Puts the run's id in the logging context when it starts; passes everything on. */
-  private record LoggedListener(RunListener listener) implements RunListener {
+  private record LoggedListener(RunListener listener) implements RelayListener {
     @Override
     public void started(String runId) {
       MDC.put("run_id", runId);
       listener.started(runId);
-    }
-
-    @Override
-    public boolean wantsEvents() {
-      return listener.wantsEvents();
-    }
-
-    @Override
-    public void event(RunEvent event) {
-      listener.event(event);
     }
 
     @Override

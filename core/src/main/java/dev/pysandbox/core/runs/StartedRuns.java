@@ -2,7 +2,6 @@ package dev.pysandbox.core.runs;
 
 import dev.pysandbox.api.ErrorCode;
 import dev.pysandbox.api.PysandboxException;
-import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SandboxService;
@@ -52,7 +51,12 @@ public final class StartedRuns {
     }
     CompletableFuture<RunRecord> begun = new CompletableFuture<>();
     RunListener relay =
-        new RunListener() {
+        new RelayListener() {
+          @Override
+          public RunListener listener() {
+            return listener;
+          }
+
           @Override
           public void started(String runId) {
             listener.started(runId);
@@ -60,16 +64,6 @@ public final class StartedRuns {
             if (b != null) {
               begun.complete(b);
             } // else a run held for approval: it is answered as the call returns it, below
-          }
-
-          @Override
-          public boolean wantsEvents() {
-            return listener.wantsEvents();
-          }
-
-          @Override
-          public void event(RunEvent event) {
-            listener.event(event);
           }
         };
     Map<String, String> context = MDC.getCopyOfContextMap();
