@@ -35,6 +35,19 @@ class OperationOptionsTest {
     return ((ServiceCommand) r.commandSpec().userObject()).args();
   }
 
+  /** The tree is built for the subcommand named, past this command's options and their values. */
+  @Test
+  void theTree_holdsTheNamedSubcommandOnly_orAllWhenNoneIsNamed() {
+    assertThat(Main.commandLine("--data-dir", "runs", "envs", "list").getSubcommands())
+        .containsOnlyKeys("envs");
+    assertThat(
+            Main.commandLine("--set=pool_size=0", "--config", "f", "runs", "list").getSubcommands())
+        .containsOnlyKeys("runs");
+    assertThat(Main.commandLine("--help").getSubcommands()).containsKeys("serve", "runs", "envs");
+    assertThat(Main.commandLine("rnus").getSubcommands()).containsKeys("serve", "runs", "envs");
+    assertThat(Main.commandLine().getSubcommands()).hasSize(11);
+  }
+
   @Test
   void envsClean_takesTheOperationsDefault_andItsHelp() {
     CommandLine clean = command("envs", "clean");
