@@ -3,9 +3,11 @@ package dev.pysandbox.e2e;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.pysandbox.Await;
 import dev.pysandbox.Client;
 import dev.pysandbox.LoopFileSystem;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -48,6 +50,7 @@ class StoreUnwritableIT {
       assertThat(first.at("/result/structuredContent/status").asText())
           .as(first.toString())
           .isEqualTo("succeeded");
+      settled(c, first.at("/result/structuredContent/run_id").asText());
       Path shm = dataDir.resolve("pysandbox.db-shm");
       fault("chattr", "+i", shm.toString());
       undo.add(new String[] {"chattr", "-i", shm.toString()});
@@ -129,6 +132,27 @@ class StoreUnwritableIT {
           .contains("A fatal error has been detected by the Java Runtime Environment");
       assertThat(dataDir.resolve("logs").resolve("hs_err_pid" + pid + ".log")).isRegularFile();
     }
+  }
+
+  /**
+   * Waits until the server's own work after the run (its seal into the hash chain, its notebook) is
+   * done, so that the fault below meets calls, not a background write already past its check
+   * (StoreFiles: that window is what no check can close).
+   */
+  private void settled(RawMcpClient c, String runId) throws InterruptedException {
+    Path notebook = dataDir.resolve("runs").resolve(runId).resolve("notebook.ipynb");
+    Await.until(
+        "run " + runId + " sealed and its notebook written",
+        () -> {
+          try {
+            return c.call("get_run", Map.of("run_id", runId), 30);
+          } catch (Exception e) {
+            throw new IllegalStateException(e);
+          }
+        },
+        r ->
+            !r.at("/result/structuredContent/record_sha256").asText().isEmpty()
+                && Files.isRegularFile(notebook));
   }
 
   private static void fault(String... command) throws Exception {

@@ -42,6 +42,12 @@ public final class AuditTrail implements AutoCloseable {
   /** Recent runs whose notebooks start-up writes when they are missing. */
   private static final int BACKFILL_RUNS = 10_000;
 
+  /**
+   * Seconds between looks for unsealed runs when none finished here: runs that other processes
+   * finished (a CLI one-shot run, the runs of a dead server marked interrupted) are sealed by then.
+   */
+  private static final int LOOK_EVERY_SECONDS = 30;
+
   /** Finished runs waiting for their notebooks; past this, start-up writes the rest. */
   private static final int QUEUE_CAPACITY = 4096;
 
@@ -65,6 +71,12 @@ public final class AuditTrail implements AutoCloseable {
   private final BlockingQueue<String> pending = new ArrayBlockingQueue<>(QUEUE_CAPACITY);
   private final AtomicBoolean draining = new AtomicBoolean();
   private final AtomicBoolean sealing = new AtomicBoolean();
+  // Set when a run finished here (or sealing failed): the next second's tick seals. Otherwise the
+  // store is asked only every LOOK_EVERY_SECONDS: an idle server does not read it every second
+  // (each
+  // read writes SQLite's shared memory, see StoreFiles) and wakes for nothing.
+  private final AtomicBoolean unsealed = new AtomicBoolean(true);
+  private int ticksSinceLook;
   // Set when the queue was full: once it has drained, the recent runs are looked over again.
   private final AtomicBoolean missed = new AtomicBoolean();
   private final Object[] runLocks = new Object[64];
@@ -95,6 +107,7 @@ public final class AuditTrail implements AutoCloseable {
 
   /** A run has finished (and is recorded): its notebooks are written soon. */
   public void finished(String runId) {
+    unsealed.set(true);
     if (closed || !notebooks) {
       return;
     }
@@ -116,8 +129,14 @@ public final class AuditTrail implements AutoCloseable {
     }
   }
 
+  // A periodic task never runs twice at once, and each run sees the last one's writes.
   private void sealSoon() {
+    if (++ticksSinceLook < LOOK_EVERY_SECONDS && !unsealed.get()) {
+      return;
+    }
     if (!closed && sealing.compareAndSet(false, true)) {
+      ticksSinceLook = 0;
+      unsealed.set(false);
       submit(
           () -> {
             sealing.set(false);
@@ -177,6 +196,7 @@ public final class AuditTrail implements AutoCloseable {
         n = store.get().seal(SEAL_BATCH);
       } while (n == SEAL_BATCH && !closed);
     } catch (PysandboxException e) {
+      unsealed.set(true);
       log.warn("sealing finished runs failed (retried in a second): {}", e.getMessage());
     }
   }

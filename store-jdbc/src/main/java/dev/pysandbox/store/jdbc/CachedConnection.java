@@ -103,7 +103,9 @@ final class CachedConnection implements AutoCloseable {
    * Runs {@code body} as one transaction: committed when it returns, rolled back when it throws. To
    * take the database's write lock before reading anything (so that what is read is still true when
    * written), make the body's first statement a write. A failure drops the connection (the next
-   * call opens a new one) and is {@code store_unavailable}.
+   * call opens a new one) and is {@code store_unavailable}. The files are checked before each
+   * statement and before the commit, not once for the whole body: a body may take long (a niced
+   * thread on a busy machine), and a file made unwritable meanwhile must not meet a write.
    */
   <R> R transaction(String what, SqlFunction<Tx, R> body) {
     lock.lock();
@@ -118,6 +120,7 @@ final class CachedConnection implements AutoCloseable {
                   @Override
                   public int write(String sql, SqlConsumer<PreparedStatement> bind)
                       throws SQLException {
+                    files.requireWritable();
                     PreparedStatement ps = statement(sql);
                     bind.accept(ps);
                     return ps.executeUpdate();
@@ -129,6 +132,7 @@ final class CachedConnection implements AutoCloseable {
                       SqlConsumer<PreparedStatement> bind,
                       SqlFunction<ResultSet, T> map)
                       throws SQLException {
+                    files.requireWritable();
                     PreparedStatement ps = statement(sql);
                     bind.accept(ps);
                     try (ResultSet rs = ps.executeQuery()) {
@@ -136,6 +140,7 @@ final class CachedConnection implements AutoCloseable {
                     }
                   }
                 });
+        files.requireWritable();
         c.commit();
         return r;
       } catch (SQLException | RuntimeException e) {
