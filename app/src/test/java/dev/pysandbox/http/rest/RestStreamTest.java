@@ -140,6 +140,8 @@ class RestStreamTest {
             post("{\"code\": \"" + code + "\"}", NDJSON).build(),
             HttpResponse.BodyHandlers.ofLines());
     List<Double> millis = new ArrayList<>();
+    double firstReceived = 0;
+    double lastPrinted = 0;
     try (Stream<String> s = r.body()) {
       Iterator<String> it = s.iterator();
       while (it.hasNext()) {
@@ -148,6 +150,8 @@ class RestStreamTest {
         if (e.path("type").asText().equals("stdout")) {
           for (String printed : e.path("text").asText().split("\n")) {
             millis.add((now - Double.parseDouble(printed)) * 1000);
+            firstReceived = firstReceived == 0 ? now : firstReceived;
+            lastPrinted = Double.parseDouble(printed);
           }
         }
       }
@@ -159,7 +163,11 @@ class RestStreamTest {
         "print -> NDJSON line at the client over %d lines: p50 %.2f ms, p99 %.2f ms, max %.2f ms%n",
         sorted.length, p50, p99, sorted[sorted.length - 1]);
     assertThat(sorted.length).isEqualTo(60);
-    assertThat(p50).as("a loose guard; the figure is printed").isLessThan(250);
+    // Streamed, not held to the end: the first line reached the client before the program printed
+    // its last (an order of events, not a bound on time; the latency itself is the benchmark's).
+    assertThat(firstReceived)
+        .as("first line received vs last line printed")
+        .isLessThan(lastPrinted);
   }
 
   @Test
