@@ -22,7 +22,9 @@ say() { printf '[test] %s\n' "$*" >&2; }
 if [[ ${1:-} == --fast ]]; then
   shift
   say "fast lane: the tests tagged fast, surefire only"
-  exec mvn -B -Dgroups=fast -DskipITs -Dspotless.check.skip=true test "$@"
+  # C1 only: short pure-JVM tests, where the second compiler's work never paid back (half the CPU).
+  exec mvn -B -Dgroups=fast -DskipITs -Dspotless.check.skip=true \
+    "-DargLine=-XX:TieredStopAtLevel=1 -XX:+UseSerialGC" test "$@"
 fi
 
 # The class times that order the forks' queue (runOrder=balanced, pom.xml): always the ones kept in
