@@ -24,6 +24,8 @@ import dev.pysandbox.core.sessions.SessionEnds;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.util.TimeSource;
 import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Supplier;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -51,6 +53,10 @@ public final class Runs {
   private final RunPlace inSession;
   private final Supplier<RunStore> store;
   private final TimeSource time;
+  // Approved runs being started here. A run approved at its caller's prompt is claimed before the
+  // decision is stored, so that the once-a-second look for approved runs (ApprovedRuns) cannot
+  // start it first and leave the caller, who waits for its end, with a run still going.
+  private final Set<String> starting = ConcurrentHashMap.newKeySet();
   private final AuditTrail audit;
 
   public Runs(
@@ -205,19 +211,36 @@ public final class Runs {
   private RunRecord decidedAtOnce(
       String tenant, String runId, Approvals.Held held, RunListener listener) {
     ApprovalDecision d = held.decision();
-    if (d != null) {
+    if (d != null && starting.add(runId)) {
       try {
         approvals.decide(tenant, held.approvalId(), d, "elicitation");
         if (d.approved()) {
-          return runApproved(tenant, approvals.withCode(runId), listener);
+          return startApproved(tenant, approvals.withCode(runId), listener);
         }
       } catch (PysandboxException e) {
         // Decided elsewhere first (or expired): the run is as that decision left it.
         log.info(
             "the prompt's decision on {} came too late: {}", held.approvalId(), e.getMessage());
+      } finally {
+        starting.remove(runId);
       }
     }
     return approvals.stored(runId);
+  }
+
+  /**
+   * Runs a run that waited for approval, now approved, unless it is being started here already
+   * (then the run as it stands).
+   */
+  RunRecord runApproved(String tenant, RunRecord held, RunListener listener) {
+    if (!starting.add(held.runId())) {
+      return stored.get(tenant, held.runId());
+    }
+    try {
+      return startApproved(tenant, held, listener);
+    } finally {
+      starting.remove(held.runId());
+    }
   }
 
   /**
@@ -225,7 +248,7 @@ public final class Runs {
    * fresh sandbox with the limits it was held with. A run whose session ended while it waited is
    * recorded failed, never run.
    */
-  RunRecord runApproved(String tenant, RunRecord held, RunListener listener) {
+  private RunRecord startApproved(String tenant, RunRecord held, RunListener listener) {
     if (held.sessionId() != null) {
       MDC.put("session_id", held.sessionId());
     }

@@ -82,6 +82,9 @@ public final class TrajectoryLog {
   private final Throttle droppedWarning;
   private final Throttle lostWarning;
   private volatile boolean closed;
+  // Set by close() when the writer did not finish in time: it stops after the batch it is writing
+  // (never in the middle of a line) and counts what is still queued as lost.
+  private volatile boolean abandon;
   private Thread writer;
 
   /**
@@ -158,7 +161,11 @@ public final class TrajectoryLog {
     return lost.get();
   }
 
-  /** Writes what is queued (waiting at most a second), then stops the writer. Idempotent. */
+  /**
+   * Writes what is queued (waiting at most a second), then stops the writer; what it could not
+   * write by then is counted as lost (whole lines: the batch being written is finished).
+   * Idempotent.
+   */
   public void close() {
     Thread w;
     synchronized (this) {
@@ -179,8 +186,21 @@ public final class TrajectoryLog {
       Thread.currentThread().interrupt();
     }
     if (w.isAlive()) {
-      log.warn("trajectory: {} lines not written in time at stop", queue.size());
-      w.interrupt();
+      long before = lost.get();
+      abandon = true;
+      joinQuietly(w);
+      log.warn("trajectory: {} lines not written in time at stop", lost.get() - before);
+    }
+  }
+
+  private static void joinQuietly(Thread w) {
+    try {
+      w.join(CLOSE_WAIT_MILLIS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (w.isAlive()) {
+      w.interrupt(); // a file system that hangs: the process is stopping anyway
     }
   }
 
@@ -207,6 +227,12 @@ public final class TrajectoryLog {
       write(batch);
       batch.clear();
       if (stop) {
+        return;
+      }
+      if (abandon) {
+        queue.drainTo(batch);
+        batch.remove(STOP);
+        lost.addAndGet(batch.size());
         return;
       }
     }
