@@ -1,5 +1,6 @@
 package dev.pysandbox.mcp;
 
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
 
 /**
@@ -13,8 +14,9 @@ final class CallHandle {
   static final String CONTEXT_KEY = "pysandbox.call";
 
   private final Executor executor;
-  private boolean cancelled;
-  private Runnable onCancel;
+
+  /** Completes when the client cancels; the action given runs on {@link #executor} once it has. */
+  private final CompletableFuture<Void> cancelled = new CompletableFuture<>();
 
   CallHandle(Executor executor) {
     this.executor = executor;
@@ -22,32 +24,15 @@ final class CallHandle {
 
   /** Runs {@code action} when the client cancels this call (at once if it already has). */
   void whenCancelled(Runnable action) {
-    boolean now;
-    synchronized (this) {
-      onCancel = action;
-      now = cancelled;
-    }
-    if (now) {
-      executor.execute(action);
-    }
+    cancelled.thenRunAsync(action, executor);
   }
 
-  /** The client cancelled the call. */
+  /** The client cancelled the call (again: nothing more happens). */
   void cancel() {
-    Runnable action;
-    synchronized (this) {
-      if (cancelled) {
-        return;
-      }
-      cancelled = true;
-      action = onCancel;
-    }
-    if (action != null) {
-      executor.execute(action);
-    }
+    cancelled.complete(null);
   }
 
-  synchronized boolean cancelled() {
-    return cancelled;
+  boolean cancelled() {
+    return cancelled.isDone();
   }
 }

@@ -8,6 +8,7 @@ import jakarta.servlet.http.HttpServletRequest;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.util.concurrent.CancellationException;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
@@ -58,9 +59,10 @@ final class DisconnectWatch implements Callback, AutoCloseable {
   // guarded by this
   private boolean registered;
   private boolean closed;
-  private boolean gone;
   private boolean readOther;
-  private Runnable action;
+
+  /** Completes when the client has gone; what is done for it then runs on {@link #ACTIONS}. */
+  private final CompletableFuture<Void> gone = new CompletableFuture<>();
 
   private DisconnectWatch(AbstractEndPoint endPoint) {
     this.endPoint = endPoint;
@@ -102,14 +104,7 @@ final class DisconnectWatch implements Callback, AutoCloseable {
    * already. May be called once.
    */
   void onDisconnect(Runnable onGone) {
-    boolean now;
-    synchronized (this) {
-      action = onGone;
-      now = gone;
-    }
-    if (now) {
-      ACTIONS.execute(onGone);
-    }
+    gone.thenRunAsync(onGone, ACTIONS);
   }
 
   /** What a run's record says of a run cancelled because its client went away. */
@@ -140,8 +135,8 @@ final class DisconnectWatch implements Callback, AutoCloseable {
   }
 
   /** Whether the client closed the connection (as far as the watch saw). */
-  synchronized boolean disconnected() {
-    return gone;
+  boolean disconnected() {
+    return gone.isDone();
   }
 
   /**
@@ -155,7 +150,7 @@ final class DisconnectWatch implements Callback, AutoCloseable {
   /** Readable: the client's end of the stream, or bytes of its next request. */
   @Override
   public void succeeded() {
-    Runnable run = null;
+    boolean clientGone = false;
     synchronized (this) {
       registered = false;
       if (closed || endPoint == null) {
@@ -169,16 +164,15 @@ final class DisconnectWatch implements Callback, AutoCloseable {
         n = -1;
       }
       if (n < 0) {
-        gone = true;
-        run = action;
+        clientGone = true;
       } else if (n == 0) {
         registered = endPoint.tryFillInterested(this); // false: someone else reads now
       } else {
         readOther = true; // stop watching: what comes next is the next request's
       }
     }
-    if (run != null) {
-      ACTIONS.execute(run);
+    if (clientGone) {
+      gone.complete(null);
     }
   }
 
@@ -188,18 +182,13 @@ final class DisconnectWatch implements Callback, AutoCloseable {
     if (cause instanceof Withdrawn) {
       return;
     }
-    Runnable run;
     synchronized (this) {
       registered = false;
-      if (closed || gone) {
+      if (closed) {
         return;
       }
-      gone = true;
-      run = action;
     }
-    if (run != null) {
-      ACTIONS.execute(run);
-    }
+    gone.complete(null);
   }
 
   @Override
