@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -65,9 +64,7 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(
-        new BackendParts(
-            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
+    this(BackendParts.serving(config, layout, hub, instanceId, blocking));
   }
 
   private BwrapBackend(BackendParts parts) {

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -77,9 +76,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(
-        new BackendParts(
-            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
+    this(BackendParts.serving(config, layout, hub, instanceId, blocking));
   }
 
   private DockerBackend(BackendParts parts) {
