@@ -134,11 +134,7 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
   }
 
   @Override
-  public Optional<Map<String, Object>> confinement() {
-    BwrapSetup s = setup();
-    if (s == null) {
-      return Optional.empty();
-    }
+  protected Optional<Map<String, Object>> confinementOf(BwrapSetup s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("cgroups", s.cgroups().describe());
     m.put(

@@ -104,11 +104,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
   }
 
   @Override
-  public Optional<Map<String, Object>> confinement() {
-    DockerSetup s = setup();
-    if (s == null) {
-      return Optional.empty();
-    }
+  protected Optional<Map<String, Object>> confinementOf(DockerSetup s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("engine", s.engineName() + " at " + s.engine().host());
     m.put("image", config.dockerImage() + " (python " + s.python().version() + ")");
