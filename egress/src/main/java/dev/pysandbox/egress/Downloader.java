@@ -22,21 +22,12 @@ import org.eclipse.jetty.http.HttpMethod;
 /**
  * The server's own fetch for {@code download_file}: the same checks and pinning as a sandbox's
  * request, redirects followed by hand so that every hop is checked, and the body streamed to the
- * caller's thread through a bounded copy.
+ * caller's thread through a bounded copy. A record: it is made for one download from the proxy's
+ * client, check and clock, and holds nothing else.
  */
-final class Downloader {
+record Downloader(HttpClient client, DestinationCheck check, Clock clock) {
   static final int MAX_REDIRECTS = 5;
   private static final Set<Integer> REDIRECTS = Set.of(301, 302, 303, 307, 308);
-
-  private final HttpClient client;
-  private final DestinationCheck check;
-  private final Clock clock;
-
-  Downloader(HttpClient client, DestinationCheck check, Clock clock) {
-    this.client = client;
-    this.check = check;
-    this.clock = clock;
-  }
 
   EgressProxy.Download download(
       URI url,

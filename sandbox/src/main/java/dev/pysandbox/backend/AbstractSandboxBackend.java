@@ -126,6 +126,18 @@ public abstract class AbstractSandboxBackend<S extends BackendSetup, X extends S
     return setup;
   }
 
+  /** What confines the sandboxes, read off the set-up; empty before it (or when it failed). */
+  @Override
+  public final Optional<Map<String, Object>> confinement() {
+    S s = setup();
+    return s == null ? Optional.empty() : confinementOf(s);
+  }
+
+  /** What confines this backend's sandboxes, given its set-up; empty when it tells nothing. */
+  protected Optional<Map<String, Object>> confinementOf(S setup) {
+    return Optional.empty();
+  }
+
   @Override
   public final synchronized Optional<String> unavailableReason() {
     if (setup == null && unavailable == null) {

@@ -3,6 +3,7 @@ package dev.pysandbox.backend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
 import dev.pysandbox.worker.WorkerHub;
+import java.util.Objects;
 import java.util.concurrent.Executor;
 
 /**
@@ -22,6 +23,17 @@ public record BackendParts(
     String instanceId,
     Executor blocking,
     boolean inspectOnly) {
+
+  /** The parts of a backend that serves: a hub it must have, its id and its blocking executor. */
+  public static BackendParts serving(
+      PysandboxConfig config,
+      DataLayout layout,
+      WorkerHub hub,
+      String instanceId,
+      Executor blocking) {
+    return new BackendParts(
+        config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false);
+  }
 
   /** The parts of a backend that only looks ({@code doctor}, {@code runs}): no hub, no id. */
   public static BackendParts inspecting(PysandboxConfig config, DataLayout layout) {

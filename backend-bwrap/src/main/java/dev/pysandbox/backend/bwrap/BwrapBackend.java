@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
@@ -65,9 +64,7 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(
-        new BackendParts(
-            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
+    this(BackendParts.serving(config, layout, hub, instanceId, blocking));
   }
 
   private BwrapBackend(BackendParts parts) {
@@ -137,11 +134,7 @@ public final class BwrapBackend extends AbstractSandboxBackend<BwrapSetup, Bwrap
   }
 
   @Override
-  public Optional<Map<String, Object>> confinement() {
-    BwrapSetup s = setup();
-    if (s == null) {
-      return Optional.empty();
-    }
+  protected Optional<Map<String, Object>> confinementOf(BwrapSetup s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("cgroups", s.cgroups().describe());
     m.put(

@@ -24,7 +24,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
@@ -77,9 +76,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
       WorkerHub hub,
       String instanceId,
       Executor blocking) {
-    this(
-        new BackendParts(
-            config, layout, Objects.requireNonNull(hub, "hub"), instanceId, blocking, false));
+    this(BackendParts.serving(config, layout, hub, instanceId, blocking));
   }
 
   private DockerBackend(BackendParts parts) {
@@ -107,11 +104,7 @@ public final class DockerBackend extends AbstractSandboxBackend<DockerSetup, Doc
   }
 
   @Override
-  public Optional<Map<String, Object>> confinement() {
-    DockerSetup s = setup();
-    if (s == null) {
-      return Optional.empty();
-    }
+  protected Optional<Map<String, Object>> confinementOf(DockerSetup s) {
     Map<String, Object> m = new LinkedHashMap<>();
     m.put("engine", s.engineName() + " at " + s.engine().host());
     m.put("image", config.dockerImage() + " (python " + s.python().version() + ")");
