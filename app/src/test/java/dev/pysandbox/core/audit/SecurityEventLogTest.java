@@ -118,7 +118,9 @@ class SecurityEventLogTest {
     assertThat(stored()).isEmpty();
 
     available.set(true);
+    // Written, then taken off the queue: both are waited for (the queue empties a moment later).
     Await.until("the queued events are written", this::stored, l -> l.size() == 3);
+    Await.until("the queue is empty", log::queued, n -> n == 0);
     // Each once.
     assertThat(stored())
         .extracting(SecurityEvent::sessionId)
