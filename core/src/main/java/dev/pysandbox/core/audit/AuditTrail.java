@@ -81,6 +81,10 @@ public final class AuditTrail implements AutoCloseable {
   private final AtomicBoolean missed = new AtomicBoolean();
   private final Object[] runLocks = new Object[64];
   private volatile boolean closed;
+  // Set when close() has waited long enough: the writer stops after the notebook in hand, so that
+  // nothing writes into the data directory once close() has returned (the next start writes the
+  // rest).
+  private volatile boolean stopped;
 
   /**
    * @param notebooks write each finished run's notebooks (else only when asked for)
@@ -148,7 +152,7 @@ public final class AuditTrail implements AutoCloseable {
   private void drain() {
     draining.set(false);
     String id;
-    while ((id = pending.poll()) != null) {
+    while (!stopped && (id = pending.poll()) != null) {
       try {
         writeNotebooks(id);
       } catch (RuntimeException | IOException e) {
@@ -271,7 +275,8 @@ public final class AuditTrail implements AutoCloseable {
 
   /**
    * Writes the notebooks still queued (waiting at most {@value #CLOSE_WAIT_MILLIS} ms; the next
-   * start writes what is left) and stops.
+   * start writes what is left) and stops: when it returns, the writer has finished (or, stuck in
+   * the file system, waited for another {@value #CLOSE_WAIT_MILLIS} ms).
    */
   @Override
   public void close() {
@@ -279,5 +284,9 @@ public final class AuditTrail implements AutoCloseable {
     submit(this::drain);
     worker.shutdown();
     CorePools.awaitTermination(worker, CLOSE_WAIT_MILLIS);
+    if (!worker.isTerminated()) {
+      stopped = true;
+      CorePools.awaitTermination(worker, CLOSE_WAIT_MILLIS);
+    }
   }
 }
