@@ -72,9 +72,8 @@ public final class AuditTrail implements AutoCloseable {
   private final AtomicBoolean draining = new AtomicBoolean();
   private final AtomicBoolean sealing = new AtomicBoolean();
   // Set when a run finished here (or sealing failed): the next second's tick seals. Otherwise the
-  // store is asked only every LOOK_EVERY_SECONDS: an idle server does not read it every second
-  // (each
-  // read writes SQLite's shared memory, see StoreFiles) and wakes for nothing.
+  // store is asked only every LOOK_EVERY_SECONDS, so an idle server neither wakes for nothing nor
+  // reads the store every second (each read writes SQLite's shared memory, see StoreFiles).
   private final AtomicBoolean unsealed = new AtomicBoolean(true);
   private int ticksSinceLook;
   // Set when the queue was full: once it has drained, the recent runs are looked over again.
