@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -47,11 +48,19 @@ class HttpSlowPeersTest {
   static final int MAX_LONG = 3;
   static final String GOOD_BUCKET = RateLimiter.forKey("key-good");
 
+  /**
+   * The slow-peer guard's window here: short, so that a cut-off comes soon, but long enough that a
+   * loaded machine pausing the trickling thread (or the server's reading one) for a second or two
+   * does not make a body sent at four times the minimum look slow.
+   */
+  static final Duration GRACE = Duration.ofSeconds(4);
+
   @TempDir static Path dataDir;
   TrickleOrigin origin;
   RestFace http;
   final List<Socket> attack = new ArrayList<>();
   final ScheduledExecutorService trickler = Executors.newSingleThreadScheduledExecutor();
+  final List<ScheduledFuture<?>> trickles = new ArrayList<>();
 
   /** The MCP session {@link #raw} requests to /mcp go to. */
   volatile String mcpSession;
@@ -82,7 +91,7 @@ class HttpSlowPeersTest {
                 "127.0.0.1:" + origin.port(),
                 "network_allow_private",
                 "true"),
-            f -> f.slowGrace(Duration.ofSeconds(2)));
+            f -> f.slowGrace(GRACE));
     for (String s : List.of("lp", "mcp", "up0", "up1", "up2", "dl", "rd")) {
       assertThat(call("POST", "/api/v1/sessions", FakeKeys.GOOD, "{\"session_id\":\"" + s + "\"}"))
           .extracting(HttpResponse::statusCode)
@@ -92,6 +101,8 @@ class HttpSlowPeersTest {
 
   @AfterEach
   void endTheAttack() throws IOException {
+    trickles.forEach(t -> t.cancel(false));
+    trickles.clear();
     for (Socket s : attack) {
       s.close();
     }
@@ -188,7 +199,7 @@ class HttpSlowPeersTest {
               "{".getBytes()));
     }
     // Held over the minimum rate at first, so that only the cap is at play however long a loaded
-    // machine takes to count them (a body that sends nothing is cut off after the 2 s grace).
+    // machine takes to count them (a body that sends nothing is cut off after the GRACE).
     pace = 4096;
     trickle();
     Await.until(
@@ -282,21 +293,22 @@ class HttpSlowPeersTest {
     Await.until("the answer holds a long call", this::longHeld, n -> n == 1);
     long[] taken = {0};
     boolean[] ended = {false};
-    trickler.scheduleAtFixedRate(
-        () -> {
-          try {
-            if (!ended[0] && s.getInputStream().read() < 0) {
-              ended[0] = true;
-            } else {
-              taken[0]++;
-            }
-          } catch (IOException e) {
-            ended[0] = true;
-          }
-        },
-        1,
-        1,
-        TimeUnit.SECONDS);
+    trickles.add(
+        trickler.scheduleAtFixedRate(
+            () -> {
+              try {
+                if (!ended[0] && s.getInputStream().read() < 0) {
+                  ended[0] = true;
+                } else {
+                  taken[0]++;
+                }
+              } catch (IOException e) {
+                ended[0] = true;
+              }
+            },
+            1,
+            1,
+            TimeUnit.SECONDS));
     assertAllFree();
     assertThat(taken[0]).as("bytes taken before the cut").isLessThan(big.length);
   }
@@ -474,24 +486,28 @@ class HttpSlowPeersTest {
     return s;
   }
 
-  /** From now on, {@link #pace} bytes a second into every attacking socket (until it breaks). */
+  /**
+   * From now on, {@link #pace} bytes a second into every attacking socket (until it breaks), in
+   * quarters of a second, so that a window of the guard never depends on one tick.
+   */
   private void trickle() {
     List<Socket> sockets = List.copyOf(attack);
-    trickler.scheduleAtFixedRate(
-        () -> {
-          byte[] tick = new byte[pace];
-          java.util.Arrays.fill(tick, (byte) ' ');
-          for (Socket s : sockets) {
-            try {
-              s.getOutputStream().write(tick);
-              s.getOutputStream().flush();
-            } catch (IOException e) {
-              // cut off: what the test waits for
-            }
-          }
-        },
-        1,
-        1,
-        TimeUnit.SECONDS);
+    trickles.add(
+        trickler.scheduleAtFixedRate(
+            () -> {
+              byte[] tick = new byte[Math.max(1, pace / 4)];
+              java.util.Arrays.fill(tick, (byte) ' ');
+              for (Socket s : sockets) {
+                try {
+                  s.getOutputStream().write(tick);
+                  s.getOutputStream().flush();
+                } catch (IOException e) {
+                  // cut off: what the test waits for
+                }
+              }
+            },
+            250,
+            250,
+            TimeUnit.MILLISECONDS));
   }
 }
