@@ -58,6 +58,30 @@ class McpFaceToolsTest {
     connection.close(1000);
   }
 
+  /**
+   * The server skips the SDK's check of its own tools' schemas at start (LazySchemaValidator): this
+   * is that check, with the SDK's real validator, on every schema a client sees.
+   */
+  @Test
+  @SuppressWarnings("unchecked")
+  void everyToolSchema_passesTheSdksOwnSchemaCheck() throws IOException {
+    var validator = io.modelcontextprotocol.json.McpJsonDefaults.getSchemaValidator();
+    JsonNode tools = request("tools/list", "{}").path("result").path("tools");
+    assertThat(tools.size()).isEqualTo(Operations.ALL.size());
+    for (JsonNode t : tools) {
+      for (String which : List.of("inputSchema", "outputSchema")) {
+        java.util.Map<String, Object> schema =
+            JSON.convertValue(t.path(which), java.util.Map.class);
+        var answer = validator.validateSchema(schema);
+        assertThat(answer.valid())
+            .as(t.path("name").asText() + " " + which + ": " + answer)
+            .isTrue();
+      }
+    }
+    var broken = validator.validateSchema(java.util.Map.of("type", "no-such-type"));
+    assertThat(broken.valid()).as("the check can fail").isFalse();
+  }
+
   @Test
   void toolsList_showsEveryDeclaredOperation_withTheSchemaAndHintsDerivedFromIt()
       throws IOException {

@@ -269,7 +269,7 @@ public final class McpFace {
         .resourceTemplates(RunResources.specs(services))
         .prompts(Prompts.specs(services))
         .validateToolInputs(false)
-        .jsonSchemaValidator(new LazySchemaValidator())
+        .jsonSchemaValidator(new LazySchemaValidator(tools))
         .tools(tools)
         .build();
   }

@@ -2,7 +2,6 @@ package dev.pysandbox.mcp;
 
 import dev.pysandbox.api.CallRecord;
 import dev.pysandbox.api.ErrorCode;
-import dev.pysandbox.api.Json;
 import dev.pysandbox.api.LongCalls;
 import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.SandboxService;
@@ -99,7 +98,7 @@ final class ToolFactory {
             .openWorldHint(false)
             .build();
     McpSchema.Tool tool =
-        McpSchema.Tool.builder(op.name(), mapper, Json.write(InputSchema.of(op)))
+        McpSchema.Tool.builder(op.name(), InputSchema.of(op))
             .outputSchema(OutputSchemas.of(op.result()))
             .title(op.title())
             .description(op.description())

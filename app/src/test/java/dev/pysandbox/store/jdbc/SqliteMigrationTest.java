@@ -83,10 +83,10 @@ class SqliteMigrationTest {
   void aCurrentStore_isSeenAsCurrentWithoutFlyway_andAnOldOneIsNot() throws Exception {
     Path db = dir.resolve("current.db");
     SqliteDatabase fresh = new SqliteDatabase(db);
-    assertThat(fresh.isCurrent()).as("no file yet").isFalse();
+    assertThat(fresh.isCurrent(true)).as("no file yet").isFalse();
     assertThat(java.nio.file.Files.exists(db)).as("looking creates nothing").isFalse();
     fresh.migrate();
-    assertThat(fresh.isCurrent()).isTrue();
+    assertThat(fresh.isCurrent(true)).isTrue();
     Path old = dir.resolve("old.db");
     Flyway.configure()
         .dataSource("jdbc:sqlite:" + old, "", "")
@@ -95,9 +95,48 @@ class SqliteMigrationTest {
         .load()
         .migrate();
     SqliteDatabase three = new SqliteDatabase(old);
-    assertThat(three.isCurrent()).as("at version 3").isFalse();
+    assertThat(three.isCurrent(true)).as("at version 3").isFalse();
     three.migrate();
-    assertThat(three.isCurrent()).isTrue();
+    assertThat(three.isCurrent(true)).isTrue();
+  }
+
+  /**
+   * A server skips Flyway only when every applied script is this build's: the checksums recomputed
+   * without Flyway are the ones Flyway stored, and one changed script, one missing row or one
+   * failed migration sends the store back to Flyway.
+   */
+  @Test
+  void theChecksumsWithoutFlyway_areFlywaysOwn_andAnyDifferenceIsNotCurrent() throws Exception {
+    Path db = dir.resolve("sums.db");
+    SqliteDatabase store = new SqliteDatabase(db);
+    store.migrate();
+    try (Connection c = DriverManager.getConnection("jdbc:sqlite:" + db);
+        Statement st = c.createStatement()) {
+      try (var rs = st.executeQuery("SELECT script, checksum FROM flyway_schema_history")) {
+        int rows = 0;
+        while (rs.next()) {
+          assertThat(AppliedMigrations.checksum(rs.getString(1)))
+              .as(rs.getString(1))
+              .isEqualTo(rs.getInt(2));
+          rows++;
+        }
+        assertThat(rows).isEqualTo(SqliteDatabase.LATEST_VERSION);
+      }
+      st.executeUpdate(
+          "UPDATE flyway_schema_history SET checksum = checksum + 1 WHERE version = '7'");
+      assertThat(store.isCurrent(false)).as("looking only reads the versions").isTrue();
+      assertThat(store.isCurrent(true)).as("a changed script").isFalse();
+      st.executeUpdate(
+          "UPDATE flyway_schema_history SET checksum = checksum - 1 WHERE version = '7'");
+      assertThat(store.isCurrent(true)).isTrue();
+      st.executeUpdate("UPDATE flyway_schema_history SET success = 0 WHERE version = '14'");
+      assertThat(store.isCurrent(false)).as("a failed migration").isFalse();
+      st.executeUpdate("UPDATE flyway_schema_history SET success = 1 WHERE version = '14'");
+      st.executeUpdate("DELETE FROM flyway_schema_history WHERE version = '2'");
+      assertThat(store.isCurrent(false)).as("a missing one").isFalse();
+    }
+    assertThat(AppliedMigrations.checksum("../V1__runs.sql")).isNull();
+    assertThat(AppliedMigrations.checksum("V99__none.sql")).isNull();
   }
 
   @Test
