@@ -83,7 +83,7 @@ final class SqliteDatabase {
       CachedConnection.SqlFunction<SqliteDatabase, T> build) {
     SqliteDatabase db = new SqliteDatabase(file);
     try {
-      if (!db.isCurrent(!lookOnly)) {
+      if (!(lookOnly && db.isCurrent(false))) {
         db.migrate();
       }
       return build.apply(db);
@@ -113,7 +113,8 @@ final class SqliteDatabase {
 
   /**
    * Creates the directory and applies pending migrations, holding {@code <file>.migrate.lock} so
-   * that other processes (and threads) opening the same database wait instead of racing.
+   * that other processes (and threads) opening the same database wait instead of racing; a store
+   * already current with this build's scripts is left to itself, without Flyway.
    */
   void migrate() throws IOException, InterruptedException {
     Files.createDirectories(file.getParent());
@@ -129,6 +130,11 @@ final class SqliteDatabase {
         FileChannel.open(lockFile, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
       FileLock lock = lockWithin(channel, lockFile, deadline);
       try {
+        // Read under the lock: a store another process is creating is not looked at meanwhile
+        // (a connection opened then could meet its change to WAL and fail with SQLITE_BUSY).
+        if (isCurrent(true)) {
+          return;
+        }
         Flyway.configure()
             .dataSource(dataSource)
             .locations("classpath:db/migration")
