@@ -69,7 +69,7 @@ class NotebooksMarimoTest {
                     "class Point:\n    pass\nimport pickle\nprint(x * 2, len(pickle.dumps(Point())) > 0)\n",
                     "84 True\n")
                 .build());
-    SystemPython.Result r = runPy(Notebooks.marimo(runs, "Counting"));
+    SystemPython.Result r = runPy(Notebooks.marimo(runs, List.of(), "Counting"));
     assertThat(r.stdout()).isEqualTo("x is 41\nnow 42\n84 True\n");
     assertThat(r.stderr()).isEmpty();
     assertThat(r.exit()).isZero();
@@ -83,7 +83,7 @@ class NotebooksMarimoTest {
             RunFixtures.syntaxError("run_0000000000000000002b"),
             RunFixtures.succeeded("run_0000000000000000002c", "print('three')\n", "three\n")
                 .build());
-    String py = Notebooks.marimo(runs, null);
+    String py = Notebooks.marimo(runs, List.of(), null);
     assertThat(py)
         .contains("app._unparsable_cell(\n    \"print('a'\\nprint('b')\\n\",\n    name=\"_\",\n)");
 
@@ -126,7 +126,7 @@ class NotebooksMarimoTest {
                         "Traceback (most recent call last):\n  File \"<cell-4>\", line 2, in <module>\n"
                             + "  File \"x\", line 1\n    (\n    ^\nSyntaxError: '(' was never closed\n"))
                 .build());
-    String py = Notebooks.marimo(runs, "module-only code");
+    String py = Notebooks.marimo(runs, List.of(), "module-only code");
     assertThat(py).contains("async def _():\n    import asyncio\n");
 
     Path file = write(py);
@@ -156,7 +156,7 @@ class NotebooksMarimoTest {
             RunFixtures.zeroDivision("run_0000000000000000004a"),
             RunFixtures.succeeded("run_0000000000000000004b", "print('after', x)\n", "after 1\n")
                 .build());
-    SystemPython.Result r = runPy(Notebooks.marimo(runs, "failing"));
+    SystemPython.Result r = runPy(Notebooks.marimo(runs, List.of(), "failing"));
     assertThat(r.stdout()).isEqualTo("before\nafter 1\n");
     assertThat(r.stderr())
         .startsWith("Traceback (most recent call last):\n")

@@ -139,7 +139,7 @@ class NotebooksTest {
             RunFixtures.succeeded("run_0000000000000000000c", "print(x + 1)\n", "42\n")
                 .description("Use x again")
                 .build());
-    String text = Notebooks.ipynb(runs, "Exploring x");
+    String text = Notebooks.ipynb(runs, List.of(), "Exploring x");
     assertValidNotebook(dir, text);
 
     JsonNode nb = JSON.readTree(text);

@@ -34,23 +34,14 @@ public final class Notebooks {
   }
 
   /**
-   * A session's runs (or any runs) as one notebook: a title cell, then each run's cells in the
-   * order given, numbered 1..n.
+   * A session's runs (or any runs) and steps as one notebook: a title cell, then each run's cells
+   * in the order given, numbered 1..n; the steps (globals set or cleared, files put into its
+   * workspace) stand among the runs where they happened, each a markdown cell and a code cell that
+   * does it again — the globals from the JSON the session was given, decoded in the cell — or, for
+   * a file, checks that it is in the working directory with the sha256 the session's had.
    *
    * @param title the notebook's title; when {@code null} or blank, one naming the session
    * @return nbformat 4.5 JSON, indented, ending with a newline
-   * @throws NullPointerException when {@code runs}, a run or its code is {@code null}
-   */
-  public static String ipynb(List<RunRecord> runs, String title) {
-    return ipynb(runs, List.of(), title);
-  }
-
-  /**
-   * A session's runs and steps as one notebook: the steps (globals set or cleared, files put into
-   * its workspace) stand among the runs where they happened, each a markdown cell and a code cell
-   * that does it again — the globals from the JSON the session was given, decoded in the cell — or,
-   * for a file, checks that it is in the working directory with the sha256 the session's had.
-   *
    * @throws NullPointerException when {@code runs}, a run or its code, or {@code steps} is null
    */
   public static String ipynb(List<RunRecord> runs, List<SessionStep> steps, String title) {
@@ -63,17 +54,6 @@ public final class Notebooks {
    */
   public static String marimo(RunRecord run) {
     return MarimoWriter.one(checked(run));
-  }
-
-  /**
-   * A session's runs as one marimo notebook; under plain {@code python3} its cells share one
-   * namespace, as the runs did in their session.
-   *
-   * @param title the notebook's title; when {@code null} or blank, one naming the session
-   * @throws NullPointerException when {@code runs}, a run or its code is {@code null}
-   */
-  public static String marimo(List<RunRecord> runs, String title) {
-    return marimo(runs, List.of(), title);
   }
 
   /**
