@@ -175,7 +175,7 @@ public final class McpFace {
   public StdioConnection serveStdio(InputStream in, OutputStream out, int maxMessageBytes) {
     ObjectMapper json = InboundMessages.mapper(maxMessageBytes);
     McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
-    List<SyncToolSpecification> tools = tools(mapper, CallRecord.Face.MCP_STDIO);
+    List<SyncToolSpecification> tools = tools(CallRecord.Face.MCP_STDIO);
     Set<String> names = new HashSet<>();
     tools.forEach(t -> names.add(t.tool().name()));
     ThreadPoolExecutor calls =
@@ -215,7 +215,7 @@ public final class McpFace {
     McpJsonMapper mapper = new JacksonMcpJsonMapper(json);
     StreamableHttpTransport transport =
         new StreamableHttpTransport(json, mapper, TimeSource.system());
-    List<SyncToolSpecification> tools = tools(mapper, CallRecord.Face.MCP_HTTP);
+    List<SyncToolSpecification> tools = tools(CallRecord.Face.MCP_HTTP);
     Set<String> names = new HashSet<>();
     tools.forEach(t -> names.add(t.tool().name()));
     RunSubscriptions subscriptions = new RunSubscriptions(transport);
@@ -274,10 +274,9 @@ public final class McpFace {
         .build();
   }
 
-  List<SyncToolSpecification> tools(McpJsonMapper mapper, CallRecord.Face face) {
+  List<SyncToolSpecification> tools(CallRecord.Face face) {
     ToolFactory f =
         new ToolFactory(
-            mapper,
             services,
             logging,
             face,

@@ -11,7 +11,6 @@ import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.OperationCalls;
 import dev.pysandbox.util.ThreadInterrupter;
 import io.modelcontextprotocol.common.McpTransportContext;
-import io.modelcontextprotocol.json.McpJsonMapper;
 import io.modelcontextprotocol.server.McpServerFeatures.SyncToolSpecification;
 import io.modelcontextprotocol.spec.McpSchema;
 import java.util.Arrays;
@@ -41,7 +40,6 @@ final class ToolFactory {
         SandboxService service, Arguments arguments, RunProgress progress);
   }
 
-  private final McpJsonMapper mapper;
   private final Function<McpTransportContext, SandboxService> services;
   private final LoggingAsked logging;
   private final CallRecord.Face face;
@@ -53,12 +51,10 @@ final class ToolFactory {
    * @param elicitationDecides whether the client's answer at an approval prompt decides a held run
    */
   ToolFactory(
-      McpJsonMapper mapper,
       Function<McpTransportContext, SandboxService> services,
       LoggingAsked logging,
       CallRecord.Face face,
       boolean elicitationDecides) {
-    this.mapper = mapper;
     this.services = services;
     this.logging = logging;
     this.face = face;
