@@ -35,6 +35,8 @@ public enum ErrorCode {
   STORE_UNAVAILABLE(503, 7, true),
   /** A write did not reach the disk (no space or quota left); nothing partial was kept. */
   DISK_FULL(507, 7, true),
+  /** A model provider failed past its retries (agent runs). */
+  PROVIDER_ERROR(502, 7, true),
   INTERNAL(500, 70, false);
 
   private final int httpStatus;

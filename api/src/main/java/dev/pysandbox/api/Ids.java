@@ -78,6 +78,15 @@ public final class Ids {
   }
 
   /** A new approval id: {@code apr_} and 16 hex digits. */
+  /** A new agent run's id: {@code agr_} + 16 hex. */
+  public static String newAgentRunId() {
+    return "agr_" + RandomIds.hex(8);
+  }
+
+  public static String requireAgentRunId(String agentRunId) {
+    return require("agent_run_id", agentRunId);
+  }
+
   public static String newApprovalId() {
     return "apr_" + RandomIds.hex(8);
   }

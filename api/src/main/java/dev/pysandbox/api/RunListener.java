@@ -49,4 +49,12 @@ public interface RunListener {
    * caller's thread or the build's, before {@link #started}; must not block.
    */
   default void preparing(String line) {}
+
+  /**
+   * The caller's own model, when its face can ask it (an MCP client that declared sampling), for
+   * agent runs whose server uses agent_provider sampling; null otherwise.
+   */
+  default dev.pysandbox.api.agent.ModelClient clientModel() {
+    return null;
+  }
 }

@@ -384,6 +384,15 @@ public interface SandboxService extends ServerAccount, AutoCloseable {
   /** What is installed, what is missing, the limits in force. */
   SetupReport checkSetup();
 
+  /**
+   * The caller's agent runs (issue 26): a model that writes Python, run in a session.
+   *
+   * @throws PysandboxException invalid_argument in a service that runs no agents
+   */
+  default dev.pysandbox.api.agent.AgentService agents() {
+    throw PysandboxException.invalid("this server runs no agents");
+  }
+
   @Override
   void close();
 }

@@ -47,7 +47,11 @@ public record SecurityEvent(
     IMPORT_DENIED,
     NETWORK_DENIED,
     NETWORK_ALLOWED,
-    SANDBOX_DIED;
+    SANDBOX_DIED,
+    /** An agent run was stopped by one of its budgets (issue 26). */
+    AGENT_BUDGET_STOPPED,
+    /** An agent's model asked for a tool it does not have, or with arguments it may not pass. */
+    AGENT_TOOL_REFUSED;
 
     @Override
     public String toString() {

@@ -227,7 +227,8 @@ final class ConfigReader {
         envMax,
         networkAllow,
         networkAllowPrivate,
-        downloadMax);
+        downloadMax,
+        AgentConfig.DEFAULTS);
   }
 
   /** The limits a sandbox gets by default, each clamped to its maximum with a warning. */

@@ -113,6 +113,7 @@ import java.util.Set;
  *     policy)
  * @param networkAllowPrivate whether the egress proxy may reach loopback, private, link-local and
  *     metadata addresses
+ * @param agent the settings of agent runs (issue 26)
  * @param downloadMaxBytes the largest file download_file fetches
  */
 public record PysandboxConfig(
@@ -184,7 +185,8 @@ public record PysandboxConfig(
     long envMaxBytes,
     List<String> networkAllow,
     boolean networkAllowPrivate,
-    long downloadMaxBytes) {
+    long downloadMaxBytes,
+    AgentConfig agent) {
 
   /** Where one value came from, for {@code check_setup} and {@code pysandbox config}. */
   public record Resolved(Setting setting, String value, String source) {}

@@ -279,6 +279,15 @@ public interface RunStore extends AutoCloseable {
    */
   java.util.List<EnvironmentUse> environmentUse(String tenant);
 
+  /**
+   * Agent runs and their steps (issue 26).
+   *
+   * @throws UnsupportedOperationException in a store that keeps none
+   */
+  default AgentRunStore agentRuns() {
+    throw new UnsupportedOperationException("this store keeps no agent runs");
+  }
+
   @Override
   void close();
 }

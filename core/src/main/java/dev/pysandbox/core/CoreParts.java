@@ -60,4 +60,16 @@ public interface CoreParts {
    * makes one on first use and closes it at shutdown.
    */
   EgressGate egress(Path socketDir);
+
+  /**
+   * The model provider of agent runs that the server's settings name (agent_provider openai,
+   * anthropic or ollama): made on first use, one per server. Null when agent_provider is sampling
+   * (the caller's own model is asked).
+   *
+   * @throws dev.pysandbox.api.PysandboxException invalid_argument when the settings name a provider
+   *     that cannot be used (no key where one is needed, a bad address)
+   */
+  default dev.pysandbox.api.agent.ModelClient model(PysandboxConfig config) {
+    return null;
+  }
 }

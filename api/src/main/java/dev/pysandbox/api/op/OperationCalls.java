@@ -35,6 +35,7 @@ public final class OperationCalls {
   private static final Map<String, Call> CALLS = new HashMap<>();
 
   static {
+    AgentOperations.bind(OperationCalls::bind);
     bind(
         Operations.RUN_PYTHON,
         (s, a, listener) ->

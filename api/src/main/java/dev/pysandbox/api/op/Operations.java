@@ -6,9 +6,9 @@ import java.util.stream.Stream;
 /**
  * Every operation the faces expose, declared once (the MCP tool surface of ARCHITECTURE.md), named
  * here; the declarations are written by role in {@link RunOperations}, {@link HistoryOperations},
- * {@link SessionOperations} and {@link FileOperations}. Limits come from the constants the request
- * values check them with; the few that depend on the server's configuration (timeout_seconds, code
- * size) show the built-in default.
+ * {@link SessionOperations}, {@link FileOperations} and {@link AgentOperations}. Limits come from
+ * the constants the request values check them with; the few that depend on the server's
+ * configuration (timeout_seconds, code size) show the built-in default.
  */
 public final class Operations {
   private Operations() {}
@@ -46,6 +46,11 @@ public final class Operations {
   public static final Operation CLEAN_ENVIRONMENTS = FileOperations.CLEAN_ENVIRONMENTS;
   public static final Operation LIST_ARTIFACTS = FileOperations.LIST_ARTIFACTS;
   public static final Operation READ_ARTIFACT = FileOperations.READ_ARTIFACT;
+  public static final List<String> AGENT_STATUSES = AgentOperations.AGENT_STATUSES;
+  public static final Operation AGENT_RUN = AgentOperations.AGENT_RUN;
+  public static final Operation AGENT_STATUS = AgentOperations.AGENT_STATUS;
+  public static final Operation AGENT_CANCEL = AgentOperations.AGENT_CANCEL;
+  public static final Operation LIST_AGENT_RUNS = AgentOperations.LIST_AGENT_RUNS;
 
   /** Every operation, in the order tools/list shows them. */
   public static final List<Operation> ALL =
@@ -75,7 +80,11 @@ public final class Operations {
           LIST_ARTIFACTS,
           READ_ARTIFACT,
           LIST_ENVIRONMENTS,
-          CLEAN_ENVIRONMENTS);
+          CLEAN_ENVIRONMENTS,
+          AGENT_RUN,
+          AGENT_STATUS,
+          AGENT_CANCEL,
+          LIST_AGENT_RUNS);
 
   /** The operation named {@code name} (of {@link #ALL} or {@link #AGENT_APPROVALS}), or null. */
   public static Operation named(String name) {

@@ -61,6 +61,13 @@ public final class ToolGroups {
     m.put("env", List.of(Operations.LIST_ENVIRONMENTS, Operations.CLEAN_ENVIRONMENTS));
     m.put("info", List.of(Operations.CHECK_SETUP));
     m.put("safety", List.of(Operations.LIST_SECURITY_EVENTS));
+    m.put(
+        "agent",
+        List.of(
+            Operations.AGENT_RUN,
+            Operations.AGENT_STATUS,
+            Operations.AGENT_CANCEL,
+            Operations.LIST_AGENT_RUNS));
     return java.util.Collections.unmodifiableMap(m);
   }
 
