@@ -37,7 +37,9 @@ public record CallRecord(
     MCP_STDIO,
     MCP_HTTP,
     REST,
-    CLI;
+    CLI,
+    /** A step of an agent run (issue 26). */
+    AGENT;
 
     @Override
     public String toString() {

@@ -78,6 +78,11 @@ public record DataLayout(Path dataDir) {
     return dataDir.resolve("runs");
   }
 
+  /** Where agent runs' notebooks are written: {@code agent-runs/<id>/notebook.ipynb}. */
+  public Path agentRunsDir() {
+    return dataDir.resolve("agent-runs");
+  }
+
   public Path runFiles(String runId) {
     return runsDir().resolve(runId).resolve("files");
   }

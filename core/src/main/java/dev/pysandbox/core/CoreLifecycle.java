@@ -119,6 +119,7 @@ final class CoreLifecycle {
       return;
     }
     core.pools.timer.shutdownNow();
+    core.agents.close(reason);
     core.backend.stopping();
     core.inFlight.interruptAll(reason);
     core.sessions.closeAll(reason);

@@ -121,6 +121,7 @@ public final class ServiceWiring {
   final EnvironmentListing environmentListing;
   final RunExecutor executor;
   final DeadServerCleanup cleanup;
+  final dev.pysandbox.core.agents.AgentRuns agents;
   final boolean readOnly;
 
   /** The backend and the store, built where the server is assembled. */
@@ -299,6 +300,18 @@ public final class ServiceWiring {
             time,
             audit);
     this.approvedRuns = new ApprovedRuns(approvals, runs, instances.id(), pools.blocking);
+    this.agents =
+        new dev.pysandbox.core.agents.AgentRuns(
+            config.agent(),
+            time,
+            () -> store().agentRuns(),
+            trajectory,
+            securityEvents,
+            layout.agentRunsDir(),
+            instances.id(),
+            () -> parts.model(config),
+            () -> backend.interpreter().map(i -> i.version()).orElse(null),
+            config.timeoutDefaultSeconds());
   }
 
   /** A run's final state is recorded: its notebooks are written soon, and it is counted. */

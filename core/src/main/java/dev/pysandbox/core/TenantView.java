@@ -391,4 +391,9 @@ class TenantView implements SandboxService {
   /** A view owns nothing: the core is closed by its owner (the server's own service). */
   @Override
   public void close() {}
+
+  @Override
+  public dev.pysandbox.api.agent.AgentService agents() {
+    return core.agents.forTenant(tenant, this);
+  }
 }

@@ -14,6 +14,8 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.pysandbox.api.ErrorInfo;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.SessionStep;
+import dev.pysandbox.api.agent.AgentRunInfo;
+import dev.pysandbox.api.agent.AgentStep;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -83,6 +85,47 @@ final class IpynbWriter {
         addRun(cells, e.run(), ++run);
       } else {
         addStep(cells, e.step(), ++step);
+      }
+    }
+    return write(nb);
+  }
+
+  /**
+   * An agent run: a title cell (task, model, status, answer), then per step a markdown cell with
+   * the model's text, or the code run's cells with its real outputs (a run not found: the code
+   * alone, with no outputs).
+   */
+  static String agent(AgentRunInfo agent, Map<String, RunRecord> runs) {
+    List<RunRecord> ran =
+        agent.steps().stream()
+            .map(AgentStep::runId)
+            .filter(Objects::nonNull)
+            .map(runs::get)
+            .filter(Objects::nonNull)
+            .toList();
+    ObjectNode nb = notebook(ran);
+    ObjectNode nbMeta = (ObjectNode) nb.get("metadata");
+    nbMeta.put("title", "pysandbox agent run " + agent.agentRunId());
+    Map<String, Object> meta = new LinkedHashMap<>();
+    meta.put("agent_run_id", agent.agentRunId());
+    meta.put("session_id", agent.sessionId());
+    meta.put("status", agent.status().wireName());
+    meta.put("run_ids", ran.stream().map(RunRecord::runId).toList());
+    nbMeta.set("pysandbox", JSON.valueToTree(meta));
+    ArrayNode cells = nb.putArray("cells");
+    ObjectNode title = cells.addObject();
+    title.put("cell_type", "markdown").put("id", "title").putObject("metadata");
+    title.set("source", lines(AgentView.title(agent)));
+    int n = 0;
+    for (AgentStep step : agent.steps()) {
+      RunRecord run = step.runId() == null ? null : runs.get(step.runId());
+      if (run != null && run.code() != null) {
+        addRun(cells, run, ++n);
+      } else if (step.text() != null && !step.text().isBlank() || step.code() != null) {
+        ObjectNode md = cells.addObject();
+        md.put("cell_type", "markdown").put("id", "agent-step-" + step.index());
+        md.putObject("metadata").putObject("pysandbox").put("agent_step", step.index());
+        md.set("source", lines(AgentView.step(step)));
       }
     }
     return write(nb);

@@ -64,6 +64,18 @@ public final class Notebooks {
     return MarimoWriter.session(checked(runs), Objects.requireNonNull(steps, "steps"), title);
   }
 
+  /**
+   * An agent run as one notebook: the model's text as markdown cells, its code runs as code cells
+   * with their real outputs.
+   *
+   * @param runs the agent run's code runs by id (those missing show as text)
+   * @return nbformat 4.5 JSON, indented, ending with a newline
+   */
+  public static String ipynb(
+      dev.pysandbox.api.agent.AgentRunInfo agent, java.util.Map<String, RunRecord> runs) {
+    return IpynbWriter.agent(Objects.requireNonNull(agent, "agent"), runs);
+  }
+
   static String defaultTitle(String sessionId) {
     return sessionId == null ? "pysandbox runs" : "pysandbox session " + sessionId;
   }

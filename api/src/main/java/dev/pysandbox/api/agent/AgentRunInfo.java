@@ -139,4 +139,28 @@ public record AgentRunInfo(
         createdAt,
         endedAt);
   }
+
+  /** This agent run with another stop reason (what it waits for, while it waits). */
+  public AgentRunInfo withStopReason(String stopReason) {
+    return new AgentRunInfo(
+        agentRunId,
+        tenant,
+        status,
+        task,
+        provider,
+        model,
+        sessionId,
+        ownSession,
+        answer,
+        stopReason,
+        errorCode,
+        retryable,
+        approvalId,
+        steps,
+        usage,
+        budgets,
+        budgetUse,
+        createdAt,
+        endedAt);
+  }
 }

@@ -56,6 +56,15 @@ public final class DeadServerCleanup {
     for (String runId : interrupted) {
       recoverOutput(s, runId);
     }
+    try {
+      List<String> agents =
+          s.agentRuns().interruptOrphans(instances::isAlive, "interrupted: its server stopped");
+      if (!agents.isEmpty()) {
+        HousekeepingLog.LOG.warn("agent runs of stopped servers recorded interrupted: {}", agents);
+      }
+    } catch (UnsupportedOperationException e) {
+      HousekeepingLog.LOG.debug("this store keeps no agent runs");
+    }
     return s;
   }
 
