@@ -79,6 +79,12 @@ final class RunProgress implements RunListener, AutoCloseable {
         request == null || request.meta() == null ? null : request.meta().get("progressToken");
   }
 
+  /** The client's own model through sampling, when it declared the capability (agent runs). */
+  @Override
+  public dev.pysandbox.api.agent.ModelClient clientModel() {
+    return SamplingModel.of(exchange);
+  }
+
   /**
    * Asks the person at the client, when the client declares elicitation and this face lets its
    * clients decide (stdio always; HTTP only with {@code http_elicitation_approves}, since an
