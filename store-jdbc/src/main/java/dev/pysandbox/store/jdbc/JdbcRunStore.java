@@ -11,6 +11,7 @@ import dev.pysandbox.api.SecurityEvent;
 import dev.pysandbox.api.SecurityEventQuery;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.SessionStep;
+import dev.pysandbox.store.AgentRunStore;
 import dev.pysandbox.store.ChainLink;
 import dev.pysandbox.store.EnvironmentUse;
 import dev.pysandbox.store.HeldApproval;
@@ -36,8 +37,9 @@ import java.util.function.Predicate;
  * <p>A facade: each kind of record has a class of its own with its SQL and its one row mapper —
  * runs ({@link RunRows}, mapped by {@link RunColumns}), the hash chain ({@link ChainRows}), what
  * retention sees of runs ({@link StoredRunRows}), approvals ({@link ApprovalRows}), sessions
- * ({@link SessionRows}), session steps ({@link SessionStepRows}) and security events ({@link
- * SecurityEventRows}). This class opens the database and hands each SPI call to one of them.
+ * ({@link SessionRows}), session steps ({@link SessionStepRows}), security events ({@link
+ * SecurityEventRows}) and agent runs ({@link AgentRunRows}, which is the {@link #agentRuns()} store
+ * itself). This class opens the database and hands each SPI call to one of them.
  */
 public final class JdbcRunStore implements RunStore {
   private final CachedConnection db;
@@ -49,6 +51,7 @@ public final class JdbcRunStore implements RunStore {
   private final SessionStepRows steps;
   private final SessionRows sessions;
   private final BlobRows blobs;
+  private final AgentRunRows agentRuns;
 
   /**
    * @param connector opens a connection with every setting the store needs; called now, and again
@@ -74,6 +77,7 @@ public final class JdbcRunStore implements RunStore {
     this.steps = new SessionStepRows(db);
     this.sessions = new SessionRows(db, clock);
     this.blobs = new BlobRows(db, clock);
+    this.agentRuns = new AgentRunRows(db, clock);
   }
 
   /**
@@ -314,6 +318,13 @@ public final class JdbcRunStore implements RunStore {
   @Override
   public List<String> closeOrphanSessions(Predicate<String> instanceAlive) {
     return sessions.closeOrphans(instanceAlive);
+  }
+
+  // -- agent runs --------------------------------------------------------------------------------
+
+  @Override
+  public AgentRunStore agentRuns() {
+    return agentRuns;
   }
 
   /** How many prepared statements are cached, for tests that guard against leaks. */
