@@ -160,8 +160,19 @@ class FloorsTest {
                   "core.approvals",
                   "core.sessions")),
           Map.entry(
+              "core.agents",
+              Set.of(
+                  "api",
+                  "config",
+                  "util",
+                  "store",
+                  "notebook",
+                  "core.audit",
+                  "core.trajectories")),
+          Map.entry(
               "core",
               Set.of(
+                  "core.agents",
                   "core.files",
                   "core.diffs",
                   "core.trajectories",
