@@ -162,13 +162,7 @@ class FloorsTest {
           Map.entry(
               "core.agents",
               Set.of(
-                  "api",
-                  "config",
-                  "util",
-                  "store",
-                  "notebook",
-                  "core.audit",
-                  "core.trajectories")),
+                  "api", "config", "util", "store", "notebook", "core.audit", "core.trajectories")),
           Map.entry(
               "core",
               Set.of(

@@ -57,4 +57,17 @@ public interface RunListener {
   default dev.pysandbox.api.agent.ModelClient clientModel() {
     return null;
   }
+
+  /**
+   * {@code llm_query(prompt)} called by the run's code (agent runs, issue 26): the model's answer,
+   * asked by the server on the code's behalf (the sandbox has no network). Called on a server
+   * thread while the code waits; it may take as long as a model call.
+   *
+   * @throws PysandboxException whose message the code's {@code RuntimeError} carries: a budget
+   *     spent, a provider failure, or (this default) a run that is not an agent's
+   */
+  default String subcall(String prompt) {
+    throw PysandboxException.invalid(
+        "llm_query is available only in the code of an agent run (agent_run)");
+  }
 }
