@@ -185,8 +185,19 @@ class AgentProviderTest {
             Files.exists(
                 dataDir.resolve("agent-runs").resolve(r.agentRunId()).resolve("notebook.ipynb")),
         x -> x);
-    try (Stream<Path> files = Files.walk(dataDir)) {
-      for (Path f : files.filter(Files::isRegularFile).toList()) {
+    List<Path> records = new java.util.ArrayList<>();
+    for (String kept : List.of("agent-runs", "runs", "trajectories", "logs")) {
+      if (Files.isDirectory(dataDir.resolve(kept))) {
+        try (Stream<Path> files = Files.walk(dataDir.resolve(kept))) {
+          records.addAll(files.filter(Files::isRegularFile).toList());
+        }
+      }
+    }
+    try (Stream<Path> files = Files.list(dataDir)) {
+      records.addAll(files.filter(Files::isRegularFile).toList());
+    }
+    {
+      for (Path f : records) {
         byte[] bytes;
         try {
           bytes = Files.readAllBytes(f);
