@@ -83,6 +83,10 @@ public final class Benchmark {
           Integer.getInteger("bench.idleSessions", 10));
       return;
     }
+    if ("agents".equals(System.getProperty("bench.only"))) {
+      AgentBench.run(dataDir, warmCalls);
+      return;
+    }
     if ("analysis".equals(System.getProperty("bench.only"))) {
       AnalysisBench.run(dataDir, warmCalls);
       return;
