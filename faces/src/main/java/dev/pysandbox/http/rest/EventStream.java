@@ -154,6 +154,9 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
         s.watch = w;
         w.onDisconnect(s::clientGone);
       }
+      // The status and headers go out at once, before any event: an agent run may be silent for
+      // as long as its model thinks, and a client waits for the headers before it reads.
+      s.flushDue = true;
       // From here the container calls onWritePossible when the answer can be written.
       s.out.setWriteListener(s);
     } catch (RuntimeException | IOException e) {
