@@ -37,6 +37,7 @@ class FloorsTest {
           "backend-docker",
           "store-jdbc",
           "egress",
+          "agent-models",
           "core",
           "faces",
           "app");
@@ -54,6 +55,7 @@ class FloorsTest {
           Map.entry("notebook", Set.of("api", "util")),
           Map.entry("worker", Set.of("api", "util")),
           Map.entry("egress", Set.of("api", "util")),
+          Map.entry("models", Set.of("api", "config", "util")),
           Map.entry("store", Set.of("api", "config", "util")),
           Map.entry("store.jdbc", Set.of("store", "api", "config", "util")),
           Map.entry("backend", Set.of("api", "config", "worker", "util")),
@@ -209,6 +211,7 @@ class FloorsTest {
                   "store",
                   "store.jdbc",
                   "egress",
+                  "models",
                   "core",
                   "core.files")));
 
@@ -312,9 +315,17 @@ class FloorsTest {
           "backend-docker", Set.of("sandbox"),
           "store-jdbc", Set.of("api"),
           "egress", Set.of(),
+          "agent-models", Set.of("api"),
           "core", Set.of("sandbox", "egress"),
           "faces", Set.of("api"),
-          "app", Set.of("core", "faces", "backend-bwrap", "backend-docker", "store-jdbc"));
+          "app",
+              Set.of(
+                  "core",
+                  "faces",
+                  "backend-bwrap",
+                  "backend-docker",
+                  "store-jdbc",
+                  "agent-models"));
 
   /**
    * The build is what keeps the floors: a core class importing a backend, a store or the egress

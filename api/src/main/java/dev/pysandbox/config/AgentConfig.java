@@ -40,6 +40,7 @@ public record AgentConfig(
   public static final java.util.List<String> PROVIDERS =
       java.util.List.of("sampling", "openai", "anthropic", "ollama");
 
+  /** What a server whose settings name nothing uses (the {@link AgentSetting} defaults). */
   public static final AgentConfig DEFAULTS =
       new AgentConfig(
           "sampling",
@@ -55,6 +56,14 @@ public record AgentConfig(
           64,
           16);
 
+  /**
+   * Whether a key is set and where it came from, never the key: {@code set (from
+   * PYSANDBOX_AGENT_API_KEY)}, {@code set (from agent_api_key_file)} or {@code not set}.
+   */
+  public String apiKeyStatus() {
+    return apiKey.isPresent() ? "set (from " + apiKeySource + ")" : "not set";
+  }
+
   /** Never the key itself. */
   @Override
   public String toString() {
@@ -65,7 +74,7 @@ public record AgentConfig(
         + ", model="
         + model
         + ", apiKey="
-        + (apiKey.isPresent() ? "(set from " + apiKeySource + ")" : "(none)")
+        + apiKeyStatus()
         + ", budgets="
         + budgets
         + "]";

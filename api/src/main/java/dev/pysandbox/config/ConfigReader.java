@@ -8,7 +8,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
-import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -26,8 +26,12 @@ final class ConfigReader {
 
   private ConfigReader() {}
 
-  static PysandboxConfig read(Map<Setting, Resolved> raw) {
-    Map<Setting, Resolved> resolved = Collections.unmodifiableMap(new EnumMap<>(raw));
+  /**
+   * @param raw every setting's raw value and its source
+   * @param envApiKey {@code PYSANDBOX_AGENT_API_KEY}, or {@code null}: the agent provider's key
+   */
+  static PysandboxConfig read(Map<ConfigSetting, Resolved> raw, String envApiKey) {
+    Map<ConfigSetting, Resolved> resolved = Collections.unmodifiableMap(new LinkedHashMap<>(raw));
     SettingValues v = new SettingValues(resolved);
     List<String> warn = new ArrayList<>();
     Path dataDir = v.path(Setting.DATA_DIR, false);
@@ -158,6 +162,7 @@ final class ConfigReader {
     List<String> networkAllow = v.lowerCaseList(Setting.NETWORK_ALLOW);
     boolean networkAllowPrivate = v.bool(Setting.NETWORK_ALLOW_PRIVATE);
     long downloadMax = v.integer(Setting.DOWNLOAD_MAX_MB, 1, 1 << 20) * MIB;
+    AgentConfig agent = AgentSettings.read(v, dataDir, envApiKey, warn);
     return new PysandboxConfig(
         resolved,
         List.copyOf(warn),
@@ -228,7 +233,7 @@ final class ConfigReader {
         networkAllow,
         networkAllowPrivate,
         downloadMax,
-        AgentConfig.DEFAULTS);
+        agent);
   }
 
   /** The limits a sandbox gets by default, each clamped to its maximum with a warning. */

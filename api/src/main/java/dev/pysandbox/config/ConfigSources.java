@@ -6,8 +6,7 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
-import java.util.EnumMap;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Properties;
 import java.util.function.Consumer;
@@ -17,9 +16,13 @@ import java.util.function.Consumer;
  * variable, else the properties file, else the built-in default. The file is the one given, else
  * {@code $PYSANDBOX_CONFIG}, else {@code <data_dir>/config.properties} when it exists (so {@code
  * data_dir} is resolved first, from flags and environment only). Unknown keys are refused wherever
- * they appear; what the values mean is {@link ConfigReader}'s.
+ * they appear, and so is {@code agent_api_key} (a key in a flag shows in the process list, one in
+ * the file is easily copied or committed); what the values mean is {@link ConfigReader}'s.
  */
 final class ConfigSources {
+  /** The environment variable that holds the agent provider's API key, when a variable does. */
+  static final String API_KEY_ENV = "PYSANDBOX_AGENT_API_KEY";
+
   private ConfigSources() {}
 
   /**
@@ -27,16 +30,13 @@ final class ConfigSources {
    *
    * @throws PysandboxException {@code invalid_argument} for an unknown key or an unreadable file
    */
-  static Map<Setting, Resolved> resolve(
+  static Map<ConfigSetting, Resolved> resolve(
       Map<String, String> flags, Map<String, String> env, Path configFile) {
     for (String key : flags.keySet()) {
-      if (Setting.byKey(key) == null) {
-        throw PysandboxException.invalid(
-            "unknown setting '" + key + "' (known: " + knownKeys() + ")");
-      }
+      known(key, "as a flag");
     }
-    Map<Setting, Resolved> values = new EnumMap<>(Setting.class);
-    Consumer<Setting> fromFlagsOrEnv =
+    Map<ConfigSetting, Resolved> values = new LinkedHashMap<>();
+    Consumer<ConfigSetting> fromFlagsOrEnv =
         s -> {
           if (flags.containsKey(s.key())) {
             values.put(s, new Resolved(s, flags.get(s.key()), "flag"));
@@ -68,12 +68,9 @@ final class ConfigSources {
       throw PysandboxException.invalid("config file " + file + " does not exist");
     }
     for (String key : props.stringPropertyNames()) {
-      if (Setting.byKey(key) == null) {
-        throw PysandboxException.invalid(
-            "unknown setting '" + key + "' in " + file + " (known: " + knownKeys() + ")");
-      }
+      known(key, "in " + file);
     }
-    for (Setting s : Setting.values()) {
+    for (ConfigSetting s : ConfigSetting.all()) {
       fromFlagsOrEnv.accept(s);
       if (!values.containsKey(s)) {
         String v = props.getProperty(s.key());
@@ -87,8 +84,27 @@ final class ConfigSources {
     return values;
   }
 
-  private static String knownKeys() {
-    return String.join(", ", Arrays.stream(Setting.values()).map(Setting::key).toList());
+  /** Refuses a key that names no setting, and the API key, which no flag or file may hold. */
+  private static void known(String key, String where) {
+    if (key.equals("agent_api_key")) {
+      throw PysandboxException.invalid(
+          "agent_api_key cannot be given "
+              + where
+              + ": the agent provider's API key comes only from the environment variable "
+              + API_KEY_ENV
+              + " or from a file named by agent_api_key_file");
+    }
+    if (ConfigSetting.byKey(key) == null) {
+      String in = where.startsWith("in ") ? " " + where : "";
+      throw PysandboxException.invalid(
+          "unknown setting '"
+              + key
+              + "'"
+              + in
+              + " (known: "
+              + String.join(", ", ConfigSetting.all().stream().map(ConfigSetting::key).toList())
+              + ")");
+    }
   }
 
   /** {@code ~} and {@code ~/...} under the user's home directory; anything else as it is. */

@@ -117,7 +117,7 @@ import java.util.Set;
  * @param downloadMaxBytes the largest file download_file fetches
  */
 public record PysandboxConfig(
-    Map<Setting, Resolved> resolved,
+    Map<ConfigSetting, Resolved> resolved,
     List<String> warnings,
     Path dataDir,
     Path python,
@@ -189,7 +189,7 @@ public record PysandboxConfig(
     AgentConfig agent) {
 
   /** Where one value came from, for {@code check_setup} and {@code pysandbox config}. */
-  public record Resolved(Setting setting, String value, String source) {}
+  public record Resolved(ConfigSetting setting, String value, String source) {}
 
   /** Built-in defaults only (and the real home directory). */
   public static PysandboxConfig defaults() {
@@ -207,13 +207,18 @@ public record PysandboxConfig(
    */
   public static PysandboxConfig load(
       Map<String, String> flags, Map<String, String> env, Path configFile) {
-    return ConfigReader.read(ConfigSources.resolve(flags, env, configFile));
+    return ConfigReader.read(
+        ConfigSources.resolve(flags, env, configFile), env.get(ConfigSources.API_KEY_ENV));
   }
 
-  /** Every setting with its value and source, in definition order. */
+  /**
+   * Every setting ({@link ConfigSetting#all()}) with its value and source, in definition order. The
+   * agent provider's API key is no setting and is not here: {@link AgentConfig#apiKeyStatus()} says
+   * whether it is set.
+   */
   public Map<String, Resolved> describe() {
     Map<String, Resolved> out = new LinkedHashMap<>();
-    for (Setting s : Setting.values()) {
+    for (ConfigSetting s : ConfigSetting.all()) {
       out.put(s.key(), resolved.get(s));
     }
     return out;

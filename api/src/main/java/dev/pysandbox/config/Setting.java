@@ -1,12 +1,12 @@
 package dev.pysandbox.config;
 
-import java.util.Locale;
-
 /**
- * Every configuration key, with its default and what it means. This list is the only place a key is
- * defined: the loader, {@code pysandbox config} and the README's table all read it.
+ * The configuration keys of the sandbox, its faces and its storage, each with its default and what
+ * it means; the keys of agent runs are {@link AgentSetting}'s. These two enums are the only place a
+ * key is defined: the loader, {@code pysandbox config} and the README's table read both through
+ * {@link ConfigSetting#all()}.
  */
-public enum Setting {
+public enum Setting implements ConfigSetting {
   DATA_DIR("data_dir", "~/.pysandbox", "Run history (SQLite), run files, workspaces."),
   PYTHON("python", "/usr/bin/python3", "Interpreter run inside the sandbox (absolute path)."),
   BACKEND(
@@ -330,24 +330,24 @@ public enum Setting {
     this.doc = doc;
   }
 
-  /** The key in config files and {@code --set key=value}. */
+  @Override
   public String key() {
     return key;
   }
 
-  /** The environment variable that sets it, e.g. {@code PYSANDBOX_DATA_DIR}. */
-  public String envName() {
-    return "PYSANDBOX_" + key.toUpperCase(Locale.ROOT);
-  }
-
+  @Override
   public String defaultValue() {
     return defaultValue;
   }
 
+  @Override
   public String doc() {
     return doc;
   }
 
+  /**
+   * The constant of this enum with this key, or {@code null} ({@link ConfigSetting#byKey}: any).
+   */
   public static Setting byKey(String key) {
     for (Setting s : values()) {
       if (s.key.equals(key)) {

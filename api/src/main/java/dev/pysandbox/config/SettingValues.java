@@ -19,17 +19,17 @@ import java.util.Map;
  * that is {@link ConfigReader}'s.
  */
 final class SettingValues {
-  private final Map<Setting, Resolved> resolved;
+  private final Map<ConfigSetting, Resolved> resolved;
 
-  SettingValues(Map<Setting, Resolved> resolved) {
+  SettingValues(Map<ConfigSetting, Resolved> resolved) {
     this.resolved = resolved;
   }
 
-  String raw(Setting s) {
+  String raw(ConfigSetting s) {
     return resolved.get(s).value();
   }
 
-  PysandboxException bad(Setting s, String why) {
+  PysandboxException bad(ConfigSetting s, String why) {
     Resolved r = resolved.get(s);
     return PysandboxException.invalid(
         "setting "
@@ -42,7 +42,21 @@ final class SettingValues {
             + why);
   }
 
-  String string(Setting s) {
+  /**
+   * As {@link #bad}, without the value: for a setting whose refused value may hold a secret (a URL
+   * with credentials or a key in its query).
+   */
+  PysandboxException badUnshown(ConfigSetting s, String why) {
+    return PysandboxException.invalid(
+        "setting "
+            + s.key()
+            + " (from "
+            + resolved.get(s).source()
+            + ") is invalid, its value not shown: "
+            + why);
+  }
+
+  String string(ConfigSetting s) {
     String v = raw(s).trim();
     if (v.isEmpty()) {
       throw bad(s, "must not be empty");
@@ -50,7 +64,7 @@ final class SettingValues {
     return v;
   }
 
-  Path path(Setting s, boolean mustBeAbsolute) {
+  Path path(ConfigSetting s, boolean mustBeAbsolute) {
     Path p = ConfigSources.expandHome(string(s));
     if (mustBeAbsolute && !p.isAbsolute()) {
       throw bad(s, "must be an absolute path");
@@ -59,7 +73,7 @@ final class SettingValues {
   }
 
   /** An existing directory by its real path, or {@code null} when the setting is empty. */
-  Path directory(Setting s) {
+  Path directory(ConfigSetting s) {
     String v = raw(s).trim();
     if (v.isEmpty()) {
       return null;
@@ -81,7 +95,7 @@ final class SettingValues {
   }
 
   /** A uid range, or {@code null} for {@code off} (or nothing). */
-  UidRange uidRange(Setting s) {
+  UidRange uidRange(ConfigSetting s) {
     String v = raw(s).trim();
     if (v.isEmpty() || v.equalsIgnoreCase("off") || v.equalsIgnoreCase("none")) {
       return null;
@@ -93,7 +107,7 @@ final class SettingValues {
     }
   }
 
-  int integer(Setting s, int min, int max) {
+  int integer(ConfigSetting s, int min, int max) {
     int v;
     try {
       v = Integer.parseInt(raw(s).trim().replace("_", ""));
@@ -106,7 +120,7 @@ final class SettingValues {
     return v;
   }
 
-  String oneOf(Setting s, String... allowed) {
+  String oneOf(ConfigSetting s, String... allowed) {
     String v = string(s);
     if (!Arrays.asList(allowed).contains(v)) {
       throw bad(s, "must be one of " + String.join(", ", allowed));
@@ -114,7 +128,7 @@ final class SettingValues {
     return v;
   }
 
-  double decimal(Setting s, double min, double max) {
+  double decimal(ConfigSetting s, double min, double max) {
     double v;
     try {
       v = Double.parseDouble(raw(s).trim());
@@ -127,7 +141,7 @@ final class SettingValues {
     return v;
   }
 
-  boolean bool(Setting s) {
+  boolean bool(ConfigSetting s) {
     return switch (raw(s).trim().toLowerCase(Locale.ROOT)) {
       case "true", "yes", "1", "on" -> true;
       case "false", "no", "0", "off" -> false;
@@ -136,7 +150,7 @@ final class SettingValues {
   }
 
   /** The comma-separated parts, trimmed, blanks dropped. */
-  List<String> list(Setting s) {
+  List<String> list(ConfigSetting s) {
     List<String> out = new ArrayList<>();
     for (String part : raw(s).split(",")) {
       if (!part.isBlank()) {
@@ -147,12 +161,12 @@ final class SettingValues {
   }
 
   /** As {@link #list}, lower-cased. */
-  List<String> lowerCaseList(Setting s) {
+  List<String> lowerCaseList(ConfigSetting s) {
     return list(s).stream().map(v -> v.toLowerCase(Locale.ROOT)).toList();
   }
 
   /** An index URL: absolute http or https, a host, no credentials, no fragment. */
-  URI indexUrl(Setting s, String value) {
+  URI indexUrl(ConfigSetting s, String value) {
     URI u;
     try {
       u = new URI(value);
@@ -182,7 +196,7 @@ final class SettingValues {
    * Docker's default, which the docker backend checks when it is used (a {@code tcp://} DOCKER_HOST
    * meant for other tools must not stop a server that uses bwrap).
    */
-  String dockerHost(Setting s) {
+  String dockerHost(ConfigSetting s) {
     String configured = raw(s).trim();
     if (configured.isEmpty()) {
       String env = System.getenv("DOCKER_HOST");

@@ -1,5 +1,6 @@
 package dev.pysandbox.app;
 
+import dev.pysandbox.api.agent.ModelClient;
 import dev.pysandbox.backend.SandboxBackend;
 import dev.pysandbox.config.DataLayout;
 import dev.pysandbox.config.PysandboxConfig;
@@ -7,6 +8,7 @@ import dev.pysandbox.core.CoreParts;
 import dev.pysandbox.core.DefaultSandboxService;
 import dev.pysandbox.egress.EgressGate;
 import dev.pysandbox.egress.EgressProxy;
+import dev.pysandbox.models.ModelClients;
 import dev.pysandbox.store.RunStore;
 import dev.pysandbox.worker.WorkerHub;
 import java.nio.file.Path;
@@ -15,9 +17,9 @@ import java.util.concurrent.Executor;
 
 /**
  * The one place the server is assembled: the core over the backends this build has ({@link
- * Backends}), the SQLite store ({@link StoreFactory}) and Jetty's egress proxy ({@link
- * EgressProxy}). The faces and the CLI start a core through here; the core itself knows the SPIs
- * only.
+ * Backends}), the SQLite store ({@link StoreFactory}), Jetty's egress proxy ({@link EgressProxy})
+ * and the model providers of agent runs through LangChain4j ({@link ModelClients}). The faces and
+ * the CLI start a core through here; the core itself knows the SPIs only.
  */
 public final class Assembly implements CoreParts {
   /** The parts of this build; stateless. */
@@ -68,5 +70,13 @@ public final class Assembly implements CoreParts {
   @Override
   public EgressGate egress(Path socketDir) {
     return new EgressProxy(socketDir);
+  }
+
+  /** Null for agent_provider sampling: the MCP face asks the client's own model. */
+  @Override
+  public ModelClient model(PysandboxConfig config) {
+    return "sampling".equals(config.agent().provider())
+        ? null
+        : ModelClients.create(config.agent());
   }
 }

@@ -84,6 +84,11 @@ public final class Main implements Runnable {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
+  /**
+   * The process environment, where settings' {@code PYSANDBOX_*} variables are read; tests set it.
+   */
+  Map<String, String> environment = System.getenv();
+
   @Override
   public void run() {
     spec.commandLine().usage(System.err);
@@ -135,7 +140,7 @@ public final class Main implements Runnable {
     if (python != null) {
       flags.put(Setting.PYTHON.key(), python.toString());
     }
-    Map<String, String> env = System.getenv();
+    Map<String, String> env = environment;
     overridesWhenUnset.forEach(
         (k, v) -> {
           Setting s = Setting.byKey(k);
@@ -153,11 +158,17 @@ public final class Main implements Runnable {
   }
 
   static int execute(String... args) {
-    CommandLine cli = commandLine(args);
+    return execute(commandLine(args), args);
+  }
+
+  /** Runs {@code args} on {@code cli}, an error of ours printed as one line on its error writer. */
+  static int execute(CommandLine cli, String... args) {
     cli.setExecutionExceptionHandler(
         (e, commandLine, parseResult) -> {
           if (e instanceof PysandboxException p) {
-            System.err.println("pysandbox: " + p.code().wireName() + ": " + p.getMessage());
+            commandLine
+                .getErr()
+                .println("pysandbox: " + p.code().wireName() + ": " + p.getMessage());
             return p.code().exitCode();
           }
           throw e;

@@ -284,6 +284,7 @@ public final class McpFace {
     List<SyncToolSpecification> all = new ArrayList<>(RunTools.specs(f, resultOutputLimit));
     all.addAll(SessionTools.specs(f));
     all.addAll(FileTools.specs(f));
+    all.addAll(AgentRunTools.specs(f));
     if (choices.agentMayApprove()) {
       for (var op : Operations.AGENT_APPROVALS) {
         all.add(

@@ -281,6 +281,40 @@ class AgentLoopTest {
     assertThat(after.task()).isEqualTo("hang");
   }
 
+  @Test
+  void heldCodeWaitsForAPersonAndADenialIsToldToTheModel() throws Exception {
+    service.close();
+    service = TestServices.start(dataDir, Map.of("approval_policy", "always"));
+    ScriptedModel model =
+        new ScriptedModel(false)
+            .thenText("```python\nprint('approved run')\n```")
+            .thenText("```python\nprint('denied run')\n```")
+            .thenText("finished");
+    String id = service.agents().start(task("held"), model).agentRunId();
+    AgentRunInfo waiting =
+        Await.until(
+            "it waits for approval",
+            () -> service.agents().status(id, 0),
+            r -> r.status() == AgentRunStatus.AWAITING_APPROVAL);
+    assertThat(waiting.approvalId()).startsWith("apr_");
+    service.decideApproval(waiting.approvalId(), true, "alice", "test", "fine");
+    AgentRunInfo second =
+        Await.until(
+            "the second code waits",
+            () -> service.agents().status(id, 0),
+            r ->
+                r.status() == AgentRunStatus.AWAITING_APPROVAL
+                    && !waiting.approvalId().equals(r.approvalId()));
+    service.decideApproval(second.approvalId(), false, "alice", "test", "not that");
+    AgentRunInfo r = finished(id);
+
+    assertThat(r.status()).isEqualTo(AgentRunStatus.SUCCEEDED);
+    assertThat(r.steps().get(1).output()).contains("approved run");
+    assertThat(r.steps().get(3).runStatus()).isEqualTo("denied");
+    List<ChatMessage> third = model.requests.get(2).messages();
+    assertThat(third.get(third.size() - 1).text()).contains("refused by a person");
+  }
+
   private static ModelReply call(String tool, String args) {
     return new ModelReply(
         "", List.of(new ToolCall("call_" + tool, tool, args)), 50, 10, "scripted-1");

@@ -194,6 +194,66 @@ final class AgentLedger {
             null));
   }
 
+  /** Counts an llm_query call, or refuses it past max_subcalls or the token budget. */
+  synchronized void takeSubcall() {
+    if (ended()) {
+      throw dev.pysandbox.api.PysandboxException.invalid("llm_query: the agent run has ended");
+    }
+    if (subcalls >= budgets.maxSubcalls()) {
+      throw dev.pysandbox.api.PysandboxException.invalid(
+          "llm_query: max_subcalls is spent ("
+              + subcalls
+              + " of "
+              + budgets.maxSubcalls()
+              + " sub-calls made)");
+    }
+    if (promptTokens + completionTokens >= budgets.tokenBudget()) {
+      throw dev.pysandbox.api.PysandboxException.invalid(
+          "llm_query: the token budget is spent ("
+              + (promptTokens + completionTokens)
+              + " of "
+              + budgets.tokenBudget()
+              + " tokens)");
+    }
+    subcalls++;
+  }
+
+  /** A sub-call's step: its prompt, the answer, its tokens (counted against the budget). */
+  void subcallStep(
+      String prompt, ModelReply reply, List<ChatMessage> sent, long startNanos, String at) {
+    boolean guessed = reply.promptTokens() == null || reply.completionTokens() == null;
+    int in =
+        reply.promptTokens() != null
+            ? reply.promptTokens()
+            : estimate(sent.stream().mapToInt(m -> m.text().length() + 16).sum());
+    int out =
+        reply.completionTokens() != null
+            ? reply.completionTokens()
+            : estimate(reply.text().length());
+    synchronized (this) {
+      promptTokens += in;
+      completionTokens += out;
+      estimated |= guessed;
+    }
+    put(
+        new AgentStep(
+            nextIndex(),
+            AgentStepKind.SUBCALL,
+            reply.text(),
+            null,
+            null,
+            null,
+            null,
+            null,
+            recordContent ? Observations.bound(prompt, AgentLoop.PROMPT_KEPT_CHARS) : null,
+            in,
+            out,
+            guessed,
+            millisSince(startNanos),
+            at,
+            null));
+  }
+
   void errorStep(AgentStepKind kind, String tool, String error) {
     put(
         new AgentStep(

@@ -284,9 +284,17 @@ final class AgentLoop implements Runnable {
     long started = System.nanoTime();
     String startedAt = ledger.now();
     RunListener listener =
-        runId -> {
-          live.enterCode(runId);
-          ledger.codeStarted(index, code, runId, startedAt);
+        new RunListener() {
+          @Override
+          public void started(String runId) {
+            live.enterCode(runId);
+            ledger.codeStarted(index, code, runId, startedAt);
+          }
+
+          @Override
+          public String subcall(String prompt) {
+            return AgentLoop.this.subcall(prompt);
+          }
         };
     RunRecord run;
     try {
@@ -329,6 +337,42 @@ final class AgentLoop implements Runnable {
             : Observations.ofRun(run, context.observationChars());
     ledger.codeEnded(index, code, run, observation, started, startedAt);
     return ledger.ended() ? null : observation;
+  }
+
+  /**
+   * llm_query from the code: the same model, asked with the prompt alone, counted against
+   * max_subcalls and the token budget; called on a server thread while the code waits.
+   */
+  private String subcall(String prompt) {
+    ledger.takeSubcall();
+    long started = System.nanoTime();
+    String startedAt = ledger.now();
+    long leftMs = ledger.timeLeftMillis();
+    if (leftMs <= 0) {
+      throw PysandboxException.invalid("llm_query: the agent run's time budget is spent");
+    }
+    List<ChatMessage> sent =
+        List.of(
+            ChatMessage.system(
+                "Answer the question or do the task below directly and briefly, in text."),
+            ChatMessage.user(prompt));
+    ModelReply reply;
+    try {
+      reply =
+          model.complete(
+              new ModelRequest(
+                  modelName,
+                  sent,
+                  List.of(),
+                  context.maxTokens(),
+                  min(context.requestTimeout(), Duration.ofMillis(leftMs))));
+    } catch (ModelException e) {
+      throw new PysandboxException(
+          dev.pysandbox.api.ErrorCode.PROVIDER_ERROR,
+          "llm_query: the model provider failed (" + e.kind() + "): " + e.getMessage());
+    }
+    ledger.subcallStep(prompt, reply, sent, started, startedAt);
+    return reply.text();
   }
 
   private static Duration min(Duration a, Duration b) {
