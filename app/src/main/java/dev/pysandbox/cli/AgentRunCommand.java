@@ -57,6 +57,14 @@ final class AgentRunCommand extends ServiceCommand {
     Arguments args = args();
     try (OperatorService service = startService()) {
       AgentRunInfo begun = recorded(service, args);
+      if (!json) {
+        System.err.println(
+            "[pysandbox] agent run "
+                + begun.agentRunId()
+                + " started in session "
+                + begun.sessionId()
+                + " (Ctrl-C cancels it)");
+      }
       AgentRunInfo end = follow(service.agents(), begun.agentRunId());
       if (json) {
         printJson(end);
