@@ -170,7 +170,7 @@ public enum Setting implements ConfigSetting {
       "tools_enabled",
       "",
       "MCP tools offered over stdio and HTTP (comma-separated tool names or groups: run,"
-          + " approval, session, files, history, env, info, safety); empty: every tool. A smaller"
+          + " approval, session, files, history, env, info, safety, agent); empty: every tool. A smaller"
           + " set makes tools/list smaller; REST and the command line keep every operation."),
   NOTEBOOKS(
       "notebooks",

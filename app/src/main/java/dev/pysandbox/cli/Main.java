@@ -44,6 +44,7 @@ public final class Main implements Runnable {
           ServeCommand.class,
           RunCommand.class,
           RunsCommand.class,
+          AgentCommand.class,
           SessionsCommand.class,
           LogsCommand.class,
           KeysCommand.class,

@@ -45,7 +45,7 @@ class OperationOptionsTest {
         .containsOnlyKeys("runs");
     assertThat(Main.commandLine("--help").getSubcommands()).containsKeys("serve", "runs", "envs");
     assertThat(Main.commandLine("rnus").getSubcommands()).containsKeys("serve", "runs", "envs");
-    assertThat(Main.commandLine().getSubcommands()).hasSize(11);
+    assertThat(Main.commandLine().getSubcommands()).hasSize(12);
   }
 
   @Test

@@ -86,7 +86,8 @@ class PysandboxConfigTest {
         .isInstanceOf(PysandboxException.class)
         .hasMessageContaining("tools_enabled")
         .hasMessageContaining("'run_pyton', 'sesion' are neither a tool nor a group")
-        .hasMessageContaining("groups: run, approval, session, files, history, env, info, safety");
+        .hasMessageContaining(
+            "groups: run, approval, session, files, history, env, info, safety, agent");
   }
 
   @Test

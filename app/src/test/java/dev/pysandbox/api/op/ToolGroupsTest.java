@@ -23,6 +23,7 @@ class ToolGroupsTest {
                 .map(Operation::name)
                 .toList());
     assertThat(ToolGroups.GROUPS.keySet())
-        .containsExactly("run", "approval", "session", "files", "history", "env", "info", "safety");
+        .containsExactly(
+            "run", "approval", "session", "files", "history", "env", "info", "safety", "agent");
   }
 }

@@ -63,8 +63,16 @@ class RestOpenApiTest {
     http.close();
   }
 
+  /**
+   * {@code value} as the document carries it: through JSON text, so that a declared long (a token
+   * budget's maximum) and the int a parser reads back are the same number.
+   */
   static JsonNode tree(Object value) {
-    return JSON.valueToTree(value);
+    try {
+      return JSON.readTree(JSON.writeValueAsString(value));
+    } catch (com.fasterxml.jackson.core.JsonProcessingException e) {
+      throw new IllegalStateException(e);
+    }
   }
 
   @Test
@@ -113,6 +121,11 @@ class RestOpenApiTest {
             "GET /sessions/{session_id}/files/{path}",
             "PUT /sessions/{session_id}/files/{path}",
             "GET /setup",
+            "POST /agent-runs",
+            "GET /agent-runs",
+            "GET /agent-runs/{agent_run_id}",
+            "POST /agent-runs/{agent_run_id}/cancel",
+            "GET /agent-runs/{agent_run_id}/events",
             "GET /openapi.json");
   }
 

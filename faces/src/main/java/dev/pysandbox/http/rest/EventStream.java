@@ -2,8 +2,6 @@ package dev.pysandbox.http.rest;
 
 import dev.pysandbox.api.EventSink;
 import dev.pysandbox.api.Json;
-import dev.pysandbox.api.ResultOutputLimit;
-import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.Subscription;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -16,7 +14,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -26,16 +23,16 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * A run's events written to an HTTP answer as they come, one JSON object a line ({@code
- * application/x-ndjson}) or as server-sent events ({@code text/event-stream}: {@code id:} the
- * event's number, {@code event:} its type). Written with the servlet's non-blocking output: no
- * thread waits on a client, whether the run is silent or the client reads slowly — a slow client
- * falls behind in the run's bounded buffer instead ({@code lagged}). When there is something to
- * write and the connection takes it, a drain runs on the container's threads, one at a time per
- * stream. A client that goes away ends the stream; the run goes on, unless the stream was opened
- * with something to do then ({@code onClientGone}: a streamed POST /runs without {@code async_mode}
- * cancels its run), which is done when a write fails or, while the run is silent, when a {@link
- * DisconnectWatch} sees the connection close.
+ * A run's (or an agent run's: {@link EventSource}) events written to an HTTP answer as they come,
+ * one JSON object a line ({@code application/x-ndjson}) or as server-sent events ({@code
+ * text/event-stream}: {@code id:} the event's number, {@code event:} its type). Written with the
+ * servlet's non-blocking output: no thread waits on a client, whether the run is silent or the
+ * client reads slowly — a slow client falls behind in the run's bounded buffer instead ({@code
+ * lagged}). When there is something to write and the connection takes it, a drain runs on the
+ * container's threads, one at a time per stream. A client that goes away ends the stream; the run
+ * goes on, unless the stream was opened with something to do then ({@code onClientGone}: a streamed
+ * POST /runs without {@code async_mode} cancels its run), which is done when a write fails or,
+ * while the run is silent, when a {@link DisconnectWatch} sees the connection close.
  *
  * <p>{@code done} carries the same fields as the blocking answer, with its output cut to {@code
  * result_output_limit} the same way.
@@ -79,9 +76,8 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
   }
 
   private final Format format;
-  private final int resultOutputLimit;
   private final AtomicInteger pending = new AtomicInteger();
-  private volatile Subscription subscription;
+  private volatile EventSource source;
   private volatile AsyncContext async;
   private volatile boolean heartbeatDue;
   private volatile boolean over;
@@ -94,18 +90,15 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
   private byte[] unsent;
   private boolean flushDue;
 
-  private EventStream(Format format, int resultOutputLimit, Runnable onClientGone) {
+  private EventStream(Format format, Runnable onClientGone) {
     this.format = format;
-    this.resultOutputLimit = resultOutputLimit;
     this.onClientGone = onClientGone;
   }
 
   /**
-   * Answers 200 and streams the events of the subscription {@code attach} makes. {@code attach}
-   * runs first, so that what it refuses ({@code not_found}) is answered as any error.
-   *
-   * @param onClientGone run once, on a thread of its own, when the client goes away before the
-   *     stream's end; {@code null} for nothing
+   * Answers 200 and streams the events of the run subscription {@code attach} makes, {@code done}'s
+   * output cut to {@code resultOutputLimit}: {@link #open(HttpServletRequest, HttpServletResponse,
+   * Format, Function, Runnable)} of a run.
    */
   static void open(
       HttpServletRequest req,
@@ -115,9 +108,32 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
       Function<EventSink, Subscription> attach,
       Runnable onClientGone)
       throws IOException {
-    EventStream s = new EventStream(format, resultOutputLimit, onClientGone);
-    s.subscription = attach.apply(s);
-    if (s.subscription.finished()) {
+    open(
+        req,
+        resp,
+        format,
+        sink -> EventSource.of(attach.apply(sink), resultOutputLimit),
+        onClientGone);
+  }
+
+  /**
+   * Answers 200 and streams the events of the source {@code attach} makes. {@code attach} runs
+   * first, so that what it refuses ({@code not_found}) is answered as any error; a source with
+   * nothing left to give is answered 204.
+   *
+   * @param onClientGone run once, on a thread of its own, when the client goes away before the
+   *     stream's end; {@code null} for nothing
+   */
+  static void open(
+      HttpServletRequest req,
+      HttpServletResponse resp,
+      Format format,
+      Function<EventSink, EventSource> attach,
+      Runnable onClientGone)
+      throws IOException {
+    EventStream s = new EventStream(format, onClientGone);
+    s.source = attach.apply(s);
+    if (s.source.finished()) {
       // The client has every event, done included: 204 also stops an EventSource reconnecting.
       resp.setStatus(204);
       return;
@@ -138,10 +154,13 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
         s.watch = w;
         w.onDisconnect(s::clientGone);
       }
+      // The status and headers go out at once, before any event: an agent run may be silent for
+      // as long as its model thinks, and a client waits for the headers before it reads.
+      s.flushDue = true;
       // From here the container calls onWritePossible when the answer can be written.
       s.out.setWriteListener(s);
     } catch (RuntimeException | IOException e) {
-      s.subscription.close();
+      s.source.close();
       OPEN.remove(s);
       throw e;
     }
@@ -208,11 +227,11 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
         } else if (flushDue) {
           flushDue = false;
           out.flush();
-        } else if (subscription.finished()) {
+        } else if (source.finished()) {
           end();
           async.complete();
         } else {
-          List<RunEvent> batch = subscription.poll(BATCH);
+          List<EventSource.Event> batch = source.poll(BATCH);
           if (!batch.isEmpty()) {
             unsent = encode(batch);
             heartbeatDue = false;
@@ -225,7 +244,7 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
         }
       }
     } catch (IOException | RuntimeException e) {
-      log.debug("an event stream of run {} ended: {}", subscription.runId(), e.toString());
+      log.debug("an event stream of {} ended: {}", source.name(), e.toString());
       end();
       completeQuietly();
       clientGoneSoon();
@@ -244,7 +263,7 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
     if (onClientGone == null || !goneHandled.compareAndSet(false, true)) {
       return;
     }
-    boolean finished = subscription.finished();
+    boolean finished = source.finished();
     end();
     completeQuietly();
     if (!finished) {
@@ -252,14 +271,10 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
     }
   }
 
-  private byte[] encode(List<RunEvent> batch) throws IOException {
+  private byte[] encode(List<EventSource.Event> batch) throws IOException {
     ByteArrayOutputStream b = new ByteArrayOutputStream();
-    for (RunEvent e : batch) {
-      Map<String, Object> wire = e.toWire();
-      if (e.isDone()) {
-        ResultOutputLimit.apply(wire, resultOutputLimit);
-      }
-      byte[] json = Json.mapper().writeValueAsBytes(wire);
+    for (EventSource.Event e : batch) {
+      byte[] json = Json.mapper().writeValueAsBytes(e.wire());
       if (format == Format.SSE) {
         b.write(
             ("id: " + e.seq() + "\nevent: " + e.type() + "\ndata: ")
@@ -283,7 +298,7 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
       w.close(); // before the answer completes: the connection is Jetty's again
     }
     OPEN.remove(this);
-    subscription.close();
+    source.close();
   }
 
   private void completeQuietly() {
@@ -296,7 +311,7 @@ final class EventStream implements EventSink, WriteListener, AsyncListener {
 
   @Override
   public void onError(Throwable t) {
-    log.debug("an event stream of run {} failed: {}", subscription.runId(), t.toString());
+    log.debug("an event stream of {} failed: {}", source.name(), t.toString());
     end();
     completeQuietly();
     clientGoneSoon();

@@ -1,6 +1,7 @@
 package dev.pysandbox.http.rest;
 
 import dev.pysandbox.api.Version;
+import dev.pysandbox.api.agent.AgentEvent;
 import dev.pysandbox.api.op.InputSchema;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.Param;
@@ -225,11 +226,7 @@ final class OpenApiDocument {
               "headers",
               map(
                   "Location",
-                  map(
-                      "description",
-                      "Where the run is read again.",
-                      "schema",
-                      map("type", "string"))));
+                  map("description", "Where it is read again.", "schema", map("type", "string"))));
           out.put("201", ok);
           if (r.output() == Output.JSON_OR_EVENTS) {
             out.put(
@@ -280,12 +277,14 @@ final class OpenApiDocument {
         out.put("416", map("$ref", "#/components/responses/Error"));
       }
       case EVENTS -> {
-        out.put("200", map("description", "The run's events, done last.", "content", events()));
+        out.put(
+            "200",
+            map("description", r.op().title() + ": the events, done last.", "content", events(r)));
         out.put(
             "204",
             map(
                 "description",
-                "The run is over and the client has every event of it, done included (after"
+                "It is over and the client has every event of it, done included (after"
                     + " Last-Event-ID or after): nothing to stream, and an EventSource stops"
                     + " reconnecting."));
       }
@@ -330,24 +329,36 @@ final class OpenApiDocument {
 
   /** One event of a run, as a line of NDJSON or the data of a server-sent event. */
   private static Map<String, Object> events() {
+    return events(
+        "type and seq, then the event's fields: started (run_id, session_id), stdout and"
+            + " stderr (text), display and result (data: a MIME bundle), error (name, value,"
+            + " traceback), lagged (skipped_bytes), done (the run record's fields).",
+        List.of("started", "stdout", "stderr", "display", "result", "error", "lagged", "done"));
+  }
+
+  /** The events a streaming route sends: an agent run's, or a run's. */
+  private static Map<String, Object> events(Route r) {
+    if (r.op().result() != AgentEvent.class) {
+      return events();
+    }
+    return events(
+        "type and seq, then the event's fields: step (step: the step as agent_status shows it;"
+            + " one when a step begins and one when it ends), run (run_id: a code run started),"
+            + " answer (answer: the model's final text), done (run: the agent run as it ended).",
+        List.of("step", "run", "answer", "done"));
+  }
+
+  private static Map<String, Object> events(String description, List<String> types) {
     Map<String, Object> event =
         map(
             "type",
             "object",
             "description",
-            "type and seq, then the event's fields: started (run_id, session_id), stdout and"
-                + " stderr (text), display and result (data: a MIME bundle), error (name, value,"
-                + " traceback), lagged (skipped_bytes), done (the run record's fields).",
+            description,
             "properties",
             map(
                 "type",
-                map(
-                    "type",
-                    "string",
-                    "enum",
-                    List.of(
-                        "started", "stdout", "stderr", "display", "result", "error", "lagged",
-                        "done")),
+                map("type", "string", "enum", types),
                 "seq",
                 map("type", "integer", "minimum", 1)),
             "required",

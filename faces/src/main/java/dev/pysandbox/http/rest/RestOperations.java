@@ -4,6 +4,7 @@ import dev.pysandbox.api.RunEvent;
 import dev.pysandbox.api.SessionInfo;
 import dev.pysandbox.api.UploadRequest;
 import dev.pysandbox.api.UploadResult;
+import dev.pysandbox.api.agent.AgentEvent;
 import dev.pysandbox.api.op.Operation;
 import dev.pysandbox.api.op.Operations;
 import dev.pysandbox.api.op.Param;
@@ -58,6 +59,28 @@ final class RestOperations {
                       "Resume after this event (its seq, the SSE id); Last-Event-ID says the same.")
                   .min(0)),
           RunEvent.class);
+
+  /**
+   * An agent run's events as they happen (a stream), from the start or after one the client has.
+   */
+  static final Operation AGENT_RUN_EVENTS =
+      new Operation(
+          "get_agent_run_events",
+          "Watch an agent run",
+          "An agent run's events as they happen, one JSON object a line (Accept:"
+              + " application/x-ndjson, the default) or as server-sent events (Accept:"
+              + " text/event-stream): step (a step began or ended, with it), run (a code run"
+              + " started, with its run_id), answer (the model's final text), and done last with"
+              + " the agent run as it ended. A finished agent run is replayed. Resume with"
+              + " Last-Event-ID (or after).",
+          Operation.Effect.READ,
+          List.of(
+              param(Operations.AGENT_STATUS, "agent_run_id"),
+              Param.longInteger(
+                      "after",
+                      "Resume after this event (its seq, the SSE id); Last-Event-ID says the same.")
+                  .min(0)),
+          AgentEvent.class);
 
   /** A file's bytes, of a session or of a run (read_artifact's arguments, any size). */
   static Operation download(String idParam) {

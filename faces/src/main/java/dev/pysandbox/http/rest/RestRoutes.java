@@ -32,6 +32,7 @@ final class RestRoutes {
     all.addAll(sessions());
     all.addAll(FileRoutes.all(limits.uploadMaxBytes()));
     all.addAll(approvals());
+    all.addAll(AgentRoutes.all());
     all.add(
         route(
             "check_setup",

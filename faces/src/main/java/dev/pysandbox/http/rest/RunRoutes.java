@@ -230,7 +230,7 @@ final class RunRoutes {
   }
 
   /** Where an attach resumes: {@code after}, or the {@code Last-Event-ID} header, or 0. */
-  private static long lastEventId(Route.Call c) {
+  static long lastEventId(Route.Call c) {
     Long after = c.args().longInteger("after");
     String header = c.request().getHeader("Last-Event-ID");
     if (after != null) {
