@@ -118,6 +118,42 @@ class LlmQueryTest {
   }
 
   @Test
+  void llmQuery_fromAThreadStillWaitingWhenTheCellEnds_failsThere_andTheNextCellIsServed()
+      throws Exception {
+    CountDownLatch interrupted = new CountDownLatch(1);
+    Answering blocking =
+        new Answering(
+            p -> {
+              try {
+                new CountDownLatch(1).await();
+              } catch (InterruptedException e) {
+                interrupted.countDown();
+              }
+              return "never";
+            });
+    RunRecord first =
+        run(
+            "import threading\n"
+                + "got = []\n"
+                + "def ask():\n"
+                + "    try:\n"
+                + "        got.append(llm_query('left behind'))\n"
+                + "    except RuntimeError as e:\n"
+                + "        got.append(e)\n"
+                + "t = threading.Thread(target=ask)\n"
+                + "t.start()\n",
+            blocking);
+    assertThat(first.status()).as("%s", first.error()).isEqualTo(RunStatus.SUCCEEDED);
+    RunRecord next = run("t.join(30)\nprint(type(got[0]).__name__)", echo());
+    assertThat(next.stdout()).as("%s", next.error()).isEqualTo("RuntimeError\n");
+    if (!blocking.prompts.isEmpty()) {
+      // It was asked before the cell ended: the server gave up on it with its request.
+      assertThat(interrupted.await(10, TimeUnit.SECONDS)).isTrue();
+    }
+    assertThat(run("print(llm_query('next'))", echo()).stdout()).isEqualTo("echo: next\n");
+  }
+
+  @Test
   void llmQuery_whenTheListenerThrows_raisesRuntimeErrorWithItsMessage_andTheRunFails() {
     Answering l =
         new Answering(
