@@ -95,6 +95,33 @@ class FrameReaderTest {
   }
 
   @Test
+  void kindOf_tellsTheRequestsFramesApart_byTheirPrefixAlone() {
+    byte[] prefix = FrameReader.requestPrefix(ID);
+    for (var c :
+        List.of(
+            new Object[] {"done", FrameReader.Kind.DONE},
+            new Object[] {"display", FrameReader.Kind.DISPLAY},
+            new Object[] {"subcall", FrameReader.Kind.SUBCALL},
+            new Object[] {"subcalls", FrameReader.Kind.OTHER},
+            new Object[] {"ready", FrameReader.Kind.OTHER})) {
+      byte[] line =
+          ("{\"id\":\"" + ID + "\",\"type\":\"" + c[0] + "\",\"qid\":1}")
+              .getBytes(StandardCharsets.US_ASCII);
+      int n = Math.min(line.length, FrameReader.PREFIX_BYTES);
+      assertThat(FrameReader.kindOf(line, n, false, prefix)).as("%s", c[0]).isEqualTo(c[1]);
+      // A frame of no request in flight is nothing wanted.
+      assertThat(FrameReader.kindOf(line, n, false, null)).isEqualTo(FrameReader.Kind.OTHER);
+    }
+  }
+
+  @Test
+  void utf8Length_countsWhatTheRunnerCounts() {
+    assertThat(Subcalls.utf8Length("a\u00e9\u2713\ud834\udd1e")).isEqualTo(1 + 2 + 3 + 4);
+    // A lone surrogate (the runner refuses it; Jackson may hand one over) counts as three.
+    assertThat(Subcalls.utf8Length("\ud834x")).isEqualTo(4);
+  }
+
+  @Test
   void aFrameOfAnotherRequest_isSkippedAsItStreams_withoutBeingKept() {
     String other =
         "{\"id\":\"rffffffffffffffff\",\"type\":\"done\",\"pad\":\"" + "a".repeat(200_000);

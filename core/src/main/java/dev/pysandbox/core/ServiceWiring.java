@@ -155,7 +155,7 @@ public final class ServiceWiring {
       this.hub = null;
       this.backend = parts.inspectBackend(config, layout);
     } else {
-      this.hub = WorkerHub.open(HubSockets.of(layout, instances.id()));
+      this.hub = WorkerHub.open(HubSockets.of(layout, instances.id()), pools.blocking);
       this.backend = parts.backend(config, layout, hub, instances.id(), pools.blocking);
     }
     this.specs = new SandboxSpecs(config);

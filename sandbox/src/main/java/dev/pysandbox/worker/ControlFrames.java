@@ -119,6 +119,13 @@ final class ControlFrames implements FrameReader.Sink {
       }
       case DISPLAY -> c.display(node, size);
       case DONE -> c.complete(node instanceof ObjectNode frame ? frame : failedAnswer(error));
+      case SUBCALL -> {
+        if (node instanceof ObjectNode frame) {
+          c.subcall(frame);
+        } else {
+          c.violate("its llm_query frame could not be read: " + error);
+        }
+      }
       case OTHER -> {}
     }
     return !c.isOpen();
@@ -160,6 +167,7 @@ final class ControlFrames implements FrameReader.Sink {
       case READY -> MAX_CONTROL_LINE_BYTES;
       case DONE -> MAX_RESULT_FRAME_BYTES;
       case DISPLAY -> c.displayRoom(MAX_DISPLAY_BYTES);
+      case SUBCALL -> Subcalls.MAX_FRAME_BYTES;
       case OTHER -> 0;
     };
   }
@@ -207,6 +215,13 @@ final class ControlFrames implements FrameReader.Sink {
                   "the run's answer (its result, __outputs__ or context) was over "
                       + limit / MIB
                       + " MiB, the most one answer may carry"));
+      case SUBCALL ->
+          c.violate(
+              "its llm_query frame passed "
+                  + limit
+                  + " bytes (the runner sends prompts of at most "
+                  + Subcalls.MAX_PROMPT_BYTES / 1024
+                  + " KiB)");
       case OTHER -> {}
     }
     return !c.isOpen();

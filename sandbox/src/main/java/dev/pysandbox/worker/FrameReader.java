@@ -24,6 +24,8 @@ final class FrameReader {
     READY,
     DISPLAY,
     DONE,
+    /** {@code llm_query}'s question ({@link Subcalls}). */
+    SUBCALL,
     /** Not a frame the connection wants: skipped. */
     OTHER
   }
@@ -59,6 +61,7 @@ final class FrameReader {
   private static final byte[] READY_PREFIX = ascii("{\"id\":null,\"type\":\"ready\"");
   private static final byte[] DISPLAY_TYPE = ascii("display\"");
   private static final byte[] DONE_TYPE = ascii("done\"");
+  private static final byte[] SUBCALL_TYPE = ascii("subcall\"");
 
   private final Sink sink;
   private State state = State.PREFIX;
@@ -167,6 +170,9 @@ final class FrameReader {
       }
       if (startsWith(line, length, DISPLAY_TYPE, requestPrefix.length)) {
         return Kind.DISPLAY;
+      }
+      if (startsWith(line, length, SUBCALL_TYPE, requestPrefix.length)) {
+        return Kind.SUBCALL;
       }
     }
     return Kind.OTHER;

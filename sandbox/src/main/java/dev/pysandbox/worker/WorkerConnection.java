@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * send, over {@link ControlFrames#MAX_IGNORED_BYTES} of such lines per request) is cut off, and
  * {@link #protocolViolation} says why. Frames over {@link FrameReader#INLINE_BYTES} are parsed off
  * the hub thread while this connection's control socket is not read, so one sandbox's big answers
- * never delay another's.
+ * never delay another's. The code's {@code llm_query} calls reach the request's listener through
+ * {@link Subcalls}, off the hub thread.
  *
  * <p>Output produced between requests is attributed to the next one; past {@code idleOutputMax}
  * bytes of it the hub stops reading this sandbox's stdout and stderr (the writer blocks instead of
@@ -61,6 +62,7 @@ public final class WorkerConnection implements Worker {
   private final ControlFrames frames;
   private final ControlWriter writer;
   private final IdleOutputGuard idle;
+  private final Subcalls subcalls;
 
   private ObjectNode readyFrame;
   private OutputCapture stdout;
@@ -83,6 +85,7 @@ public final class WorkerConnection implements Worker {
     this.stderr = new OutputCapture(outputLimit);
     this.frames = new ControlFrames(this, hub);
     this.writer = new ControlWriter(hub, this::close);
+    this.subcalls = new Subcalls(sandboxId, hub.blocking(), this::send);
   }
 
   @Override
@@ -157,6 +160,7 @@ public final class WorkerConnection implements Worker {
       msg.put("op", "interrupt");
       msg.put("id", id);
       send(msg);
+      subcalls.interrupted(id);
     }
   }
 
@@ -296,6 +300,18 @@ public final class WorkerConnection implements Worker {
     }
   }
 
+  /** A parsed {@code subcall} frame of the request in flight (hub thread). */
+  void subcall(JsonNode node) {
+    PendingRequest p;
+    synchronized (this) {
+      p = current;
+    }
+    String broken = p == null ? null : subcalls.asked(p.id, p.listener, node);
+    if (broken != null) {
+      violate(broken);
+    }
+  }
+
   synchronized void dropDisplay() {
     if (current != null) {
       current.display(null, 0);
@@ -315,6 +331,7 @@ public final class WorkerConnection implements Worker {
       stdout = new OutputCapture(outputLimit);
       stderr = new OutputCapture(outputLimit);
     }
+    subcalls.ended();
     done.future.complete(done.reply(frame));
   }
 
@@ -350,6 +367,7 @@ public final class WorkerConnection implements Worker {
       p = current;
       current = null;
     }
+    subcalls.ended();
     sockets.close();
     closed.complete(reason);
     boolean violated = violation != null;

@@ -22,6 +22,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
@@ -58,14 +59,16 @@ public final class WorkerHub implements Closeable {
   private final Map<String, WorkerConnection> expected = new ConcurrentHashMap<>();
   private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
   private final ExecutorService parsers;
+  private final Executor blocking;
   private final ByteBuffer readBuffer = ByteBuffer.allocateDirect(64 * 1024);
   // Separate from readBuffer: a drain runs while a control frame read into readBuffer is parsed.
   private final ByteBuffer drainBuffer = ByteBuffer.allocateDirect(64 * 1024);
   private final HelloReader hellos;
   private volatile boolean running = true;
 
-  private WorkerHub(Path socketPath) throws IOException {
+  private WorkerHub(Path socketPath, Executor blocking) throws IOException {
     this.socketPath = socketPath;
+    this.blocking = blocking;
     Files.createDirectories(socketPath.getParent());
     Files.setPosixFilePermissions(
         socketPath.getParent(), PosixFilePermissions.fromString("rwx------"));
@@ -96,10 +99,19 @@ public final class WorkerHub implements Closeable {
    * @param socketPath at most 107 bytes; its directory is made private to the server's user
    */
   public static WorkerHub open(Path socketPath) throws IOException {
+    return open(socketPath, task -> DaemonThreads.newThread("pysandbox-subcall", task).start());
+  }
+
+  /**
+   * {@link #open(Path)}, with the server's pool for blocking work: the code's {@code llm_query}
+   * calls wait for their answers there ({@link RequestListener#subcall}), never on the hub's
+   * thread. {@link #open(Path)} starts a thread per call instead (for tests and tools).
+   */
+  public static WorkerHub open(Path socketPath, Executor blocking) throws IOException {
     if (socketPath.toString().getBytes(StandardCharsets.UTF_8).length > 107) {
       throw new IOException("socket path too long for a Unix socket: " + socketPath);
     }
-    return new WorkerHub(socketPath);
+    return new WorkerHub(socketPath, blocking);
   }
 
   public Path socketPath() {
@@ -210,6 +222,11 @@ public final class WorkerHub implements Closeable {
       int ops = key.interestOps();
       key.interestOps(on ? ops | SelectionKey.OP_READ : ops & ~SelectionKey.OP_READ);
     }
+  }
+
+  /** Where {@code llm_query} calls wait for their answers (never the hub's thread). */
+  Executor blocking() {
+    return blocking;
   }
 
   /** Runs a frame parse off the hub thread. */

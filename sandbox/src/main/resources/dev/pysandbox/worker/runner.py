@@ -19,8 +19,16 @@ it is waiting for, so nothing user code writes can answer a later request or cos
 more than a glance.
 
 Requests (``op``): ``exec``, ``interrupt``, ``get_context``, ``set_context``,
-``clear_context``, ``analyze``, ``stop_others``, ``shutdown``. Frames (``type``): ``ready``,
-``display``, ``done``.
+``clear_context``, ``analyze``, ``stop_others``, ``shutdown``, ``subcall_reply``. Frames
+(``type``): ``ready``, ``display``, ``done``, ``subcall``.
+
+``llm_query(prompt)`` (a builtin, for the code of agent runs) asks the server a model's answer
+without any network: it sends ``{"id":"r…","type":"subcall","qid":N,"prompt":"…"}`` (N counts the
+runner's calls; the prompt is a str of at most 64 KiB as UTF-8) and waits for
+``{"op":"subcall_reply","id":"r…","qid":N,"text":"…"}`` (or ``"error":"…"``, raised as
+RuntimeError), read like ``interrupt``: by the SIGIO handler while code runs. One call is in flight
+at a time (threads take turns); the server bounds the answer (256 KiB) and answers a request's
+calls only while it is in flight.
 
 ``analyze`` (sent only to the server's analysis sandbox, which runs no user code) answers the risk
 report of ``code`` as ``report``: ``analyzer.py``, installed next to this file, parses and compiles
@@ -100,6 +108,7 @@ RUNNER_FILE = __file__
 ANALYZER_FILE = RUNNER_FILE.rsplit("/", 1)[0] + "/analyzer.py"
 MAX_REPR = 100_000
 MAX_DEPTH = 64  # levels of nesting of a value sent to the server (WorkerConnection.MAX_VALUE_DEPTH)
+MAX_PROMPT_BYTES = 64 * 1024  # an llm_query prompt as UTF-8 (Subcalls.MAX_PROMPT_BYTES)
 CO_COROUTINE = 0x80
 PYCF_ONLY_AST = 0x400
 COMPILE_FLAGS = 0x2000  # PyCF_ALLOW_TOP_LEVEL_AWAIT
@@ -263,6 +272,7 @@ class Channel:
         self.buf = b""
         self.queue = collections.deque()
         self.on_interrupt = None
+        self.on_reply = None
         self.closed = False
 
     def forked(self):
@@ -309,8 +319,11 @@ class Channel:
                 continue
             if not isinstance(msg, dict):
                 continue
-            if msg.get("op") == "interrupt":
+            op = msg.get("op")
+            if op == "interrupt":
                 self.on_interrupt(msg.get("id"))
+            elif op == "subcall_reply":
+                self.on_reply(msg)  # never a request: one that comes late is dropped there
             else:
                 self.queue.append(msg)
 
@@ -449,6 +462,85 @@ def _jsonable(value):
         return False
 
 
+class Subcalls:
+    """llm_query(prompt): a model's answer for the code of an agent run, asked of the server over
+    the control socket (the sandbox has no network; the server answers through the run's listener,
+    and refuses for a run that is not an agent's). The answer is read where an interrupt is: by the
+    main thread's SIGIO handler while code runs, which releases the lock the caller waits on. A lock
+    acquire in the main thread runs signal handlers, so the wait costs no CPU and cancel_run's
+    KeyboardInterrupt still lands in it; another thread waits the same way while the main thread
+    runs code. One call is in flight at a time: callers take turns."""
+
+    def __init__(self, runner):
+        self.runner = runner
+        self.turn = _thread.allocate_lock()
+        self.qid = 0
+        self.waiting = None  # [request id, qid, lock the answer releases, answer frame]
+        self.open = False  # the code runs: its answers can be read
+
+    def function(self):
+        def llm_query(prompt):
+            """llm_query(prompt: str) -> str: the model's answer to prompt (at most 64 KiB as
+            UTF-8), asked by the server; RuntimeError when it cannot answer (not an agent run, a
+            budget spent, a provider's failure)."""
+            return self.ask(prompt)
+
+        return llm_query
+
+    def ask(self, prompt):
+        if not isinstance(prompt, str):
+            raise TypeError("llm_query() takes a str prompt, not %s" % type(prompt).__name__)
+        try:
+            size = len(prompt.encode("utf-8"))
+        except UnicodeEncodeError:
+            raise ValueError("llm_query()'s prompt is not valid text: it holds a lone surrogate") from None
+        if size > MAX_PROMPT_BYTES:
+            raise ValueError("llm_query()'s prompt is %d bytes as UTF-8, over the %d KiB one may have;"
+                             " shorten it" % (size, MAX_PROMPT_BYTES // 1024))
+        channel = self.runner.channel
+        with self.turn:
+            request_id = self.runner.current
+            if channel.fd < 0:
+                raise RuntimeError("llm_query is not available in a forked process")
+            if not self.open or request_id is None:
+                raise RuntimeError("llm_query works only while a run's code runs")
+            if (_thread.get_ident() == self.runner.main_thread
+                    and _signal.SIGIO in _signal.pthread_sigmask(_signal.SIG_BLOCK, ())):
+                raise RuntimeError("llm_query cannot wait for its answer with SIGIO blocked")
+            self.qid += 1
+            w = [request_id, self.qid, _thread.allocate_lock(), None]
+            w[2].acquire()
+            self.waiting = w
+            try:
+                if not self.open:  # the code ended meanwhile (a thread's call): nobody would answer
+                    raise RuntimeError("the run's code ended before llm_query was sent")
+                channel.send({"type": "subcall", "id": request_id, "qid": w[1], "prompt": prompt})
+                w[2].acquire()
+            finally:
+                self.waiting = None
+        answer = w[3]
+        text, error = answer.get("text"), answer.get("error")
+        if error is not None or not isinstance(text, str):
+            raise RuntimeError(str(error) if error is not None else "llm_query got no answer")
+        return text
+
+    def reply(self, msg):
+        """A subcall_reply, read on the main thread; one nobody waits for any more is dropped."""
+        w = self.waiting
+        if w is None or w[3] is not None or msg.get("id") != w[0] or msg.get("qid") != w[1]:
+            return
+        w[3] = msg
+        w[2].release()
+
+    def close(self):
+        """The code ended (main thread, SIGIO blocked): a call still waiting gets no answer."""
+        self.open = False
+        w = self.waiting
+        if w is not None and w[3] is None:
+            w[3] = {"error": "the run's code ended before llm_query's answer came"}
+            w[2].release()
+
+
 class Runner:
     def __init__(self, channel):
         self.channel = channel
@@ -461,6 +553,7 @@ class Runner:
         self.last_request = None  # id of the last request started
         self.cell = 0
         self.analyzer = None  # analyzer.py as a module, loaded by the first analyze request
+        self.subcalls = Subcalls(self)
         self.namespace = self._fresh_namespace()
         self.out_backup = _high_fd(1, self.channel.fd + 1)
         self.err_backup = _high_fd(2, self.channel.fd + 1)
@@ -555,6 +648,7 @@ class Runner:
         has_value = False
         try:
             _drop_pending_sigint()
+            self.subcalls.open = True
             _signal.pthread_sigmask(_signal.SIG_UNBLOCK, USER_SIGNALS)
             try:
                 if self.pending_interrupt is not None and self.pending_interrupt == self.current:
@@ -572,6 +666,7 @@ class Runner:
                     has_value = value is not None
             finally:
                 _signal.pthread_sigmask(_signal.SIG_BLOCK, USER_SIGNALS)
+                self.subcalls.close()
             frame["status"] = "ok"
         except SystemExit as e:
             code_value = e.code
@@ -934,6 +1029,8 @@ def main():
     runner = Runner(channel)
     runner.policy = policy
     channel.on_interrupt = runner.interrupt
+    channel.on_reply = runner.subcalls.reply
+    builtins.llm_query = runner.subcalls.function()
     _signal.signal(_signal.SIGIO, channel.on_sigio)
     channel.signal_main_thread()
     runner.preload(options.get("preload", []))

@@ -1,9 +1,11 @@
 package dev.pysandbox.core.runs;
 
+import dev.pysandbox.api.RunListener;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.backend.Sandbox;
 import dev.pysandbox.core.events.RunEventLog;
 import dev.pysandbox.core.sessions.Session;
+import dev.pysandbox.worker.RequestListener;
 import java.util.concurrent.CompletableFuture;
 
 /**
@@ -25,6 +27,7 @@ final class ActiveRun {
   private volatile String cancelledBy;
   private volatile String cancelReason;
   private volatile java.util.List<String> deniedImports = java.util.List.of();
+  private volatile RunListener listener = RunListener.NONE;
 
   /** Registered before the run is recorded, so that a cancel never misses it. */
   ActiveRun(String runId, String tenant, Session session, RunEventLog events) {
@@ -50,6 +53,19 @@ final class ActiveRun {
 
   void end(RunRecord record) {
     end = record;
+  }
+
+  /** The caller's listener, which answers the code's {@code llm_query} calls. */
+  void listener(RunListener l) {
+    listener = l;
+  }
+
+  /**
+   * What the run's {@code exec} request tells and asks: output and displays go to the run's events,
+   * {@code llm_query} to the caller's listener ({@link RunListener#subcall}).
+   */
+  RequestListener requests() {
+    return new CodeListener(events, listener);
   }
 
   /** The sandbox, once the run has one; {@code null} before. */
@@ -120,5 +136,23 @@ final class ActiveRun {
 
   void killedByCancel(boolean killed) {
     killedByCancel = killed;
+  }
+
+  private record CodeListener(RequestListener events, RunListener caller)
+      implements RequestListener {
+    @Override
+    public void output(boolean stderr, java.nio.ByteBuffer bytes) {
+      events.output(stderr, bytes);
+    }
+
+    @Override
+    public void display(com.fasterxml.jackson.databind.node.ObjectNode bundle, long frameBytes) {
+      events.display(bundle, frameBytes);
+    }
+
+    @Override
+    public String subcall(String prompt) {
+      return caller.subcall(prompt);
+    }
   }
 }

@@ -158,7 +158,7 @@ final class Execution {
     long started = time.nanoTime();
     Future<WorkerReply> reply;
     try {
-      reply = sandbox.worker().request("exec", payload, active.events);
+      reply = sandbox.worker().request("exec", payload, active.requests());
     } catch (IllegalStateException e) {
       throw new PysandboxException(ErrorCode.BACKEND_UNAVAILABLE, e.getMessage(), e);
     }

@@ -111,6 +111,7 @@ public final class RunExecutor {
       throw e;
     }
     a.begun(run.build().toBuilder().code(null).build());
+    a.listener(listener);
     try {
       if (listener.wantsEvents()) {
         ListenerFeed.start(a.events, listener, blocking);
