@@ -40,6 +40,12 @@ import java.util.concurrent.Executors;
 final class AgentBench {
   private static final ObjectMapper JSON = new ObjectMapper();
 
+  static {
+    // The JDK's HTTP server writes a response's headers and body apart; with Nagle on, the body
+    // waits for the client's delayed ACK (40 ms). Real providers' servers do not do that.
+    System.setProperty("sun.net.httpserver.nodelay", "true");
+  }
+
   private AgentBench() {}
 
   /** A model that writes {@code steps} code blocks, then answers with what they printed. */

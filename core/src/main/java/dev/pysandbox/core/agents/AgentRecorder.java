@@ -38,6 +38,9 @@ final class AgentRecorder {
   private final Path agentRunsDir;
   private final String instanceId;
   private final java.util.concurrent.Executor background;
+  private final java.util.concurrent.ExecutorService writer =
+      java.util.concurrent.Executors.newSingleThreadExecutor(
+          dev.pysandbox.util.DaemonThreads.named("pysandbox-agent-store"));
 
   AgentRecorder(
       Supplier<AgentRunStore> store,
@@ -59,13 +62,15 @@ final class AgentRecorder {
     store.get().insert(run, instanceId);
   }
 
+  /**
+   * Stores a step, in the background: the loop never waits for the disk (the live run answers
+   * callers meanwhile), and one writer keeps the writes of every agent run in their order.
+   */
   void step(AgentRunInfo run, AgentStep step) {
-    try {
-      store.get().putStep(run.agentRunId(), step);
-    } catch (RuntimeException e) {
-      log.warn(
-          "agent run {}: step {} not stored: {}", run.agentRunId(), step.index(), e.toString());
-    }
+    write(
+        () -> store.get().putStep(run.agentRunId(), step),
+        "step " + step.index(),
+        run.agentRunId());
     if (step.durationMs() < 0) {
       return; // a step that began: its line is written when it ends
     }
@@ -102,13 +107,36 @@ final class AgentRecorder {
             step.durationMs() * 1_000_000L));
   }
 
-  /** Writes its state; false when the store holds it finished already (it never changes then). */
-  boolean state(AgentRunInfo run) {
+  /** Stores its state, in the background after its steps (a finished one never changes). */
+  void state(AgentRunInfo run) {
+    write(() -> store.get().update(run), "state", run.agentRunId());
+  }
+
+  private void write(Runnable w, String what, String agentRunId) {
     try {
-      return store.get().update(run);
-    } catch (RuntimeException e) {
-      log.warn("agent run {}: state not stored: {}", run.agentRunId(), e.toString());
-      return true;
+      writer.execute(
+          () -> {
+            try {
+              w.run();
+            } catch (RuntimeException e) {
+              log.warn("agent run {}: {} not stored: {}", agentRunId, what, e.toString());
+            }
+          });
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      log.warn("agent run {}: {} not stored: the server is stopping", agentRunId, what);
+    }
+  }
+
+  /** Waits up to {@code millis} for the writes queued so far, then stops the writer. */
+  void close(long millis) {
+    writer.shutdown();
+    try {
+      if (!writer.awaitTermination(millis, java.util.concurrent.TimeUnit.MILLISECONDS)) {
+        log.warn("agent runs: writes still queued after {} ms were dropped", millis);
+        writer.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
     }
   }
 

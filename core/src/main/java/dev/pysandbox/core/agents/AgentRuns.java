@@ -38,6 +38,21 @@ public final class AgentRuns implements AutoCloseable {
   final int runTimeoutSeconds;
   final String instanceId;
   final Map<String, Live> live = new ConcurrentHashMap<>();
+
+  /**
+   * The last {@link #RECENT} agent runs that ended here, kept so that a follower that resumes their
+   * events gets them numbered as they were live (the store keeps the steps, not the events).
+   */
+  private final Map<String, Live> recent =
+      java.util.Collections.synchronizedMap(
+          new java.util.LinkedHashMap<>() {
+            @Override
+            protected boolean removeEldestEntry(Map.Entry<String, Live> eldest) {
+              return size() > RECENT;
+            }
+          });
+
+  static final int RECENT = 256;
   private final Supplier<ModelClient> serverModel;
   private final ExecutorService threads;
   final ScheduledExecutorService watchdog;
@@ -154,7 +169,21 @@ public final class AgentRuns implements AutoCloseable {
   }
 
   void ended(String agentRunId) {
+    Live l = live.remove(agentRunId);
+    if (l != null) {
+      recent.put(agentRunId, l);
+    }
+  }
+
+  /** Drops an agent run that never started (its record could not be written). */
+  void forget(String agentRunId) {
     live.remove(agentRunId);
+  }
+
+  /** A live agent run, or one that ended here lately; null otherwise. */
+  Live find(String agentRunId) {
+    Live l = live.get(agentRunId);
+    return l != null ? l : recent.get(agentRunId);
   }
 
   /** Agent runs live now (metrics, tests). */
@@ -170,6 +199,7 @@ public final class AgentRuns implements AutoCloseable {
         stopInFlight(l);
       }
     }
+    recorder.close(2_000);
     try {
       List<String> left = store.get().interruptAll(instanceId, "interrupted: " + reason);
       if (!left.isEmpty()) {

@@ -87,7 +87,7 @@ final class TenantAgents implements AgentService {
     try {
       runs.recorder.started(info);
     } catch (RuntimeException e) {
-      runs.ended(info.agentRunId());
+      runs.forget(info.agentRunId());
       throw e;
     }
     AgentContext context =
@@ -140,7 +140,17 @@ final class TenantAgents implements AgentService {
     if (limit < 1 || limit > 1000) {
       throw PysandboxException.invalid("limit " + limit + " is out of range: use 1 to 1000");
     }
-    return runs.store.get().list(tenant, limit, cursor, status);
+    AgentRunList page = runs.store.get().list(tenant, limit, cursor, status);
+    // Those live or just ended here as they are now: the store is written in the background.
+    return new AgentRunList(
+        page.agentRuns().stream()
+            .map(
+                a -> {
+                  AgentRuns.Live l = mine(a.agentRunId());
+                  return l == null ? a : l.run().info().withoutSteps();
+                })
+            .toList(),
+        page.nextCursor());
   }
 
   @Override
@@ -167,7 +177,7 @@ final class TenantAgents implements AgentService {
   }
 
   private AgentRuns.Live mine(String agentRunId) {
-    AgentRuns.Live l = runs.live.get(agentRunId);
+    AgentRuns.Live l = runs.find(agentRunId);
     return l != null && l.tenant().equals(tenant) ? l : null;
   }
 
