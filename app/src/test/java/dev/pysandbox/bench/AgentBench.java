@@ -174,7 +174,10 @@ final class AgentBench {
             }
           }
         }
+        // the same loop with the model in the JVM (no wire): the server's own time per step
+        List<Long> inJvm = inJvmSteps(dataDir.resolve("agents-jvm"));
         print("run path alone (print(1) wall - its duration)", runPath);
+        print("agent step, model in the JVM: answer -> next ask, minus the run", inJvm);
         print("agent step: reply sent -> next request, minus the run's duration", perStep);
         print("a model call as the loop timed it (request made -> reply parsed)", modelCalls);
 
@@ -226,6 +229,74 @@ final class AgentBench {
         s.close();
       }
     }
+  }
+
+  /** Per step, with a model in the JVM: from its answer to the next question, minus the run. */
+  private static List<Long> inJvmSteps(Path dir) throws Exception {
+    DefaultSandboxService s = TestServices.start(dir, Map.of());
+    try {
+      String session = s.createSession(null, null).sessionId();
+      List<long[]> gaps = new java.util.concurrent.CopyOnWriteArrayList<>();
+      long[] last = {0};
+      dev.pysandbox.api.agent.ModelClient m =
+          new dev.pysandbox.api.agent.ModelClient() {
+            @Override
+            public dev.pysandbox.api.agent.ModelReply complete(
+                dev.pysandbox.api.agent.ModelRequest r) {
+              long now = System.nanoTime();
+              long outputs =
+                  r.messages().stream()
+                      .filter(x -> x.text().startsWith("Output of your code"))
+                      .count();
+              if (outputs > 0) {
+                gaps.add(new long[] {last[0], now, outputs});
+              }
+              String text = outputs < 4 ? "```python\nprint(1)\n```" : "done";
+              var reply = new dev.pysandbox.api.agent.ModelReply(text, List.of(), 10, 10, "jvm");
+              last[0] = System.nanoTime();
+              return reply;
+            }
+
+            @Override
+            public String provider() {
+              return "sampling";
+            }
+
+            @Override
+            public String defaultModel() {
+              return null;
+            }
+
+            @Override
+            public boolean supportsTools() {
+              return false;
+            }
+          };
+      List<Long> out = new ArrayList<>();
+      for (int i = 0; i < 30; i++) {
+        gaps.clear();
+        AgentRunInfo a =
+            finishWith(s, s.agents().start(request("jvm" + i, session), m).agentRunId());
+        List<Long> runMs = new ArrayList<>();
+        for (AgentStep st : a.steps()) {
+          if (st.kind() == AgentStepKind.CODE) {
+            runMs.add(s.getRun(st.runId(), false).durationMs());
+          }
+        }
+        for (long[] g : gaps) {
+          if (i >= 5) {
+            out.add(g[1] - g[0] - runMs.get((int) g[2] - 1) * 1_000_000L);
+          }
+        }
+      }
+      return out;
+    } finally {
+      s.close();
+    }
+  }
+
+  private static AgentRunInfo finishWith(DefaultSandboxService s, String id) {
+    return finish(s, id);
   }
 
   private static AgentRunRequest request(String task, String session) {
