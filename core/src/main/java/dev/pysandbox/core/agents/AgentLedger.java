@@ -1,5 +1,6 @@
 package dev.pysandbox.core.agents;
 
+import dev.pysandbox.api.PysandboxException;
 import dev.pysandbox.api.RunRecord;
 import dev.pysandbox.api.RunStatus;
 import dev.pysandbox.api.SandboxService;
@@ -17,7 +18,6 @@ import dev.pysandbox.api.agent.ToolCall;
 import dev.pysandbox.util.TimeSource;
 import java.time.Instant;
 import java.time.temporal.ChronoUnit;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -149,19 +149,9 @@ final class AgentLedger {
 
   void modelStep(
       ModelReply reply, List<ChatMessage> sent, String prompt, long startNanos, String at) {
-    boolean guessed = reply.promptTokens() == null || reply.completionTokens() == null;
-    int in =
-        reply.promptTokens() != null
-            ? reply.promptTokens()
-            : estimate(sent.stream().mapToInt(m -> m.text().length() + 16).sum());
-    int out =
-        reply.completionTokens() != null
-            ? reply.completionTokens()
-            : estimate(
-                reply.text().length()
-                    + reply.toolCalls().stream()
-                        .mapToInt(c -> String.valueOf(c.arguments()).length())
-                        .sum());
+    int in = StepBuilder.promptTokens(reply, sent);
+    int out = StepBuilder.completionTokens(reply);
+    boolean guessed = StepBuilder.estimated(reply);
     synchronized (this) {
       promptTokens += in;
       completionTokens += out;
@@ -176,31 +166,22 @@ final class AgentLedger {
             ? null
             : reply.toolCalls().stream().map(ToolCall::name).collect(Collectors.joining(", "));
     put(
-        new AgentStep(
-            nextIndex(),
-            AgentStepKind.MODEL,
-            reply.text(),
-            null,
-            null,
-            null,
-            null,
-            calls,
-            prompt,
-            in,
-            out,
-            guessed,
-            millisSince(startNanos),
-            at,
-            null));
+        StepBuilder.of(nextIndex(), AgentStepKind.MODEL)
+            .text(reply.text())
+            .tool(calls)
+            .prompt(prompt)
+            .tokens(in, out, guessed)
+            .timed(at, startNanos)
+            .build());
   }
 
   /** Counts an llm_query call, or refuses it past max_subcalls or the token budget. */
   synchronized void takeSubcall() {
     if (ended()) {
-      throw dev.pysandbox.api.PysandboxException.invalid("llm_query: the agent run has ended");
+      throw PysandboxException.invalid("llm_query: the agent run has ended");
     }
     if (subcalls >= budgets.maxSubcalls()) {
-      throw dev.pysandbox.api.PysandboxException.invalid(
+      throw PysandboxException.invalid(
           "llm_query: max_subcalls is spent ("
               + subcalls
               + " of "
@@ -208,7 +189,7 @@ final class AgentLedger {
               + " sub-calls made)");
     }
     if (promptTokens + completionTokens >= budgets.tokenBudget()) {
-      throw dev.pysandbox.api.PysandboxException.invalid(
+      throw PysandboxException.invalid(
           "llm_query: the token budget is spent ("
               + (promptTokens + completionTokens)
               + " of "
@@ -221,139 +202,70 @@ final class AgentLedger {
   /** A sub-call's step: its prompt, the answer, its tokens (counted against the budget). */
   void subcallStep(
       String prompt, ModelReply reply, List<ChatMessage> sent, long startNanos, String at) {
-    boolean guessed = reply.promptTokens() == null || reply.completionTokens() == null;
-    int in =
-        reply.promptTokens() != null
-            ? reply.promptTokens()
-            : estimate(sent.stream().mapToInt(m -> m.text().length() + 16).sum());
-    int out =
-        reply.completionTokens() != null
-            ? reply.completionTokens()
-            : estimate(reply.text().length());
+    int in = StepBuilder.promptTokens(reply, sent);
+    int out = StepBuilder.completionTokens(reply);
+    boolean guessed = StepBuilder.estimated(reply);
     synchronized (this) {
       promptTokens += in;
       completionTokens += out;
       estimated |= guessed;
     }
     put(
-        new AgentStep(
-            nextIndex(),
-            AgentStepKind.SUBCALL,
-            reply.text(),
-            null,
-            null,
-            null,
-            null,
-            null,
-            recordContent ? Observations.bound(prompt, AgentLoop.PROMPT_KEPT_CHARS) : null,
-            in,
-            out,
-            guessed,
-            millisSince(startNanos),
-            at,
-            null));
+        StepBuilder.of(nextIndex(), AgentStepKind.SUBCALL)
+            .text(reply.text())
+            .prompt(recordContent ? Observations.bound(prompt, AgentLoop.PROMPT_KEPT_CHARS) : null)
+            .tokens(in, out, guessed)
+            .timed(at, startNanos)
+            .build());
   }
 
   void errorStep(AgentStepKind kind, String tool, String error) {
     put(
-        new AgentStep(
-            nextIndex(),
-            kind,
-            null,
-            null,
-            null,
-            null,
-            null,
-            tool,
-            null,
-            null,
-            null,
-            null,
-            0,
-            now(),
-            error));
+        StepBuilder.of(nextIndex(), kind)
+            .tool(tool)
+            .error(error)
+            .timed(now(), System.nanoTime())
+            .build());
   }
 
   void toolStep(String tool, String observation, long startNanos, String at) {
     put(
-        new AgentStep(
-            nextIndex(),
-            AgentStepKind.TOOL,
-            observation,
-            null,
-            null,
-            null,
-            null,
-            tool,
-            null,
-            null,
-            null,
-            null,
-            millisSince(startNanos),
-            at,
-            null));
+        StepBuilder.of(nextIndex(), AgentStepKind.TOOL)
+            .text(observation)
+            .tool(tool)
+            .timed(at, startNanos)
+            .build());
   }
 
   void codeStarted(int index, String code, String runId, String at) {
     live.emit("run", null, runId, null, null);
     put(
-        new AgentStep(
-            index,
-            AgentStepKind.CODE,
-            null,
-            code,
-            runId,
-            RunStatus.RUNNING.wireName(),
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            -1,
-            at,
-            null));
+        StepBuilder.of(index, AgentStepKind.CODE)
+            .code(code)
+            .run(runId, RunStatus.RUNNING.wireName(), null)
+            .timed(at, -1)
+            .build());
   }
 
   void codeFailed(int index, String code, String observation, long startNanos, String at) {
     put(
-        new AgentStep(
-            index,
-            AgentStepKind.CODE,
-            observation,
-            code,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            null,
-            millisSince(startNanos),
-            at,
-            observation));
+        StepBuilder.of(index, AgentStepKind.CODE)
+            .text(observation)
+            .code(code)
+            .error(observation)
+            .timed(at, startNanos)
+            .build());
   }
 
   void codeEnded(
       int index, String code, RunRecord run, String observation, long startNanos, String at) {
     put(
-        new AgentStep(
-            index,
-            AgentStepKind.CODE,
-            observation,
-            code,
-            run.runId(),
-            run.status().wireName(),
-            Observations.shortView(run),
-            null,
-            null,
-            null,
-            null,
-            null,
-            millisSince(startNanos),
-            at,
-            null));
+        StepBuilder.of(index, AgentStepKind.CODE)
+            .text(observation)
+            .code(code)
+            .run(run.runId(), run.status().wireName(), Observations.shortView(run))
+            .timed(at, startNanos)
+            .build());
   }
 
   private void put(AgentStep step) {
@@ -476,19 +388,5 @@ final class AgentLedger {
         usage,
         budgets.use(usage, 0),
         info.endedAt());
-  }
-
-  private static int estimate(int chars) {
-    return Math.max(1, (chars + 3) / 4);
-  }
-
-  private static long millisSince(long startNanos) {
-    return (System.nanoTime() - startNanos) / 1_000_000L;
-  }
-
-  static Map<String, Object> detail(String k, Object v) {
-    Map<String, Object> m = new LinkedHashMap<>();
-    m.put(k, v);
-    return m;
   }
 }
