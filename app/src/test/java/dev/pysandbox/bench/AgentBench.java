@@ -261,16 +261,6 @@ final class AgentBench {
             public String provider() {
               return "sampling";
             }
-
-            @Override
-            public String defaultModel() {
-              return null;
-            }
-
-            @Override
-            public boolean supportsTools() {
-              return false;
-            }
           };
       List<Long> out = new ArrayList<>();
       for (int i = 0; i < 30; i++) {

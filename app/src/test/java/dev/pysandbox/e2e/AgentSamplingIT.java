@@ -71,6 +71,17 @@ class AgentSamplingIT {
     return ((McpSchema.TextContent) m.content()).text();
   }
 
+  /** A client model that takes {@code millis} to answer {@code text} (or is interrupted). */
+  static McpSchema.CreateMessageResult slowly(long millis, CountDownLatch asked, String text) {
+    asked.countDown();
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    return says(text);
+  }
+
   private static CallToolResult call(McpSyncClient c, String tool, Map<String, Object> args) {
     return c.callTool(CallToolRequest.builder(tool).arguments(args).build());
   }
@@ -141,16 +152,7 @@ class AgentSamplingIT {
 
   @Test
   void aSlowClientEndsAtTheTimeBudgetAndTheServerStaysUsable() {
-    McpSyncClient c =
-        stdio(
-            r -> {
-              try {
-                Thread.sleep(8_000);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return says("late");
-            });
+    McpSyncClient c = stdio(r -> slowly(8_000, new CountDownLatch(1), "late"));
     try {
       JsonNode r =
           ok(c, "agent_run", Map.of("task", "slow", "time_budget_seconds", 2, "wait_seconds", 30));
@@ -166,17 +168,7 @@ class AgentSamplingIT {
   @Test
   void cancelDuringTheClientsModelCallEndsItAtOnce() throws Exception {
     CountDownLatch askedOnce = new CountDownLatch(1);
-    McpSyncClient c =
-        stdio(
-            r -> {
-              askedOnce.countDown();
-              try {
-                Thread.sleep(20_000);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return says("```python\nprint('too late')\n```");
-            });
+    McpSyncClient c = stdio(r -> slowly(20_000, askedOnce, "```python\nprint('too late')\n```"));
     try {
       JsonNode r = ok(c, "agent_run", Map.of("task", "wait"));
       String id = r.path("agent_run_id").asText();
@@ -206,17 +198,7 @@ class AgentSamplingIT {
   @Test
   void aClientThatGoesAwayLeavesItsAgentRunInterruptedNothingLost() throws Exception {
     CountDownLatch askedOnce = new CountDownLatch(1);
-    McpSyncClient c =
-        stdio(
-            r -> {
-              askedOnce.countDown();
-              try {
-                Thread.sleep(60_000);
-              } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-              }
-              return says("never");
-            });
+    McpSyncClient c = stdio(r -> slowly(60_000, askedOnce, "never"));
     String id;
     try {
       id = ok(c, "agent_run", Map.of("task", "left behind")).path("agent_run_id").asText();

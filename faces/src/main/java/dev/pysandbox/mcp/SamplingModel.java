@@ -124,14 +124,4 @@ final class SamplingModel implements ModelClient {
   public String provider() {
     return "sampling";
   }
-
-  @Override
-  public String defaultModel() {
-    return null;
-  }
-
-  @Override
-  public boolean supportsTools() {
-    return false;
-  }
 }

@@ -16,9 +16,13 @@ public interface ModelClient {
   /** sampling, openai, anthropic or ollama. */
   String provider();
 
-  /** The model asked when a request names none (may be null: the client chooses). */
-  String defaultModel();
+  /** The model asked when a request names none (null, the default: the client chooses). */
+  default String defaultModel() {
+    return null;
+  }
 
-  /** Whether requests may carry tools (else code comes in a ```python block). */
-  boolean supportsTools();
+  /** Whether requests may carry tools (else, the default, code comes in a ```python block). */
+  default boolean supportsTools() {
+    return false;
+  }
 }

@@ -105,16 +105,6 @@ class RestAgentRunsTest {
     public String provider() {
       return "sampling";
     }
-
-    @Override
-    public String defaultModel() {
-      return null;
-    }
-
-    @Override
-    public boolean supportsTools() {
-      return false;
-    }
   }
 
   /** An agent run of the tenant local: code printing 42, then the answer. */
