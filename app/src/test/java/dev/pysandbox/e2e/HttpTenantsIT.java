@@ -288,6 +288,28 @@ class HttpTenantsIT {
             Body.json("{}"),
             Set.of(403)),
         rest("GET", api + "/security-events", "/security-events", Body.NONE, ok),
+        // Under agent_provider sampling REST has no model to lend: the route's own 400.
+        rest(
+            "POST", api + "/agent-runs", "/agent-runs", Body.json("{\"task\":\"x\"}"), Set.of(400)),
+        rest("GET", api + "/agent-runs", "/agent-runs", Body.NONE, ok),
+        rest(
+            "GET",
+            api + "/agent-runs/agr_0000000000000000",
+            "/agent-runs/{agent_run_id}",
+            Body.NONE,
+            Set.of(404)),
+        rest(
+            "POST",
+            api + "/agent-runs/agr_0000000000000000/cancel",
+            "/agent-runs/{agent_run_id}/cancel",
+            Body.json("{}"),
+            Set.of(404)),
+        rest(
+            "GET",
+            api + "/agent-runs/agr_0000000000000000/events",
+            "/agent-runs/{agent_run_id}/events",
+            Body.NONE,
+            Set.of(404)),
         rest("GET", api + "/environments", "/environments", Body.NONE, ok),
         // dry_run is the default: the matrix removes nothing.
         rest(
