@@ -71,11 +71,19 @@ class AgentSamplingIT {
     return ((McpSchema.TextContent) m.content()).text();
   }
 
-  /** A client model that takes {@code millis} to answer {@code text} (or is interrupted). */
-  static McpSchema.CreateMessageResult slowly(long millis, CountDownLatch asked, String text) {
+  /** Let go when a test ends, so that no slow client model holds the client's close. */
+  final CountDownLatch release = new CountDownLatch(1);
+
+  @org.junit.jupiter.api.AfterEach
+  void letGo() {
+    release.countDown();
+  }
+
+  /** A client model that takes {@code millis} to answer {@code text} (less once let go). */
+  McpSchema.CreateMessageResult slowly(long millis, CountDownLatch asked, String text) {
     asked.countDown();
     try {
-      Thread.sleep(millis);
+      release.await(millis, TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
@@ -129,6 +137,7 @@ class AgentSamplingIT {
           ok(c, "get_run", Map.of("run_id", r.path("steps").get(1).path("run_id").asText()));
       assertThat(run.path("stdout").asText()).isEqualTo("py 42\n");
     } finally {
+      release.countDown();
       c.closeGracefully();
     }
   }
@@ -146,13 +155,14 @@ class AgentSamplingIT {
       assertThat(r.path("error_code").asText()).isEqualTo("provider_error");
       assertThat(r.path("stop_reason").asText()).contains("refused");
     } finally {
+      release.countDown();
       c.closeGracefully();
     }
   }
 
   @Test
   void aSlowClientEndsAtTheTimeBudgetAndTheServerStaysUsable() {
-    McpSyncClient c = stdio(r -> slowly(8_000, new CountDownLatch(1), "late"));
+    McpSyncClient c = stdio(r -> slowly(6_000, new CountDownLatch(1), "late"));
     try {
       JsonNode r =
           ok(c, "agent_run", Map.of("task", "slow", "time_budget_seconds", 2, "wait_seconds", 30));
@@ -161,6 +171,7 @@ class AgentSamplingIT {
       JsonNode ran = ok(c, "run_python", Map.of("code", "print('alive')"));
       assertThat(ran.path("stdout").asText()).isEqualTo("alive\n");
     } finally {
+      release.countDown();
       c.closeGracefully();
     }
   }
@@ -178,6 +189,7 @@ class AgentSamplingIT {
       assertThat(ok(c, "agent_status", Map.of("agent_run_id", id)).path("status").asText())
           .isEqualTo("cancelled");
     } finally {
+      release.countDown();
       c.closeGracefully();
     }
   }
@@ -191,6 +203,7 @@ class AgentSamplingIT {
       String text = JSON.valueToTree(r).toString();
       assertThat(text).contains("invalid_argument").contains("agent_provider");
     } finally {
+      release.countDown();
       c.closeGracefully();
     }
   }
