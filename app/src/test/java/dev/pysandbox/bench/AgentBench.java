@@ -174,6 +174,8 @@ final class AgentBench {
             }
           }
         }
+        // the wire alone: the provider client (LangChain4j) and a bare JDK HttpClient, same server
+        wire(model, keyFile);
         // the same loop with the model in the JVM (no wire): the server's own time per step
         List<Long> inJvm = inJvmSteps(dataDir.resolve("agents-jvm"));
         print("run path alone (print(1) wall - its duration)", runPath);
@@ -229,6 +231,65 @@ final class AgentBench {
         s.close();
       }
     }
+  }
+
+  /** One model call through the provider client, and one bare POST, to the same local server. */
+  private static void wire(Model model, Path keyFile) throws Exception {
+    var config =
+        new dev.pysandbox.config.AgentConfig(
+            "openai",
+            java.util.Optional.of(java.net.URI.create(model.baseUrl())),
+            "bench",
+            java.util.Optional.of("sk-bench"),
+            "bench",
+            dev.pysandbox.api.agent.AgentBudgets.DEFAULTS,
+            java.time.Duration.ofSeconds(30),
+            8000,
+            true,
+            4096,
+            64,
+            16);
+    dev.pysandbox.api.agent.ModelClient client = dev.pysandbox.models.ModelClients.create(config);
+    var request =
+        new dev.pysandbox.api.agent.ModelRequest(
+            null,
+            List.of(
+                dev.pysandbox.api.agent.ChatMessage.system("system"),
+                dev.pysandbox.api.agent.ChatMessage.user("wire")),
+            List.of(),
+            100,
+            java.time.Duration.ofSeconds(30));
+    List<Long> viaClient = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      long t = System.nanoTime();
+      client.complete(request);
+      if (i >= 100) {
+        viaClient.add(System.nanoTime() - t);
+      }
+    }
+    java.net.http.HttpClient http =
+        java.net.http.HttpClient.newBuilder()
+            .version(java.net.http.HttpClient.Version.HTTP_1_1)
+            .build();
+    String body =
+        "{\"model\":\"bench\",\"messages\":[{\"role\":\"system\",\"content\":\"system\"},"
+            + "{\"role\":\"user\",\"content\":\"wire\"}]}";
+    List<Long> bare = new ArrayList<>();
+    for (int i = 0; i < 400; i++) {
+      long t = System.nanoTime();
+      http.send(
+          java.net.http.HttpRequest.newBuilder(
+                  java.net.URI.create(model.baseUrl() + "/chat/completions"))
+              .header("Content-Type", "application/json")
+              .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body))
+              .build(),
+          java.net.http.HttpResponse.BodyHandlers.ofString());
+      if (i >= 100) {
+        bare.add(System.nanoTime() - t);
+      }
+    }
+    print("model call through the provider client (LangChain4j), loopback", viaClient);
+    print("the same POST through a bare JDK HttpClient (baseline)", bare);
   }
 
   /** Per step, with a model in the JVM: from its answer to the next question, minus the run. */
