@@ -315,6 +315,27 @@ class AgentLoopTest {
     assertThat(third.get(third.size() - 1).text()).contains("refused by a person");
   }
 
+  @Test
+  void eventsAfterARestartAreNumberedAsTheyWereLive() throws Exception {
+    ScriptedModel model =
+        new ScriptedModel(false).thenText("```python\nprint('e')\n```").thenText("done");
+    String id = service.agents().start(task("events"), model).agentRunId();
+    finished(id);
+    List<String> live = new java.util.concurrent.CopyOnWriteArrayList<>();
+    service.agents().watch(id, 0, e -> live.add(e.seq() + " " + e.type())).close();
+    service.close();
+    service = TestServices.start(dataDir, Map.of());
+    List<String> replayed = new java.util.ArrayList<>();
+    service.agents().watch(id, 0, e -> replayed.add(e.seq() + " " + e.type())).close();
+
+    assertThat(live)
+        .containsExactly("1 step", "2 run", "3 step", "4 step", "5 step", "6 answer", "7 done");
+    assertThat(replayed).isEqualTo(live);
+    List<String> resumed = new java.util.ArrayList<>();
+    service.agents().watch(id, 4, e -> resumed.add(e.seq() + " " + e.type())).close();
+    assertThat(resumed).containsExactly("5 step", "6 answer", "7 done");
+  }
+
   private static ModelReply call(String tool, String args) {
     return new ModelReply(
         "", List.of(new ToolCall("call_" + tool, tool, args)), 50, 10, "scripted-1");

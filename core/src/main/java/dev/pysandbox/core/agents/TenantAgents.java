@@ -161,8 +161,18 @@ final class TenantAgents implements AgentService {
       return l.run().watch(afterSeq, sink);
     }
     AgentRunInfo info = stored(agentRunId);
+    // Numbered as they were live: a code step that ran was three events (its run started, the
+    // step began, the step ended), every other step one.
     long seq = 0;
     for (AgentStep s : info.steps()) {
+      if (s.kind() == dev.pysandbox.api.agent.AgentStepKind.CODE && s.runId() != null) {
+        if (++seq > afterSeq) {
+          sink.accept(new AgentEvent(seq, "run", null, s.runId(), null, null));
+        }
+        if (++seq > afterSeq) {
+          sink.accept(new AgentEvent(seq, "step", began(s), s.runId(), null, null));
+        }
+      }
       if (++seq > afterSeq) {
         sink.accept(new AgentEvent(seq, "step", s, s.runId(), null, null));
       }
@@ -174,6 +184,15 @@ final class TenantAgents implements AgentService {
       sink.accept(new AgentEvent(seq, "done", null, null, null, info));
     }
     return () -> {};
+  }
+
+  /** A code step as it was when its run began. */
+  private static AgentStep began(AgentStep s) {
+    return StepBuilder.of(s.index(), s.kind())
+        .code(s.code())
+        .run(s.runId(), dev.pysandbox.api.RunStatus.RUNNING.wireName(), null)
+        .timed(s.startedAt(), -1)
+        .build();
   }
 
   private AgentRuns.Live mine(String agentRunId) {
