@@ -334,6 +334,8 @@ class LlmQueryTest {
     release.countDown();
     assertThat(r.status()).as("%s", r.error()).isEqualTo(RunStatus.SUCCEEDED);
     assertThat(r.stdout()).contains("one llm_query at a time");
-    assertThat(slow.prompts).containsExactly("forged");
+    // The forged call is answered off the hub on the blocking pool: it may reach the listener
+    // before the run ends or be cancelled with its request first. The code's own never is queued.
+    assertThat(slow.prompts).isSubsetOf("forged");
   }
 }
