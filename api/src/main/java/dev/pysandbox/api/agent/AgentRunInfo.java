@@ -142,25 +142,7 @@ public record AgentRunInfo(
 
   /** This agent run with another stop reason (what it waits for, while it waits). */
   public AgentRunInfo withStopReason(String stopReason) {
-    return new AgentRunInfo(
-        agentRunId,
-        tenant,
-        status,
-        task,
-        provider,
-        model,
-        sessionId,
-        ownSession,
-        answer,
-        stopReason,
-        errorCode,
-        retryable,
-        approvalId,
-        steps,
-        usage,
-        budgets,
-        budgetUse,
-        createdAt,
-        endedAt);
+    return withState(
+        status, answer, stopReason, errorCode, retryable, approvalId, usage, budgetUse, endedAt);
   }
 }

@@ -297,6 +297,7 @@ class AgentLoopTest {
             () -> service.agents().status(id, 0),
             r -> r.status() == AgentRunStatus.AWAITING_APPROVAL);
     assertThat(waiting.approvalId()).startsWith("apr_");
+    assertThat(waiting.stopReason()).contains(waiting.approvalId());
     service.decideApproval(waiting.approvalId(), true, "alice", "test", "fine");
     AgentRunInfo second =
         Await.until(

@@ -287,8 +287,10 @@ final class AgentLedger {
 
   /** Waits for a person to decide a held run; its final record, or null when the run ended. */
   RunRecord awaitApproval(SandboxService service, RunRecord held) {
-    live.setInfo(withUsage(live.info(), AgentRunStatus.AWAITING_APPROVAL, held.approvalId()));
-    recorder.state(live.info().withStopReason("its code waits for approval " + held.approvalId()));
+    live.setInfo(
+        withUsage(live.info(), AgentRunStatus.AWAITING_APPROVAL, held.approvalId())
+            .withStopReason("its code waits for approval " + held.approvalId()));
+    recorder.state(live.info());
     live.emit("step", null, held.runId(), null, null);
     RunRecord run = held;
     while (!ended() && !run.status().isFinal()) {
@@ -302,7 +304,7 @@ final class AgentLedger {
     if (ended()) {
       return null;
     }
-    live.setInfo(withUsage(live.info(), AgentRunStatus.RUNNING, null));
+    live.setInfo(withUsage(live.info(), AgentRunStatus.RUNNING, null).withStopReason(null));
     recorder.state(live.info());
     return service.getRun(run.runId(), true);
   }

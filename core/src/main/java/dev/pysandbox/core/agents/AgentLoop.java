@@ -311,7 +311,6 @@ final class AgentLoop implements Runnable {
                   List.of()),
               listener);
     } catch (PysandboxException e) {
-      live.leave();
       if (ledger.ended()) {
         return null;
       }
